@@ -1,0 +1,47 @@
+# Helpers for the test suite.
+#
+# tc_add_unit_test(NAME SOURCES...)            plain C test, no MPI launcher
+# tc_add_mpi_test(NAME EXE NP [TIMEOUT s] [ENV k=v ...] [ARGS ...])
+#   Runs EXE under the launcher of the MPI we built against. The expected
+#   communicator size is passed as TC_TEST_NP so a mismatched launcher (N
+#   one-process jobs) fails instead of passing. Open MPI's oversubscribe and
+#   run-as-root settings go through the environment: MPICH's launcher rejects
+#   those flags and ignores the variables.
+
+set(TC_TEST_COMMON_ENV
+    OMPI_ALLOW_RUN_AS_ROOT=1
+    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    OMPI_MCA_rmaps_base_oversubscribe=1
+    OMPI_MCA_btl_vader_single_copy_mechanism=none
+    OMPI_MCA_osc=^ucx,pt2pt
+    OMPI_MCA_pml=ob1
+    OMPI_MCA_btl=self,vader
+    HYDRA_LAUNCHER=fork
+    TC_WAIT_TIMEOUT=120)
+
+function(tc_add_unit_test name)
+  add_executable(${name} ${ARGN})
+  target_link_libraries(${name} PRIVATE topocoll_internal)
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 LABELS unit)
+endfunction()
+
+function(tc_add_mpi_test name exe np)
+  cmake_parse_arguments(T "" "TIMEOUT" "ENV;ARGS" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  if(TARGET ${exe})
+    set(exe_path $<TARGET_FILE:${exe}>)
+  else()
+    set(exe_path ${exe})
+  endif()
+  add_test(NAME ${name}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${exe_path} ${T_ARGS})
+  set_tests_properties(${name} PROPERTIES
+    TIMEOUT ${T_TIMEOUT}
+    SKIP_RETURN_CODE 77
+    LABELS mpi
+    PROCESSORS 2
+    ENVIRONMENT "${TC_TEST_COMMON_ENV};TC_TEST_NP=${np};${T_ENV}")
+endfunction()

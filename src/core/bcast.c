@@ -1,0 +1,94 @@
+/* TC_Bcast: argument checks, then the path agreed when the context was made. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "ctx.h"
+#include "datatype.h"
+#include "log.h"
+#include "topocoll.h"
+
+/* Non-contiguous data: pack at the root, broadcast bytes, unpack elsewhere.
+ * MPI_Pack's "native" representation is the type signature's bytes on both
+ * MPIs, so every rank's packed size equals count * type size. */
+static int tc_bcast_packed(tc_ctx_t *ctx, void *buf, int count, MPI_Datatype dt, int root,
+                           size_t nbytes)
+{
+    int rc = MPI_SUCCESS, pos = 0;
+    if (nbytes > INT32_MAX)
+        return MPI_ERR_COUNT; /* MPI_Pack's int positions; the caller falls back */
+    char *tmp = malloc(nbytes);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    if (ctx->rank == root)
+        rc = PMPI_Pack(buf, count, dt, tmp, (int)nbytes, &pos, ctx->priv);
+    if (rc == MPI_SUCCESS) {
+        tc_shm_bcast_pipelined(ctx->shm, tmp, nbytes, root);
+        if (ctx->rank != root)
+            rc = PMPI_Unpack(tmp, (int)nbytes, &pos, buf, count, dt, ctx->priv);
+    }
+    free(tmp);
+    return rc;
+}
+
+int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    int rc, size, is_inter, tsize;
+    if (comm == MPI_COMM_NULL)
+        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Bcast: MPI_COMM_NULL");
+    if ((rc = PMPI_Comm_test_inter(comm, &is_inter)) != MPI_SUCCESS)
+        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Bcast: invalid communicator");
+    if (count < 0)
+        return tc_ctx_error(comm, MPI_ERR_COUNT, "TC_Bcast: negative count");
+    if (datatype == MPI_DATATYPE_NULL || PMPI_Type_size(datatype, &tsize) != MPI_SUCCESS)
+        return tc_ctx_error(comm, MPI_ERR_TYPE, "TC_Bcast: invalid datatype");
+    if (is_inter) {
+        /* Root semantics differ (MPI_ROOT, MPI_PROC_NULL, remote rank): MPI's. */
+        tc_stats_count(TC_OP_BCAST, TC_PATH_PMPI_INTERCOMM);
+        return PMPI_Bcast(buf, count, datatype, root, comm);
+    }
+    PMPI_Comm_size(comm, &size);
+    if (root < 0 || root >= size)
+        return tc_ctx_error(comm, MPI_ERR_ROOT, "TC_Bcast: root out of range");
+
+    tc_ctx_t *ctx;
+    if ((rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS)
+        return tc_ctx_error(comm, rc, "TC_Bcast: could not create the context");
+    size_t nbytes = (size_t)count * (size_t)tsize;
+    if (nbytes == 0 || size == 1) {
+        tc_stats_count(TC_OP_BCAST, TC_PATH_TRIVIAL);
+        return MPI_SUCCESS;
+    }
+    if (ctx->bcast_path != TC_PATH_SHM) {
+        tc_stats_count(TC_OP_BCAST, ctx->bcast_path);
+        return PMPI_Bcast(buf, count, datatype, root, comm);
+    }
+    MPI_Aint lb;
+    if (tc_datatype_is_contiguous(datatype, count, &lb)) {
+        tc_shm_bcast_pipelined(ctx->shm, (char *)buf + lb, nbytes, root);
+        rc = MPI_SUCCESS;
+    } else {
+        rc = tc_bcast_packed(ctx, buf, count, datatype, root, nbytes);
+    }
+    tc_stats_count(TC_OP_BCAST, TC_PATH_SHM);
+    if (rc != MPI_SUCCESS)
+        return tc_ctx_error(comm, rc, "TC_Bcast: packing failed");
+    return MPI_SUCCESS;
+}
+
+int TC_Comm_attach(MPI_Comm comm)
+{
+    tc_ctx_t *ctx;
+    if (comm == MPI_COMM_NULL)
+        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Comm_attach: MPI_COMM_NULL");
+    int rc = tc_ctx_get(comm, &ctx);
+    return rc == MPI_SUCCESS ? rc : tc_ctx_error(comm, rc, "TC_Comm_attach failed");
+}
+
+int TC_Comm_detach(MPI_Comm comm)
+{
+    if (comm == MPI_COMM_NULL)
+        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Comm_detach: MPI_COMM_NULL");
+    int rc = tc_ctx_release(comm);
+    return rc == MPI_SUCCESS ? rc : tc_ctx_error(comm, rc, "TC_Comm_detach failed");
+}

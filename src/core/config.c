@@ -1,0 +1,465 @@
+/* Tunables: the one table of TC_* environment variables, their parser and the
+ * per-process loaded values.
+ *
+ * "auto" fields. config.h's descriptor has no field for "0 means automatic, and
+ * explicit values start at 4096", so the rule is carried by the default text: an
+ * INT or SIZE entry whose default is the word "auto" accepts "auto" and "0" (both
+ * give 0, meaning "derive it") in addition to the explicit range [min, max]. min is
+ * therefore the smallest explicit value (4096 for the fragment size, a page), not
+ * 0, and every consumer of the table (README, topocoll-info) sees the real range
+ * and "auto" as the default without a private side table.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "atomics.h"
+#include "log.h"
+
+#define MiB (1024.0 * 1024.0)
+#define GiB (1024.0 * 1024.0 * 1024.0)
+
+static const tc_cfg_desc_t tc_cfg_table[] = {
+    [TC_CFG_VERBOSE] = {"TC_VERBOSE", TC_CFG_TYPE_INT, "0", NULL, 0, 3,
+                        "Messages on stderr: 0 errors only, 1 adds fallbacks and disagreements "
+                        "(each once), 2 adds context creation and release, 3 adds a line per "
+                        "call."},
+    [TC_CFG_STATS] = {"TC_STATS", TC_CFG_TYPE_BOOL, "0", NULL, 0, 1,
+                      "At MPI_Finalize, print how many calls of each operation took each path "
+                      "(shared memory, fallback to the MPI's own collective, ...)."},
+    [TC_CFG_WAIT_TIMEOUT] = {"TC_WAIT_TIMEOUT", TC_CFG_TYPE_DOUBLE, "600", NULL, 0, 1e6,
+                             "Seconds a process may wait inside a collective before the job is "
+                             "aborted with a message naming the communicator, the stage and the "
+                             "peer waited for; 0 waits forever."},
+    [TC_CFG_SPIN_COUNT] = {"TC_SPIN_COUNT", TC_CFG_TYPE_INT, "200", NULL, 0, 10000000,
+                           "Polls a waiting process makes before it starts yielding the CPU to "
+                           "other processes (lower it when processes outnumber cores)."},
+    [TC_CFG_SHM] = {"TC_SHM", TC_CFG_TYPE_BOOL, "1", NULL, 0, 1,
+                    "Use the shared-memory path inside a node; 0 turns it off (e.g. to "
+                    "compare with the MPI's own collectives)."},
+    [TC_CFG_SHM_FRAGMENT_SIZE] = {"TC_SHM_FRAGMENT_SIZE", TC_CFG_TYPE_SIZE, "auto", NULL, 4096,
+                                  16 * MiB,
+                                  "Bytes per pipelined fragment of a shared-memory broadcast; "
+                                  "auto derives it from the cost model (sqrt(m t_w / t) for "
+                                  "TC_SHM_DESIGN_SIZE m, rounded up to whole pages)."},
+    [TC_CFG_SHM_QUEUE_LENGTH] = {"TC_SHM_QUEUE_LENGTH", TC_CFG_TYPE_INT, "auto", NULL, 1, 65536,
+                                 "Fragment buffers in each process's shared-memory queue; auto "
+                                 "uses TC_SHM_QUEUE_BYTES divided by the fragment size, rounded "
+                                 "to a multiple of TC_SHM_BANKS."},
+    [TC_CFG_SHM_BANKS] = {"TC_SHM_BANKS", TC_CFG_TYPE_INT, "2", NULL, 1, 64,
+                          "Banks each queue is split into, so the root can fill one bank while "
+                          "readers are still copying out of another."},
+    [TC_CFG_SHM_QUEUE_BYTES] = {"TC_SHM_QUEUE_BYTES", TC_CFG_TYPE_SIZE, "1M", NULL, 4096, GiB,
+                                "Shared-memory budget of each process's queue, used when "
+                                "TC_SHM_QUEUE_LENGTH is auto."},
+    [TC_CFG_SHM_DESIGN_SIZE] = {"TC_SHM_DESIGN_SIZE", TC_CFG_TYPE_SIZE, "1M", NULL, 1, GiB,
+                                "Message size in bytes that the automatic fragment size is "
+                                "tuned for."},
+    [TC_CFG_SHM_TREE] = {"TC_SHM_TREE", TC_CFG_TYPE_ENUM, "kary", "flat,chain,kary,knomial", 0, 0,
+                         "Shape of the tree that passes fragment notifications between the "
+                         "processes of a node."},
+    [TC_CFG_SHM_TREE_ARITY] = {"TC_SHM_TREE_ARITY", TC_CFG_TYPE_INT, "2", NULL, 2, 64,
+                               "Children per process in the kary and knomial notification "
+                               "trees."},
+    [TC_CFG_SHM_MAX_SEGMENT] = {"TC_SHM_MAX_SEGMENT", TC_CFG_TYPE_SIZE, "256M", NULL, 4096,
+                                64 * GiB,
+                                "Largest shared-memory segment one communicator may create on "
+                                "a node; a communicator that needs more uses the MPI's own "
+                                "collectives."},
+    [TC_CFG_SHM_MAX_TOTAL] = {"TC_SHM_MAX_TOTAL", TC_CFG_TYPE_SIZE, "1G", NULL, 4096, 1024 * GiB,
+                              "Largest total of shared-memory segments one process may map "
+                              "across all its communicators; beyond it new communicators use "
+                              "the MPI's own collectives."},
+    [TC_CFG_SHM_PLACEMENT] = {"TC_SHM_PLACEMENT", TC_CFG_TYPE_ENUM, "touch", "touch,mbind,none", 0,
+                              0,
+                              "How each process's queue is put on its own NUMA node: touch it "
+                              "first, bind it with mbind, or leave it to the kernel."},
+};
+_Static_assert(sizeof tc_cfg_table / sizeof tc_cfg_table[0] == TC_CFG_LAST,
+               "one tunables table entry per tc_cfg_id_t");
+
+/* Word lists of the ENUM entries, in the order of their C enums (config.h);
+ * test_config checks that they spell the entries' accepted lists. */
+static const char *const tc_cfg_tree_words[] = {"flat", "chain", "kary", "knomial"};
+_Static_assert(sizeof tc_cfg_tree_words / sizeof tc_cfg_tree_words[0] == TC_TREE_LAST,
+               "one word per tc_tree_kind_t");
+static const char *const tc_cfg_placement_words[] = {"touch", "mbind", "none"};
+_Static_assert(sizeof tc_cfg_placement_words / sizeof tc_cfg_placement_words[0] ==
+                   TC_PLACEMENT_LAST,
+               "one word per tc_placement_t");
+
+/* ------------------------------------------------------------------------ */
+/* Parsing (pure) */
+
+/* Longest value quoted in a message; longer ones are cut with "...". */
+#define TC_CFG_QUOTE_MAX 64
+
+const tc_cfg_desc_t *tc_config_desc(tc_cfg_id_t id)
+{
+    if ((int)id < 0 || id >= TC_CFG_LAST)
+        return NULL;
+    return &tc_cfg_table[id];
+}
+
+static bool tc_config_is_auto(const tc_cfg_desc_t *desc)
+{
+    return (desc->type == TC_CFG_TYPE_INT || desc->type == TC_CFG_TYPE_SIZE) && desc->def &&
+           strcmp(desc->def, "auto") == 0;
+}
+
+/* Sizes in messages: exact multiples of MiB or GiB with the suffix the parser
+ * accepts (so 1 TiB prints as 1024G), anything else in plain bytes. */
+static void tc_config_size_format(double v, char *buf, size_t len)
+{
+    /* Integer arithmetic: the library does not link libm. Bounds are exact. */
+    const uint64_t mib = 1024 * 1024, gib = mib * 1024;
+    uint64_t x = (uint64_t)v;
+    if (x >= gib && x % gib == 0)
+        snprintf(buf, len, "%lluG", (unsigned long long)(x / gib));
+    else if (x >= mib && x % mib == 0)
+        snprintf(buf, len, "%lluM", (unsigned long long)(x / mib));
+    else
+        snprintf(buf, len, "%llu", (unsigned long long)x);
+}
+
+/* Copy @p text for quoting into @p buf (TC_CFG_QUOTE_MAX + 4 bytes): control
+ * characters become '?', long values are cut and end in "...". */
+static void tc_config_quote(const char *text, char *buf)
+{
+    size_t n = 0;
+    for (; text[n] && n < TC_CFG_QUOTE_MAX; n++)
+        buf[n] = iscntrl((unsigned char)text[n]) ? '?' : text[n];
+    strcpy(buf + n, text[n] ? "..." : "");
+}
+
+static void tc_config_error(const tc_cfg_desc_t *desc, const char *text, char *err, size_t errlen)
+{
+    char quoted[TC_CFG_QUOTE_MAX + 4];
+    char lo[32], hi[32];
+    const char *autotext = tc_config_is_auto(desc) ? "auto (or 0) or " : "";
+
+    if (!err || errlen == 0)
+        return;
+    tc_config_quote(text, quoted);
+    switch (desc->type) {
+    case TC_CFG_TYPE_BOOL:
+        snprintf(err, errlen, "%s=\"%s\": expected one of 0, 1, yes, no, on, off, true, false",
+                 desc->name, quoted);
+        break;
+    case TC_CFG_TYPE_INT:
+        snprintf(err, errlen, "%s=\"%s\": expected %san integer in %.0f..%.0f", desc->name, quoted,
+                 autotext, desc->min, desc->max);
+        break;
+    case TC_CFG_TYPE_SIZE:
+        tc_config_size_format(desc->min, lo, sizeof lo);
+        tc_config_size_format(desc->max, hi, sizeof hi);
+        snprintf(err, errlen,
+                 "%s=\"%s\": expected %sa size in bytes in %s..%s (optional suffix K, M or G, "
+                 "binary)",
+                 desc->name, quoted, autotext, lo, hi);
+        break;
+    case TC_CFG_TYPE_DOUBLE:
+        snprintf(err, errlen, "%s=\"%s\": expected a number in %.15g..%.15g", desc->name, quoted,
+                 desc->min, desc->max);
+        break;
+    case TC_CFG_TYPE_ENUM:
+        snprintf(err, errlen, "%s=\"%s\": expected one of %s", desc->name, quoted,
+                 desc->accepted ? desc->accepted : "(none)");
+        break;
+    default:
+        snprintf(err, errlen, "%s=\"%s\": unknown variable type", desc->name, quoted);
+        break;
+    }
+}
+
+/* Strip leading and trailing white space into @p buf; false if it does not fit. */
+static bool tc_config_trim(const char *text, char *buf, size_t len)
+{
+    const char *end;
+    size_t n;
+
+    while (isspace((unsigned char)*text))
+        text++;
+    end = text + strlen(text);
+    while (end > text && isspace((unsigned char)end[-1]))
+        end--;
+    n = (size_t)(end - text);
+    if (n + 1 > len)
+        return false;
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+    return true;
+}
+
+static int tc_config_parse_bool(const char *s, int64_t *v)
+{
+    static const char *const yes[] = {"1", "yes", "on", "true"};
+    static const char *const no[] = {"0", "no", "off", "false"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (strcasecmp(s, yes[i]) == 0) {
+            *v = 1;
+            return 0;
+        }
+        if (strcasecmp(s, no[i]) == 0) {
+            *v = 0;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int tc_config_parse_int(const char *s, int64_t *v)
+{
+    char *end;
+    long long x;
+
+    /* strtoll alone would accept inner white space and an empty digit string. */
+    if (!(isdigit((unsigned char)s[0]) ||
+          ((s[0] == '-' || s[0] == '+') && isdigit((unsigned char)s[1]))))
+        return -1;
+    errno = 0;
+    x = strtoll(s, &end, 10);
+    if (errno == ERANGE || *end != '\0')
+        return -1;
+    *v = (int64_t)x;
+    return 0;
+}
+
+/* Digits with an optional binary suffix; no sign, no fraction. */
+static int tc_config_parse_size(const char *s, int64_t *v)
+{
+    static const struct {
+        const char *word;
+        unsigned shift;
+    } suffixes[] = {{"", 0},     {"k", 10}, {"kib", 10}, {"m", 20},
+                    {"mib", 20}, {"g", 30}, {"gib", 30}};
+    uint64_t x = 0;
+    const char *p = s;
+
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    for (; isdigit((unsigned char)*p); p++) {
+        uint64_t d = (uint64_t)(*p - '0');
+        if (x > (UINT64_MAX - d) / 10)
+            return -1;
+        x = x * 10 + d;
+    }
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        if (strcasecmp(p, suffixes[i].word) != 0)
+            continue;
+        /* Keep the result representable as int64_t (and exactly as a double
+         * for every value within the table's bounds). */
+        if (x > ((uint64_t)INT64_MAX >> suffixes[i].shift))
+            return -1;
+        *v = (int64_t)(x << suffixes[i].shift);
+        return 0;
+    }
+    return -1;
+}
+
+static int tc_config_parse_double(const char *s, double *v)
+{
+    char *end;
+    double x;
+
+    if (*s == '\0')
+        return -1;
+    errno = 0;
+    x = strtod(s, &end);
+    if (*end != '\0' || !isfinite(x))
+        return -1;
+    *v = x;
+    return 0;
+}
+
+/* Index of @p s in the comma-separated @p list (case-insensitive), or -1. */
+static int64_t tc_config_parse_enum(const char *list, const char *s)
+{
+    size_t n = strlen(s);
+    int64_t index = 0;
+
+    if (!list || n == 0)
+        return -1;
+    for (const char *w = list;; index++) {
+        const char *comma = strchr(w, ',');
+        size_t wl = comma ? (size_t)(comma - w) : strlen(w);
+        if (wl == n && strncasecmp(w, s, n) == 0)
+            return index;
+        if (!comma)
+            return -1;
+        w = comma + 1;
+    }
+}
+
+int tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t *out, char *err,
+                    size_t errlen)
+{
+    /* Longer than any valid value by far; a value that does not fit is invalid. */
+    char s[128];
+    int64_t i = 0;
+    double d = 0;
+    int rc = -1;
+
+    if (err && errlen)
+        err[0] = '\0';
+    if (!desc || !out)
+        return -1;
+    if (!text)
+        text = "";
+    if (!tc_config_trim(text, s, sizeof s))
+        goto fn_fail;
+
+    if (tc_config_is_auto(desc) && strcasecmp(s, "auto") == 0) {
+        out->i = 0;
+        out->d = 0;
+        return 0;
+    }
+
+    switch (desc->type) {
+    case TC_CFG_TYPE_BOOL:
+        rc = tc_config_parse_bool(s, &i);
+        d = (double)i;
+        break;
+    case TC_CFG_TYPE_INT:
+    case TC_CFG_TYPE_SIZE:
+        rc = desc->type == TC_CFG_TYPE_INT ? tc_config_parse_int(s, &i)
+                                           : tc_config_parse_size(s, &i);
+        d = (double)i;
+        /* An auto field takes 0 (however spelt) besides its explicit range. */
+        if (rc == 0 && !(i == 0 && tc_config_is_auto(desc)) && (d < desc->min || d > desc->max))
+            rc = -1;
+        break;
+    case TC_CFG_TYPE_DOUBLE:
+        rc = tc_config_parse_double(s, &d);
+        if (rc == 0 && (d < desc->min || d > desc->max))
+            rc = -1;
+        if (rc == 0 && d > -9e18 && d < 9e18) /* keep the conversion defined */
+            i = (int64_t)d;
+        break;
+    case TC_CFG_TYPE_ENUM:
+        i = tc_config_parse_enum(desc->accepted, s);
+        rc = i < 0 ? -1 : 0;
+        d = (double)i;
+        break;
+    default:
+        break;
+    }
+    if (rc != 0)
+        goto fn_fail;
+    out->i = i;
+    out->d = d;
+    return 0;
+
+fn_fail:
+    tc_config_error(desc, text, err, errlen);
+    return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Loaded values */
+
+static tc_cfg_value_t tc_cfg_values[TC_CFG_LAST];
+static tc_cfg_source_t tc_cfg_sources[TC_CFG_LAST];
+static char *tc_cfg_raw[TC_CFG_LAST];
+
+/* Double-checked loading instead of pthread_once, because tc_config_reset must
+ * be able to re-arm it (a pthread_once_t cannot portably be reset). */
+static pthread_mutex_t tc_cfg_lock = PTHREAD_MUTEX_INITIALIZER;
+static tc_atomic_u64_t tc_cfg_loaded;
+
+static void tc_config_read_env(void)
+{
+    char err[256];
+
+    for (int id = 0; id < TC_CFG_LAST; id++) {
+        const tc_cfg_desc_t *desc = &tc_cfg_table[id];
+        const char *env = getenv(desc->name);
+
+        tc_cfg_values[id] = (tc_cfg_value_t){0, 0};
+        tc_cfg_sources[id] = TC_CFG_SRC_DEFAULT;
+        free(tc_cfg_raw[id]);
+        tc_cfg_raw[id] = NULL;
+        if (env) {
+            tc_cfg_raw[id] = strdup(env);
+            if (tc_config_parse(desc, env, &tc_cfg_values[id], err, sizeof err) == 0) {
+                tc_cfg_sources[id] = TC_CFG_SRC_ENV;
+                continue;
+            }
+            tc_cfg_sources[id] = TC_CFG_SRC_INVALID;
+            /* Always printed: the user asked for something and does not get it. */
+            fprintf(stderr, "topocoll: %s; using the default %s\n", err, desc->def);
+        }
+        /* Defaults are checked by test_config, so this cannot fail. */
+        (void)tc_config_parse(desc, desc->def, &tc_cfg_values[id], NULL, 0);
+    }
+    tc_log_level = (int)tc_cfg_values[TC_CFG_VERBOSE].i;
+}
+
+void tc_config_load(void)
+{
+    /* acquire: pairs with the release below, so the values are visible. */
+    if (tc_load_acquire_u64(&tc_cfg_loaded))
+        return;
+    pthread_mutex_lock(&tc_cfg_lock);
+    if (!tc_load_relaxed_u64(&tc_cfg_loaded)) {
+        tc_config_read_env();
+        /* release: pairs with the acquire above. */
+        tc_store_release_u64(&tc_cfg_loaded, 1);
+    }
+    pthread_mutex_unlock(&tc_cfg_lock);
+}
+
+/* Not thread-safe: no other thread may be loading or reading the values. */
+void tc_config_reset(void)
+{
+    pthread_mutex_lock(&tc_cfg_lock);
+    tc_store_relaxed_u64(&tc_cfg_loaded, 0);
+    pthread_mutex_unlock(&tc_cfg_lock);
+}
+
+int64_t tc_config_int(tc_cfg_id_t id)
+{
+    tc_config_load();
+    return (int)id >= 0 && id < TC_CFG_LAST ? tc_cfg_values[id].i : 0;
+}
+
+double tc_config_double(tc_cfg_id_t id)
+{
+    tc_config_load();
+    return (int)id >= 0 && id < TC_CFG_LAST ? tc_cfg_values[id].d : 0;
+}
+
+tc_cfg_source_t tc_config_source(tc_cfg_id_t id)
+{
+    tc_config_load();
+    return (int)id >= 0 && id < TC_CFG_LAST ? tc_cfg_sources[id] : TC_CFG_SRC_DEFAULT;
+}
+
+const char *tc_config_raw(tc_cfg_id_t id)
+{
+    tc_config_load();
+    return (int)id >= 0 && id < TC_CFG_LAST ? tc_cfg_raw[id] : NULL;
+}
+
+const char *tc_config_enum_name(tc_cfg_id_t id, int64_t index)
+{
+    const char *const *words = NULL;
+    int64_t n = 0;
+
+    if (id == TC_CFG_SHM_TREE) {
+        words = tc_cfg_tree_words;
+        n = TC_TREE_LAST;
+    } else if (id == TC_CFG_SHM_PLACEMENT) {
+        words = tc_cfg_placement_words;
+        n = TC_PLACEMENT_LAST;
+    }
+    return words && index >= 0 && index < n ? words[index] : "?";
+}

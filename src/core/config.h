@@ -1,0 +1,106 @@
+/* Tunables: every TC_* environment variable is declared once, in the table in
+ * config.c (name, type, default, accepted values, description). The README
+ * table and topocoll-info's listing are generated from that table.
+ *
+ * Values are read from the environment once per process (tc_config_load, at
+ * the first context creation; thread-safe). A bad value gives one message
+ * naming the variable, the value and what is accepted, and the default is used.
+ */
+#ifndef TC_CORE_CONFIG_H
+#define TC_CORE_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    TC_CFG_TYPE_BOOL,   /* 0/1, yes/no, on/off, true/false */
+    TC_CFG_TYPE_INT,    /* decimal integer in [min, max] */
+    TC_CFG_TYPE_SIZE,   /* bytes, with optional K/M/G (binary) suffix; in [min, max] */
+    TC_CFG_TYPE_DOUBLE, /* decimal number in [min, max] */
+    TC_CFG_TYPE_ENUM,   /* one word of a comma-separated list; value = its index */
+    TC_CFG_TYPE_LAST
+} tc_cfg_type_t;
+
+typedef enum {
+    TC_CFG_VERBOSE,           /* int 0..3 */
+    TC_CFG_STATS,             /* bool: print per-path call counts at finalize */
+    TC_CFG_WAIT_TIMEOUT,      /* double seconds, 0 = forever */
+    TC_CFG_SPIN_COUNT,        /* int polls before yielding */
+    TC_CFG_SHM,               /* bool: use the shared-memory path */
+    TC_CFG_SHM_FRAGMENT_SIZE, /* size; 0 = auto (model) */
+    TC_CFG_SHM_QUEUE_LENGTH,  /* int S; 0 = auto (budget / f) */
+    TC_CFG_SHM_BANKS,         /* int q */
+    TC_CFG_SHM_QUEUE_BYTES,   /* size: per-process queue budget used by auto S */
+    TC_CFG_SHM_DESIGN_SIZE,   /* size: message size m the auto fragment size is tuned for */
+    TC_CFG_SHM_TREE,          /* enum flat,chain,kary,knomial */
+    TC_CFG_SHM_TREE_ARITY,    /* int k >= 2 */
+    TC_CFG_SHM_MAX_SEGMENT,   /* size: cap per communicator segment */
+    TC_CFG_SHM_MAX_TOTAL,     /* size: cap on all segments mapped by one process */
+    TC_CFG_SHM_PLACEMENT,     /* enum touch,mbind,none */
+    TC_CFG_LAST
+} tc_cfg_id_t;
+
+/* Values of TC_CFG_SHM_TREE. */
+typedef enum {
+    TC_TREE_FLAT,
+    TC_TREE_CHAIN,
+    TC_TREE_KARY,
+    TC_TREE_KNOMIAL,
+    TC_TREE_LAST
+} tc_tree_kind_t;
+
+/* Values of TC_CFG_SHM_PLACEMENT. */
+typedef enum {
+    TC_PLACEMENT_TOUCH,
+    TC_PLACEMENT_MBIND,
+    TC_PLACEMENT_NONE,
+    TC_PLACEMENT_LAST
+} tc_placement_t;
+
+typedef struct tc_cfg_desc {
+    const char *name; /* environment variable, e.g. "TC_SHM_BANKS" */
+    tc_cfg_type_t type;
+    const char *def;      /* default, as text (parsed like an env value) */
+    const char *accepted; /* enum: "flat,chain,kary,knomial"; else NULL */
+    double min, max;      /* bounds for INT, SIZE, DOUBLE */
+    const char *doc;      /* one-sentence description */
+} tc_cfg_desc_t;
+
+typedef enum {
+    TC_CFG_SRC_DEFAULT, /* not set */
+    TC_CFG_SRC_ENV,     /* set and valid */
+    TC_CFG_SRC_INVALID, /* set but invalid: default used */
+    TC_CFG_SRC_LAST
+} tc_cfg_source_t;
+
+typedef struct tc_cfg_value {
+    int64_t i; /* BOOL, INT, SIZE, ENUM (index into accepted) */
+    double d;  /* DOUBLE (also set for the integer types) */
+} tc_cfg_value_t;
+
+/* The table. */
+const tc_cfg_desc_t *tc_config_desc(tc_cfg_id_t id);
+
+/* Parse @p text as a value of @p desc. Pure. On failure returns -1 and writes
+ * a message naming the variable, the value and what is accepted into @p err. */
+int tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t *out, char *err,
+                    size_t errlen);
+
+/* Read every variable from the environment (once per process; later calls do
+ * nothing). Bad values are reported on stderr (always) and replaced by the
+ * default. */
+void tc_config_load(void);
+
+/* Forget loaded values so the next tc_config_load re-reads (unit tests). */
+void tc_config_reset(void);
+
+int64_t tc_config_int(tc_cfg_id_t id);
+double tc_config_double(tc_cfg_id_t id);
+tc_cfg_source_t tc_config_source(tc_cfg_id_t id);
+/* The raw environment text, or NULL when unset. */
+const char *tc_config_raw(tc_cfg_id_t id);
+
+/* Name of the enum value @p index of @p id (e.g. "knomial"); "?" if out of range. */
+const char *tc_config_enum_name(tc_cfg_id_t id, int64_t index);
+
+#endif /* TC_CORE_CONFIG_H */

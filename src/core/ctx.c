@@ -1,0 +1,328 @@
+#include "ctx.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../shm/params.h"
+#include "config.h"
+#include "log.h"
+
+static pthread_mutex_t tc_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static int tc_ctx_keyval = MPI_KEYVAL_INVALID;  /* the context on a communicator */
+static int tc_self_keyval = MPI_KEYVAL_INVALID; /* finalize hook on MPI_COMM_SELF */
+static tc_ctx_t *tc_ctx_newest;                 /* live contexts, newest first */
+static int tc_ctx_created;                      /* creation counter */
+/* Set once the keyvals exist (acquire/release: pairs between
+ * tc_ctx_init_once() and tc_ctx_get()). */
+static atomic_int tc_ctx_ready;
+/* Set by the finalize hook: every context is gone, later delete callbacks
+ * (MPICH deletes MPI_COMM_WORLD's attributes after MPI_COMM_SELF's) must not
+ * touch their attribute again. */
+static atomic_int tc_ctx_disarmed;
+
+static void tc_ctx_free(tc_ctx_t *ctx)
+{
+    tc_shm_comm_destroy(ctx->shm);
+    /* Freeing a communicator is local in practice in both MPIs (no message
+     * is exchanged), so contexts may be released in any order at finalize. */
+    if (ctx->node != MPI_COMM_NULL)
+        PMPI_Comm_free(&ctx->node);
+    if (ctx->priv != MPI_COMM_NULL)
+        PMPI_Comm_free(&ctx->priv);
+    free(ctx);
+}
+
+static void tc_ctx_unlink(tc_ctx_t *ctx)
+{
+    pthread_mutex_lock(&tc_ctx_lock);
+    if (ctx->newer)
+        ctx->newer->older = ctx->older;
+    else
+        tc_ctx_newest = ctx->older;
+    if (ctx->older)
+        ctx->older->newer = ctx->newer;
+    pthread_mutex_unlock(&tc_ctx_lock);
+}
+
+/* Delete callback of tc_ctx_keyval: MPI_Comm_free, MPI_Comm_delete_attr, or
+ * our own finalize hook below. */
+static int tc_ctx_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    tc_ctx_t *ctx = attr;
+    if (atomic_load_explicit(&tc_ctx_disarmed, memory_order_relaxed))
+        return MPI_SUCCESS; /* already freed by tc_self_delete_fn() */
+    tc_log(TC_LOG_DEBUG, "releasing context #%d (%s)", ctx->id, ctx->comm_name);
+    tc_ctx_unlink(ctx);
+    tc_ctx_free(ctx);
+    return MPI_SUCCESS;
+}
+
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI is still
+ * fully usable, but never calls the delete callback of a communicator the
+ * application forgot to free. So this hook releases every live context,
+ * newest first, and disarms tc_ctx_delete_fn() so that a callback MPI still
+ * runs later (MPICH does for MPI_COMM_WORLD) frees nothing twice. */
+static int tc_self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)attr;
+    (void)extra;
+    tc_stats_print();
+    pthread_mutex_lock(&tc_ctx_lock);
+    atomic_store_explicit(&tc_ctx_disarmed, 1, memory_order_relaxed);
+    tc_ctx_t *ctx = tc_ctx_newest;
+    tc_ctx_newest = NULL;
+    pthread_mutex_unlock(&tc_ctx_lock);
+    while (ctx) {
+        tc_ctx_t *older = ctx->older;
+        tc_log(TC_LOG_DEBUG, "finalize: releasing context #%d (%s)", ctx->id, ctx->comm_name);
+        tc_ctx_free(ctx);
+        ctx = older;
+    }
+    PMPI_Comm_free_keyval(&tc_ctx_keyval);
+    return MPI_SUCCESS;
+}
+
+static int tc_ctx_init_once(void)
+{
+    int rc = MPI_SUCCESS;
+    pthread_mutex_lock(&tc_ctx_lock);
+    if (!atomic_load_explicit(&tc_ctx_ready, memory_order_relaxed)) {
+        tc_config_load();
+        PMPI_Comm_rank(MPI_COMM_WORLD, &tc_log_rank);
+        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, tc_ctx_delete_fn, &tc_ctx_keyval, NULL);
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, tc_self_delete_fn, &tc_self_keyval,
+                                         NULL);
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Comm_set_attr(MPI_COMM_SELF, tc_self_keyval, NULL);
+        if (rc == MPI_SUCCESS)
+            PMPI_Comm_free_keyval(&tc_self_keyval); /* the attribute keeps it alive */
+        if (rc == MPI_SUCCESS)
+            /* release: pairs with the acquire in tc_ctx_get() */
+            atomic_store_explicit(&tc_ctx_ready, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&tc_ctx_lock);
+    return rc;
+}
+
+/* Parameters a process proposes (from its own environment). */
+enum {
+    TC_AGREE_SHM,        /* TC_SHM set and the communicator is within one node */
+    TC_AGREE_SINGLENODE, /* node_size == size */
+    TC_AGREE_F,
+    TC_AGREE_S,
+    TC_AGREE_Q,
+    TC_AGREE_TREE,
+    TC_AGREE_ARITY,
+    TC_AGREE_LAST
+};
+static const char *const tc_agree_names[TC_AGREE_LAST] = {
+    "TC_SHM",       "(node)",      "TC_SHM_FRAGMENT_SIZE", "TC_SHM_QUEUE_LENGTH",
+    "TC_SHM_BANKS", "TC_SHM_TREE", "TC_SHM_TREE_ARITY"};
+
+static void tc_ctx_propose(const tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    long long q = tc_config_int(TC_CFG_SHM_BANKS);
+    size_t f = (size_t)tc_config_int(TC_CFG_SHM_FRAGMENT_SIZE);
+    if (f == 0)
+        f = tc_shm_params_fragment((size_t)tc_config_int(TC_CFG_SHM_DESIGN_SIZE), TC_SHM_TW_OVER_T,
+                                   page);
+    f = (f + page - 1) / page * page;
+    long long S = tc_config_int(TC_CFG_SHM_QUEUE_LENGTH);
+    if (S == 0)
+        S = tc_shm_params_queue_length((size_t)tc_config_int(TC_CFG_SHM_QUEUE_BYTES), f, (int)q);
+    v[TC_AGREE_SHM] = tc_config_int(TC_CFG_SHM) != 0;
+    v[TC_AGREE_SINGLENODE] = ctx->node_size == ctx->size;
+    v[TC_AGREE_F] = (long long)f;
+    v[TC_AGREE_S] = S;
+    v[TC_AGREE_Q] = q;
+    v[TC_AGREE_TREE] = tc_config_int(TC_CFG_SHM_TREE);
+    v[TC_AGREE_ARITY] = tc_config_int(TC_CFG_SHM_TREE_ARITY);
+}
+
+/* One allreduce gives each value's minimum and maximum (MAX over v and -v).
+ * The minimum is used: the conservative choice for sizes, "off" for flags;
+ * a disagreement is reported once at verbosity >= 1. */
+static int tc_ctx_agree(tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
+{
+    long long both[2 * TC_AGREE_LAST], res[2 * TC_AGREE_LAST];
+    for (int i = 0; i < TC_AGREE_LAST; i++) {
+        both[2 * i] = v[i];
+        both[2 * i + 1] = -v[i];
+    }
+    int rc = PMPI_Allreduce(both, res, 2 * TC_AGREE_LAST, MPI_LONG_LONG, MPI_MAX, ctx->priv);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    for (int i = 0; i < TC_AGREE_LAST; i++) {
+        long long max = res[2 * i], min = -res[2 * i + 1];
+        if (max != min && i != TC_AGREE_SINGLENODE && ctx->rank == 0)
+            tc_log(TC_LOG_INFO, "%s: %s differs between ranks (%lld..%lld); all use %lld",
+                   ctx->comm_name, tc_agree_names[i], min, max, min);
+        v[i] = min;
+    }
+    /* S must be a multiple of q; q <= S. */
+    if (v[TC_AGREE_Q] > v[TC_AGREE_S])
+        v[TC_AGREE_Q] = v[TC_AGREE_S];
+    v[TC_AGREE_S] -= v[TC_AGREE_S] % v[TC_AGREE_Q];
+    return MPI_SUCCESS;
+}
+
+static void tc_ctx_name(tc_ctx_t *ctx)
+{
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int len = 0;
+    PMPI_Comm_get_name(ctx->comm, name, &len);
+    if (len > 0)
+        snprintf(ctx->comm_name, sizeof ctx->comm_name, "%s (size %d)", name, ctx->size);
+    else
+        snprintf(ctx->comm_name, sizeof ctx->comm_name, "comm#%d (size %d)", ctx->id, ctx->size);
+}
+
+static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
+{
+    int rc;
+    tc_ctx_t *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return MPI_ERR_NO_MEM;
+    ctx->comm = comm;
+    ctx->priv = ctx->node = MPI_COMM_NULL;
+    pthread_mutex_lock(&tc_ctx_lock);
+    ctx->id = ++tc_ctx_created;
+    pthread_mutex_unlock(&tc_ctx_lock);
+    PMPI_Comm_test_inter(comm, &ctx->is_inter);
+    PMPI_Comm_rank(comm, &ctx->rank);
+    PMPI_Comm_size(comm, &ctx->size);
+    tc_ctx_name(ctx);
+    ctx->wait_info.comm_name = ctx->comm_name;
+    ctx->wait_info.timeout_s = tc_config_double(TC_CFG_WAIT_TIMEOUT);
+    ctx->wait_info.spin_polls = (uint32_t)tc_config_int(TC_CFG_SPIN_COUNT);
+    ctx->bcast_path = TC_PATH_PMPI_INTERCOMM;
+    if (ctx->is_inter)
+        goto fn_exit; /* everything goes to PMPI_*: no resources */
+
+    if ((rc = PMPI_Comm_dup(comm, &ctx->priv)) != MPI_SUCCESS ||
+        (rc = PMPI_Comm_split_type(ctx->priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                                   &ctx->node)) != MPI_SUCCESS)
+        goto fn_fail;
+    PMPI_Comm_rank(ctx->node, &ctx->node_rank);
+    PMPI_Comm_size(ctx->node, &ctx->node_size);
+
+    long long v[TC_AGREE_LAST];
+    tc_ctx_propose(ctx, v);
+    if ((rc = tc_ctx_agree(ctx, v)) != MPI_SUCCESS)
+        goto fn_fail;
+    ctx->shm_params.f = (size_t)v[TC_AGREE_F];
+    ctx->shm_params.S = (int)v[TC_AGREE_S];
+    ctx->shm_params.q = (int)v[TC_AGREE_Q];
+    ctx->shm_params.tree = (tc_tree_kind_t)v[TC_AGREE_TREE];
+    ctx->shm_params.arity = (int)v[TC_AGREE_ARITY];
+
+    static bool logged_multinode, logged_shm_off, logged_segment;
+    if (ctx->size == 1) {
+        ctx->bcast_path = TC_PATH_TRIVIAL;
+    } else if (!v[TC_AGREE_SINGLENODE]) {
+        ctx->bcast_path = TC_PATH_PMPI_MULTINODE;
+        tc_log_once(logged_multinode, TC_LOG_INFO,
+                    "%s spans several nodes: TC_Bcast uses PMPI_Bcast (hierarchical "
+                    "algorithms are not implemented yet)",
+                    ctx->comm_name);
+    } else if (!v[TC_AGREE_SHM]) {
+        ctx->bcast_path = TC_PATH_PMPI_SHM_OFF;
+        tc_log_once(logged_shm_off, TC_LOG_INFO,
+                    "%s: TC_SHM=0 on some rank: TC_Bcast uses PMPI_Bcast", ctx->comm_name);
+    } else {
+        tc_shm_policy_t policy = {
+            .placement = (tc_placement_t)tc_config_int(TC_CFG_SHM_PLACEMENT),
+            .max_segment = (size_t)tc_config_int(TC_CFG_SHM_MAX_SEGMENT),
+            .max_total = (size_t)tc_config_int(TC_CFG_SHM_MAX_TOTAL),
+            .fail = 0,
+        };
+        int local =
+            tc_shm_comm_create(&ctx->shm, ctx->node, &ctx->shm_params, &policy, &ctx->wait_info);
+        /* The node communicator is the whole communicator here, so the
+         * segment's own agreement already covers every rank; agree again over
+         * priv anyway so this stays right once segments exist per node. */
+        int ok = local == MPI_SUCCESS, all_ok = 0;
+        if ((rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ctx->priv)) != MPI_SUCCESS)
+            goto fn_fail;
+        if (all_ok) {
+            ctx->bcast_path = TC_PATH_SHM;
+        } else {
+            tc_shm_comm_destroy(ctx->shm);
+            ctx->shm = NULL;
+            ctx->bcast_path = TC_PATH_PMPI_NO_SEGMENT;
+            tc_log_once(logged_segment, TC_LOG_INFO,
+                        "%s: the shared-memory segment could not be created on some rank "
+                        "(TC_VERBOSE=1 on that rank says why): TC_Bcast uses PMPI_Bcast",
+                        ctx->comm_name);
+        }
+    }
+    tc_log(TC_LOG_DEBUG,
+           "context #%d on %s: node %d/%d, bcast path %d, f=%zu S=%d q=%d tree=%s arity=%d",
+           ctx->id, ctx->comm_name, ctx->node_rank, ctx->node_size, (int)ctx->bcast_path,
+           ctx->shm_params.f, ctx->shm_params.S, ctx->shm_params.q,
+           tc_config_enum_name(TC_CFG_SHM_TREE, ctx->shm_params.tree), ctx->shm_params.arity);
+
+fn_exit:
+    if ((rc = PMPI_Comm_set_attr(comm, tc_ctx_keyval, ctx)) != MPI_SUCCESS)
+        goto fn_fail;
+    pthread_mutex_lock(&tc_ctx_lock);
+    ctx->older = tc_ctx_newest;
+    if (tc_ctx_newest)
+        tc_ctx_newest->newer = ctx;
+    tc_ctx_newest = ctx;
+    pthread_mutex_unlock(&tc_ctx_lock);
+    *out = ctx;
+    return MPI_SUCCESS;
+fn_fail:
+    tc_ctx_free(ctx);
+    return rc;
+}
+
+int tc_ctx_get(MPI_Comm comm, tc_ctx_t **out)
+{
+    int rc, found = 0;
+    void *attr = NULL;
+    /* acquire: pairs with the release in tc_ctx_init_once() */
+    if (!atomic_load_explicit(&tc_ctx_ready, memory_order_acquire) &&
+        (rc = tc_ctx_init_once()) != MPI_SUCCESS)
+        return rc;
+    if ((rc = PMPI_Comm_get_attr(comm, tc_ctx_keyval, &attr, &found)) != MPI_SUCCESS)
+        return rc;
+    if (found) {
+        *out = attr;
+        return MPI_SUCCESS;
+    }
+    return tc_ctx_create(comm, out);
+}
+
+int tc_ctx_release(MPI_Comm comm)
+{
+    int found = 0;
+    void *attr = NULL;
+    /* acquire: pairs with the release in tc_ctx_init_once() */
+    if (!atomic_load_explicit(&tc_ctx_ready, memory_order_acquire))
+        return MPI_SUCCESS; /* no context was ever created */
+    int rc = PMPI_Comm_get_attr(comm, tc_ctx_keyval, &attr, &found);
+    if (rc != MPI_SUCCESS || !found)
+        return rc;
+    return PMPI_Comm_delete_attr(comm, tc_ctx_keyval);
+}
+
+int tc_ctx_error(MPI_Comm comm, int errclass, const char *what)
+{
+    tc_log(TC_LOG_INFO, "%s", what);
+    PMPI_Comm_call_errhandler(comm, errclass);
+    return errclass;
+}

@@ -1,0 +1,41 @@
+#include "stats.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "log.h"
+
+static _Atomic unsigned long long tc_stats_counts[TC_OP_LAST][TC_PATH_LAST];
+
+static const char *const tc_stats_op_names[TC_OP_LAST] = {"bcast"};
+
+void tc_stats_count(tc_op_t op, tc_path_t path)
+{
+    atomic_fetch_add_explicit(&tc_stats_counts[op][path], 1, memory_order_relaxed);
+}
+
+void tc_stats_print(void)
+{
+    if (!tc_config_int(TC_CFG_STATS))
+        return;
+    for (int op = 0; op < TC_OP_LAST; op++) {
+        unsigned long long c[TC_PATH_LAST], calls = 0;
+        for (int p = 0; p < TC_PATH_LAST; p++) {
+            c[p] = atomic_load_explicit(&tc_stats_counts[op][p], memory_order_relaxed);
+            calls += c[p];
+        }
+        if (calls == 0)
+            continue;
+        unsigned long long pmpi = c[TC_PATH_PMPI_MULTINODE] + c[TC_PATH_PMPI_SHM_OFF] +
+                                  c[TC_PATH_PMPI_NO_SEGMENT] + c[TC_PATH_PMPI_INTERCOMM];
+        /* key=value on one line: stable for scripts (tests/pmpi greps it). */
+        fprintf(stderr,
+                "topocoll-stats rank=%d op=%s calls=%llu shm=%llu hier=%llu trivial=%llu "
+                "pmpi=%llu pmpi_multinode=%llu pmpi_shm_off=%llu pmpi_no_segment=%llu "
+                "pmpi_intercomm=%llu\n",
+                tc_log_rank, tc_stats_op_names[op], calls, c[TC_PATH_SHM], c[TC_PATH_HIER],
+                c[TC_PATH_TRIVIAL], pmpi, c[TC_PATH_PMPI_MULTINODE], c[TC_PATH_PMPI_SHM_OFF],
+                c[TC_PATH_PMPI_NO_SEGMENT], c[TC_PATH_PMPI_INTERCOMM]);
+    }
+}

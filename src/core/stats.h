@@ -1,0 +1,24 @@
+/* Per-process call counts by path (TC_STATS=1 prints them at MPI_Finalize).
+ * Counters are relaxed atomics: they only need to be exact after the calls
+ * are over. */
+#ifndef TC_CORE_STATS_H
+#define TC_CORE_STATS_H
+
+typedef enum { TC_OP_BCAST, TC_OP_LAST } tc_op_t;
+
+typedef enum {
+    TC_PATH_SHM,             /* shared-memory algorithm */
+    TC_PATH_HIER,            /* hierarchical algorithm (later issue) */
+    TC_PATH_TRIVIAL,         /* nothing to move: count 0 or one process */
+    TC_PATH_PMPI_MULTINODE,  /* communicator spans nodes: PMPI until the hierarchy lands */
+    TC_PATH_PMPI_SHM_OFF,    /* TC_SHM=0 on some rank */
+    TC_PATH_PMPI_NO_SEGMENT, /* segment could not be created or was over the cap */
+    TC_PATH_PMPI_INTERCOMM,  /* intercommunicator */
+    TC_PATH_LAST
+} tc_path_t;
+
+void tc_stats_count(tc_op_t op, tc_path_t path);
+/* Print one line per operation used (if TC_STATS is set); called at finalize. */
+void tc_stats_print(void);
+
+#endif /* TC_CORE_STATS_H */

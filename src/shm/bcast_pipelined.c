@@ -1,0 +1,137 @@
+/* Pipelined copy-in/copy-out broadcast (paper 000, stage 2, Fig. 2), with
+ * sequence numbers and one writer per cache line (see layout.h).
+ *
+ * A broadcast of m bytes is cut into fragments of f bytes. Fragments go
+ * through the root's queue of S buffers, split into q banks of S/q buffers; a
+ * "bank use" is one pass of the root over one bank (up to S/q fragments).
+ * Bank uses are numbered globally over all broadcasts on the segment
+ * (u = 0, 1, 2, ...; bank u % q), and every process counts them identically
+ * because every process sees every broadcast, in the same order, with the
+ * same byte count.
+ *
+ *   root, bank use u:  wait until done[i] >= u - q + 1 for every i   (WS)
+ *                      for each fragment k: copy in (C_k),
+ *                          ready[child][b] = seq(k)                  (N)
+ *   others:            for each fragment k: wait ready[me][b] >= seq(k)  (W)
+ *                          forward seq to children, then copy out
+ *   everyone:          done[me] = u + 1                              (A)
+ *
+ * seq(k) = bank_frags[b] + k + 1, where bank_frags[b] counts all fragments
+ * announced in bank b before this use, so ready[i][b] only grows. Its
+ * successive writers (the parents of i in the trees of successive uses of
+ * bank b) are ordered: a write for use u + q happens after the root of
+ * u + q saw done[i] >= u + 1, i.e. after i consumed every write for use u.
+ *
+ * The paper's nreaders counter (decremented by all p-1 readers) becomes the
+ * per-process done line; the per-buffer control blocks (set by the parent,
+ * zeroed by the reader) become one monotonic ready line per bank; the
+ * announcement shm_op is implied by the first fragment's sequence number.
+ */
+#include <string.h>
+
+#include "segment.h"
+
+static inline size_t tc_min_size(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+/* WS: every process has finished bank use u - q (the previous use of this
+ * bank, whichever root it had), so nobody still reads our buffers in it. */
+static void tc_shm_bcast_wait_bank_free(tc_shm_comm_t *s, uint64_t u)
+{
+    int q = s->layout.q;
+    if (u < (uint64_t)q)
+        return;
+    for (int i = 0; i < s->p; i++) {
+        if (i == s->rank)
+            continue;
+        tc_atomic_u64_t *done = tc_shm_done(s, i);
+        /* acquire: pairs with the release store of done in
+         * tc_shm_bcast_pipelined() (A): i's copy-outs of use u - q happen
+         * before we overwrite the buffers. */
+        if (tc_load_acquire_u64(done) >= u - (uint64_t)q + 1)
+            continue;
+        tc_waiter_t w;
+        tc_waiter_init(&w, s->wait, "shm bcast: wait for a bank to be released", i);
+        while (tc_load_acquire_u64(done) < u - (uint64_t)q + 1)
+            tc_waiter_pause(&w);
+    }
+}
+
+static inline void tc_shm_bcast_notify(tc_shm_comm_t *s, const int *children, int nchildren,
+                                       int bank, uint64_t seq)
+{
+    for (int c = 0; c < nchildren; c++)
+        /* release: pairs with the acquire in tc_shm_bcast_wait_ready() of the
+         * child; publishes the fragment copy (root) or, transitively, the
+         * root's copy that we acquired (inner node). */
+        tc_store_release_u64(tc_shm_ready(s, children[c], bank), seq);
+}
+
+/* W: wait until at least @p want fragments' sequence has been announced;
+ * returns the announced value (possibly more fragments than asked for). */
+static inline uint64_t tc_shm_bcast_wait_ready(tc_shm_comm_t *s, int bank, uint64_t want,
+                                               int parent)
+{
+    tc_atomic_u64_t *ready = tc_shm_ready(s, s->rank, bank);
+    /* acquire: pairs with the release in tc_shm_bcast_notify() of our parent. */
+    uint64_t v = tc_load_acquire_u64(ready);
+    if (v >= want)
+        return v;
+    tc_waiter_t w;
+    tc_waiter_init(&w, s->wait, "shm bcast: wait for a fragment", parent);
+    while ((v = tc_load_acquire_u64(ready)) < want)
+        tc_waiter_pause(&w);
+    return v;
+}
+
+void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root)
+{
+    const size_t f = s->layout.f;
+    const int q = s->layout.q;
+    const uint64_t per_bank = (uint64_t)(s->layout.S / q);
+    const int *children = tc_shm_tree_children(&s->tree, root);
+    const int nchildren = tc_shm_tree_nchildren(&s->tree, root);
+    const int parent = tc_shm_tree_parent(&s->tree, root);
+    char *queue = tc_shm_queue(s, root);
+    char *data = buf;
+    size_t off = 0;
+
+    while (off < nbytes) {
+        const uint64_t u = s->uses;
+        const int bank = (int)(u % (uint64_t)q);
+        const uint64_t base = s->bank_frags[bank];
+        const uint64_t left = (nbytes - off + f - 1) / f;
+        const uint64_t nfrag = left < per_bank ? left : per_bank;
+        char *slots = queue + (size_t)bank * (size_t)per_bank * f;
+
+        if (s->rank == root) {
+            tc_shm_bcast_wait_bank_free(s, u);
+            for (uint64_t k = 0; k < nfrag; k++) {
+                size_t len = tc_min_size(f, nbytes - off);
+                memcpy(slots + k * f, data + off, len); /* C_k */
+                tc_shm_bcast_notify(s, children, nchildren, bank, base + k + 1);
+                off += len;
+            }
+        } else {
+            uint64_t k = 0;
+            while (k < nfrag) {
+                uint64_t avail = tc_shm_bcast_wait_ready(s, bank, base + k + 1, parent) - base;
+                if (avail > nfrag)
+                    avail = nfrag; /* cannot happen: the next use of the bank waits for us */
+                /* Forward before copying out, so the subtree starts early. */
+                tc_shm_bcast_notify(s, children, nchildren, bank, base + avail);
+                size_t len = tc_min_size((size_t)(avail - k) * f, nbytes - off);
+                memcpy(data + off, slots + k * f, len);
+                off += len;
+                k = avail;
+            }
+        }
+        s->bank_frags[bank] = base + nfrag;
+        s->uses = u + 1;
+        /* release (A): pairs with the acquire in tc_shm_bcast_wait_bank_free()
+         * of the root of bank use u + q; our reads of its buffers are done. */
+        tc_store_release_u64(tc_shm_done(s, s->rank), u + 1);
+    }
+}

@@ -1,0 +1,70 @@
+/* Segment layout (paper 000, stage 1), a pure function of (p, S, q, f).
+ *
+ *   [header page(s)]  magic and parameters; numa_node[p]; leaders[p]
+ *   [region 0] [region 1] ... [region p-1]      one per process, page aligned
+ *   region i = [control block: page(s)] [queue: S buffers of f bytes]
+ *
+ * Control block of process i, one cache line each (one writer per line at any
+ * time):
+ *   line 0       done:     bank uses process i has finished (written by i only)
+ *   line 1 + b   ready[b]: fragments of bank b announced to i (written by i's
+ *                          parent in the current tree; successive writers are
+ *                          ordered by the bank release, see bcast_pipelined.c)
+ *
+ * What changed from the paper: the q pages of shared counters shm_op[k] and
+ * shm_nreaders[k] (each written by all p-1 readers) and the control blocks
+ * zeroed after use are replaced by monotonically increasing 64-bit sequence
+ * numbers with one writer per cache line: the root waits until every
+ * process's `done` has passed the previous use of the bank (instead of
+ * nreaders == 0), and a reader waits until its `ready[b]` reaches the
+ * fragment's sequence number (instead of control != 0 and then zeroing it).
+ * The announcement shm_op is implied by the first fragment's sequence number.
+ */
+#ifndef TC_SHM_LAYOUT_H
+#define TC_SHM_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TC_SHM_MAGIC 0x746f706f636f6c6cULL /* "topocoll" */
+
+typedef struct tc_shm_layout {
+    size_t page;        /* page size */
+    size_t line;        /* cache line size */
+    int p;              /* processes */
+    int S;              /* buffers per queue */
+    int q;              /* banks (S % q == 0) */
+    size_t f;           /* fragment (buffer) size, a multiple of the page size */
+    size_t numa_off;    /* int numa_node[p] (in the header) */
+    size_t leaders_off; /* int leaders[p]: lowest rank on the same NUMA node */
+    size_t header_size; /* header pages */
+    size_t ctrl_size;   /* control block of one process (page multiple) */
+    size_t region_size; /* ctrl_size + S * f */
+    size_t total;       /* whole segment */
+} tc_shm_layout_t;
+
+/* Fill @p l. Returns 0, or -1 if the arguments are invalid (p < 1, S < 1,
+ * q < 1, S % q != 0, f not a positive multiple of the page, page or line not a
+ * power of two) or the size overflows. */
+int tc_shm_layout_compute(tc_shm_layout_t *l, int p, int S, int q, size_t f, size_t page,
+                          size_t line);
+
+/* Offsets inside the segment. */
+static inline size_t tc_shm_layout_region(const tc_shm_layout_t *l, int i)
+{
+    return l->header_size + (size_t)i * l->region_size;
+}
+static inline size_t tc_shm_layout_done(const tc_shm_layout_t *l, int i)
+{
+    return tc_shm_layout_region(l, i);
+}
+static inline size_t tc_shm_layout_ready(const tc_shm_layout_t *l, int i, int bank)
+{
+    return tc_shm_layout_region(l, i) + (size_t)(1 + bank) * l->line;
+}
+static inline size_t tc_shm_layout_queue(const tc_shm_layout_t *l, int i)
+{
+    return tc_shm_layout_region(l, i) + l->ctrl_size;
+}
+
+#endif /* TC_SHM_LAYOUT_H */

@@ -1,0 +1,30 @@
+#include "params.h"
+
+#include <math.h>
+
+size_t tc_shm_params_fragment(size_t design_bytes, double tw_over_t, size_t page)
+{
+    double fstar = sqrt((double)design_bytes * tw_over_t);
+    size_t f = (size_t)ceil(fstar / (double)page) * page;
+    return f < page ? page : f;
+}
+
+int tc_shm_params_queue_length(size_t budget_bytes, size_t f, int q)
+{
+    size_t s = f ? budget_bytes / f : 0;
+    if (s > (1u << 20))
+        s = 1u << 20;
+    s -= s % (size_t)q;
+    return s < (size_t)q ? q : (int)s;
+}
+
+double tc_shm_params_model_time(size_t m, size_t f, int S, double tw_over_t, double tws_over_t)
+{
+    if (m == 0 || f == 0 || S < 1)
+        return 0.0;
+    double nfrag = ceil((double)m / (double)f);
+    double nsync = ceil((double)m / ((double)f * S));
+    double fill = 2.0 * (double)(f < m ? f : m);
+    double rest = m > f ? (double)(m - f) : 0.0;
+    return fill + rest + nfrag * tw_over_t + nsync * tws_over_t;
+}

@@ -1,0 +1,33 @@
+/* Choice of the fragment size f and queue length S (paper 000, section 5).
+ *
+ * The pipeline's time is A*f + B/f: filling the pipeline grows with f, the
+ * sum of the m/f notification waits falls with f, so the optimum is
+ * f* = sqrt(m * t_w / t) (t = time per byte, t_w = wait for a notification),
+ * rounded UP to a whole number of pages. m is not known when the segment is
+ * created, so f is tuned for a design message size (TC_SHM_DESIGN_SIZE) and
+ * S comes from a per-process queue budget (TC_SHM_QUEUE_BYTES): S = budget / f
+ * rounded down to a multiple of the banks q (at least q). The paper's model
+ * parameters: t = 1 ns/byte, t_w = 50 t.
+ */
+#ifndef TC_SHM_PARAMS_H
+#define TC_SHM_PARAMS_H
+
+#include <stddef.h>
+
+#define TC_SHM_TW_OVER_T 50.0 /* t_w / t (paper 000, section 5 figures) */
+
+/* f* = sqrt(m t_w / t) rounded up to a multiple of @p page; at least one page. */
+size_t tc_shm_params_fragment(size_t design_bytes, double tw_over_t, size_t page);
+
+/* S = floor(budget / f) rounded down to a multiple of q, at least q. */
+int tc_shm_params_queue_length(size_t budget_bytes, size_t f, int q);
+
+/* Model time (in units of t) of one broadcast of m bytes with fragment f,
+ * queue S, banks q (paper 000, section 5, S > 1 regime):
+ * fill 2 f (root copy of the first fragment plus the last copy-out),
+ * (m - f) per-byte copies overlapped, ceil(m/f) notification waits t_w and
+ * ceil(m / (S f)) bank synchronisations t_ws each. Used to explain the choice
+ * in topocoll-info and in the unit test that checks f* is the argmin. */
+double tc_shm_params_model_time(size_t m, size_t f, int S, double tw_over_t, double tws_over_t);
+
+#endif /* TC_SHM_PARAMS_H */

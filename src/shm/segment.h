@@ -1,0 +1,97 @@
+/* The node-shared segment of one communicator (paper 000, stage 1) and the
+ * per-process state of the shared-memory collectives that run on it.
+ *
+ * Life cycle (tc_shm_comm_create, collective over the node communicator):
+ *   1. the node's first process creates /dev/shm/topocoll-<16 random hex>
+ *      with O_CREAT|O_EXCL, mode 0600, sizes it (ftruncate) and allocates the
+ *      header with posix_fallocate;
+ *   2. the name goes to the others (PMPI_Bcast), they open it;
+ *   3. every process maps it, turns readahead off (MADV_RANDOM) and allocates
+ *      its own region with posix_fallocate, so the pages come from its own
+ *      NUMA node (TC_SHM_PLACEMENT=touch: the kernel allocates shmem pages by
+ *      the allocating task's policy, local by default; =mbind: the region is
+ *      first bound to the process's node with libnuma); a full /dev/shm fails
+ *      here, not as a SIGBUS later;
+ *   4. after a barrier (all have mapped) the creator unlinks the name: from
+ *      then on nothing is left in /dev/shm, even if a process is killed;
+ *   5. each process checks with move_pages where its region's pages are.
+ * A local failure at any step is returned, not hidden: the caller agrees on
+ * a common fallback with all processes of the communicator.
+ */
+#ifndef TC_SHM_SEGMENT_H
+#define TC_SHM_SEGMENT_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "../core/atomics.h"
+#include "../core/config.h"
+#include "../core/wait.h"
+#include "layout.h"
+#include "tree.h"
+
+/* Agreed parameters of one segment. */
+typedef struct tc_shm_params {
+    int S, q;
+    size_t f;
+    tc_tree_kind_t tree;
+    int arity;
+} tc_shm_params_t;
+
+/* Local policy (not agreed: a local failure is agreed afterwards). */
+typedef struct tc_shm_policy {
+    tc_placement_t placement;
+    size_t max_segment; /* TC_SHM_MAX_SEGMENT */
+    size_t max_total;   /* TC_SHM_MAX_TOTAL */
+    int fail;           /* non-zero: fail locally on purpose (cap already exceeded) */
+} tc_shm_policy_t;
+
+typedef struct tc_shm_comm {
+    tc_shm_layout_t layout;
+    char *base; /* the mapping; NULL when not mapped */
+    int rank, p;
+    tc_shm_tree_t tree;
+    const tc_wait_info_t *wait;
+    /* Broadcast protocol state, identical on every process (all see every
+     * broadcast in the same order). */
+    uint64_t uses;        /* bank uses so far */
+    uint64_t *bank_frags; /* [q]: fragments announced in bank b so far */
+    /* Placement report. */
+    int numa_node;      /* this process's NUMA node at set-up, -1 if unknown */
+    long pages_local;   /* pages of our region on numa_node */
+    long pages_checked; /* pages of our region move_pages answered for; -1: no check */
+    char name[40];      /* the (already unlinked) name, for reports */
+} tc_shm_comm_t;
+
+/* Collective over @p node_comm (all its processes call it with the same
+ * @p params). Returns MPI_SUCCESS with *out set, or MPI_ERR_NO_MEM /
+ * MPI_ERR_OTHER with *out NULL when this process could not take part (the
+ * others may have succeeded: the caller must agree). Logs the reason at
+ * verbosity >= 1. */
+int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_params_t *params,
+                       const tc_shm_policy_t *policy, const tc_wait_info_t *wait);
+/* Local: unmap and free. Safe on NULL. */
+void tc_shm_comm_destroy(tc_shm_comm_t *s);
+
+/* Bytes of segments this process has mapped now (for TC_SHM_MAX_TOTAL). */
+size_t tc_shm_mapped_total(void);
+
+static inline tc_atomic_u64_t *tc_shm_done(const tc_shm_comm_t *s, int i)
+{
+    return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_done(&s->layout, i));
+}
+static inline tc_atomic_u64_t *tc_shm_ready(const tc_shm_comm_t *s, int i, int bank)
+{
+    return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_ready(&s->layout, i, bank));
+}
+static inline char *tc_shm_queue(const tc_shm_comm_t *s, int i)
+{
+    return s->base + tc_shm_layout_queue(&s->layout, i);
+}
+
+/* Pipelined copy-in/copy-out broadcast of @p nbytes contiguous bytes
+ * (paper 000, stage 2). Every process of the segment calls it with the same
+ * @p nbytes and @p root (a rank of the node communicator). */
+void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root);
+
+#endif /* TC_SHM_SEGMENT_H */

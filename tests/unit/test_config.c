@@ -1,0 +1,530 @@
+/* Tunables table and parser (src/core/config.c): every default parses, good
+ * and bad values of every type, the error text, and loading from the
+ * environment. Plain C, no MPI. Expected values are literal arithmetic. */
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/config.h"
+#include "core/log.h"
+
+static int failures;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "FAIL: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    failures++;
+}
+
+/* Parse @p text for @p id and expect success with integer value @p want. */
+static void expect_int(tc_cfg_id_t id, const char *text, int64_t want)
+{
+    tc_cfg_value_t v = {-7, -7};
+    char err[256] = "";
+    const tc_cfg_desc_t *d = tc_config_desc(id);
+    if (tc_config_parse(d, text, &v, err, sizeof err) != 0) {
+        fail("%s=\"%s\": rejected (%s), expected %lld", d->name, text, err, (long long)want);
+        return;
+    }
+    if (v.i != want || v.d != (double)want)
+        fail("%s=\"%s\": got i=%lld d=%g, expected %lld", d->name, text, (long long)v.i, v.d,
+             (long long)want);
+}
+
+static void expect_double(tc_cfg_id_t id, const char *text, double want)
+{
+    tc_cfg_value_t v = {-7, -7};
+    char err[256] = "";
+    const tc_cfg_desc_t *d = tc_config_desc(id);
+    if (tc_config_parse(d, text, &v, err, sizeof err) != 0) {
+        fail("%s=\"%s\": rejected (%s), expected %g", d->name, text, err, want);
+        return;
+    }
+    if (v.d != want)
+        fail("%s=\"%s\": got %.17g, expected %.17g", d->name, text, v.d, want);
+}
+
+/* Expect rejection with a message naming the variable, quoting @p text and
+ * containing @p accepted (what is accepted). */
+static void expect_bad(tc_cfg_id_t id, const char *text, const char *accepted)
+{
+    tc_cfg_value_t v = {-7, -7};
+    char err[512] = "";
+    char head[256];
+    const tc_cfg_desc_t *d = tc_config_desc(id);
+    if (tc_config_parse(d, text, &v, err, sizeof err) == 0) {
+        fail("%s=\"%s\": accepted (i=%lld d=%g), expected an error", d->name, text, (long long)v.i,
+             v.d);
+        return;
+    }
+    snprintf(head, sizeof head, "%s=\"%s\": expected ", d->name, text);
+    if (strncmp(err, head, strlen(head)) != 0)
+        fail("%s=\"%s\": message \"%s\" does not start with \"%s\"", d->name, text, err, head);
+    if (accepted && !strstr(err, accepted))
+        fail("%s=\"%s\": message \"%s\" does not say \"%s\"", d->name, text, err, accepted);
+}
+
+static void test_table(void)
+{
+    const char *seen[TC_CFG_LAST];
+    for (int id = 0; id < TC_CFG_LAST; id++) {
+        const tc_cfg_desc_t *d = tc_config_desc((tc_cfg_id_t)id);
+        tc_cfg_value_t v;
+        char err[256];
+        if (!d || !d->name || !d->def || !d->doc) {
+            fail("entry %d incomplete", id);
+            continue;
+        }
+        seen[id] = d->name;
+        if (strncmp(d->name, "TC_", 3) != 0)
+            fail("%s: not a TC_ name", d->name);
+        for (int j = 0; j < id; j++)
+            if (strcmp(seen[j], d->name) == 0)
+                fail("%s: listed twice", d->name);
+        if (tc_config_parse(d, d->def, &v, err, sizeof err) != 0)
+            fail("%s: default \"%s\" does not parse: %s", d->name, d->def, err);
+        if ((d->type == TC_CFG_TYPE_ENUM) != (d->accepted != NULL))
+            fail("%s: accepted list must be set exactly for enums", d->name);
+        if (strlen(d->doc) < 20 || d->doc[strlen(d->doc) - 1] != '.')
+            fail("%s: doc should be a sentence", d->name);
+        if (d->type != TC_CFG_TYPE_ENUM && d->type != TC_CFG_TYPE_BOOL && !(d->min <= d->max))
+            fail("%s: bounds %g..%g", d->name, d->min, d->max);
+    }
+    if (tc_config_desc(TC_CFG_LAST) != NULL)
+        fail("tc_config_desc(TC_CFG_LAST) should be NULL");
+
+    /* Names as the README and the design documents spell them. */
+    static const struct {
+        tc_cfg_id_t id;
+        const char *name;
+    } names[] = {{TC_CFG_VERBOSE, "TC_VERBOSE"},
+                 {TC_CFG_STATS, "TC_STATS"},
+                 {TC_CFG_WAIT_TIMEOUT, "TC_WAIT_TIMEOUT"},
+                 {TC_CFG_SPIN_COUNT, "TC_SPIN_COUNT"},
+                 {TC_CFG_SHM, "TC_SHM"},
+                 {TC_CFG_SHM_FRAGMENT_SIZE, "TC_SHM_FRAGMENT_SIZE"},
+                 {TC_CFG_SHM_QUEUE_LENGTH, "TC_SHM_QUEUE_LENGTH"},
+                 {TC_CFG_SHM_BANKS, "TC_SHM_BANKS"},
+                 {TC_CFG_SHM_QUEUE_BYTES, "TC_SHM_QUEUE_BYTES"},
+                 {TC_CFG_SHM_DESIGN_SIZE, "TC_SHM_DESIGN_SIZE"},
+                 {TC_CFG_SHM_TREE, "TC_SHM_TREE"},
+                 {TC_CFG_SHM_TREE_ARITY, "TC_SHM_TREE_ARITY"},
+                 {TC_CFG_SHM_MAX_SEGMENT, "TC_SHM_MAX_SEGMENT"},
+                 {TC_CFG_SHM_MAX_TOTAL, "TC_SHM_MAX_TOTAL"},
+                 {TC_CFG_SHM_PLACEMENT, "TC_SHM_PLACEMENT"}};
+    if (sizeof names / sizeof names[0] != TC_CFG_LAST)
+        fail("test list out of date");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(tc_config_desc(names[i].id)->name, names[i].name) != 0)
+            fail("entry %d is %s, expected %s", (int)names[i].id, tc_config_desc(names[i].id)->name,
+                 names[i].name);
+}
+
+/* The default values, stated independently of the table's text. */
+static void test_defaults(void)
+{
+    const struct {
+        tc_cfg_id_t id;
+        double want;
+    } defs[] = {{TC_CFG_VERBOSE, 0},
+                {TC_CFG_STATS, 0},
+                {TC_CFG_WAIT_TIMEOUT, 600},
+                {TC_CFG_SPIN_COUNT, 200},
+                {TC_CFG_SHM, 1},
+                {TC_CFG_SHM_FRAGMENT_SIZE, 0},
+                {TC_CFG_SHM_QUEUE_LENGTH, 0},
+                {TC_CFG_SHM_BANKS, 2},
+                {TC_CFG_SHM_QUEUE_BYTES, 1024 * 1024},
+                {TC_CFG_SHM_DESIGN_SIZE, 1024 * 1024},
+                {TC_CFG_SHM_TREE, TC_TREE_KARY},
+                {TC_CFG_SHM_TREE_ARITY, 2},
+                {TC_CFG_SHM_MAX_SEGMENT, 256.0 * 1024 * 1024},
+                {TC_CFG_SHM_MAX_TOTAL, 1024.0 * 1024 * 1024},
+                {TC_CFG_SHM_PLACEMENT, TC_PLACEMENT_TOUCH}};
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
+        const tc_cfg_desc_t *d = tc_config_desc(defs[i].id);
+        tc_cfg_value_t v = {-7, -7};
+        if (tc_config_parse(d, d->def, &v, NULL, 0) != 0 || v.d != defs[i].want)
+            fail("%s: default gives %g, expected %g", d->name, v.d, defs[i].want);
+    }
+}
+
+static void test_bool(void)
+{
+    const char *yes[] = {"1", "yes", "YES", "on", "On", "true", "TRUE", " true ", "\tyes\n"};
+    const char *no[] = {"0", "no", "No", "off", "OFF", "false", "False", "  0"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        expect_int(TC_CFG_SHM, yes[i], 1);
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        expect_int(TC_CFG_STATS, no[i], 0);
+    const char *bad[] = {"", "  ", "2", "-1", "y", "n", "yess", "truee", "on1", "0x1", "1 1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_bad(TC_CFG_SHM, bad[i], "0, 1, yes, no, on, off, true, false");
+}
+
+static void test_int(void)
+{
+    expect_int(TC_CFG_VERBOSE, "0", 0);
+    expect_int(TC_CFG_VERBOSE, "3", 3);
+    expect_int(TC_CFG_VERBOSE, " 2 ", 2);
+    expect_int(TC_CFG_VERBOSE, "+1", 1);
+    expect_int(TC_CFG_SHM_BANKS, "1", 1);
+    expect_int(TC_CFG_SHM_BANKS, "64", 64);
+    expect_int(TC_CFG_SHM_BANKS, "007", 7);
+    expect_int(TC_CFG_SPIN_COUNT, "10000000", 10 * 1000 * 1000);
+    expect_int(TC_CFG_SPIN_COUNT, "0", 0);
+    expect_int(TC_CFG_SHM_TREE_ARITY, "2", 2);
+
+    expect_bad(TC_CFG_SHM_BANKS, "0", "an integer in 1..64");
+    expect_bad(TC_CFG_SHM_BANKS, "65", "an integer in 1..64");
+    expect_bad(TC_CFG_SHM_BANKS, "-1", "an integer in 1..64");
+    expect_bad(TC_CFG_SHM_BANKS, "2x", "an integer in 1..64");
+    expect_bad(TC_CFG_SHM_BANKS, "2 2", "an integer in 1..64");
+    expect_bad(TC_CFG_SHM_BANKS, "2.0", "an integer in 1..64");
+    expect_bad(TC_CFG_SHM_BANKS, "0x2", "an integer in 1..64");
+    expect_bad(TC_CFG_SHM_BANKS, "", "an integer in 1..64");
+    expect_bad(TC_CFG_SHM_BANKS, "+", "an integer in 1..64");
+    expect_bad(TC_CFG_SHM_BANKS, "- 2", "an integer in 1..64");
+    expect_bad(TC_CFG_SHM_BANKS, "auto", "an integer in 1..64"); /* not an auto field */
+    expect_bad(TC_CFG_SHM_BANKS, "99999999999999999999", "an integer in 1..64");
+    expect_bad(TC_CFG_VERBOSE, "4", "an integer in 0..3");
+    expect_bad(TC_CFG_SPIN_COUNT, "10000001", "an integer in 0..10000000");
+    expect_bad(TC_CFG_SHM_TREE_ARITY, "1", "an integer in 2..64");
+
+    /* auto field: auto/0 = 0, explicit values 1..65536 */
+    expect_int(TC_CFG_SHM_QUEUE_LENGTH, "auto", 0);
+    expect_int(TC_CFG_SHM_QUEUE_LENGTH, "AUTO", 0);
+    expect_int(TC_CFG_SHM_QUEUE_LENGTH, " Auto ", 0);
+    expect_int(TC_CFG_SHM_QUEUE_LENGTH, "0", 0);
+    expect_int(TC_CFG_SHM_QUEUE_LENGTH, "1", 1);
+    expect_int(TC_CFG_SHM_QUEUE_LENGTH, "65536", 65536);
+    expect_bad(TC_CFG_SHM_QUEUE_LENGTH, "65537", "auto (or 0) or an integer in 1..65536");
+    expect_bad(TC_CFG_SHM_QUEUE_LENGTH, "-1", "1..65536");
+    expect_bad(TC_CFG_SHM_QUEUE_LENGTH, "autox", "1..65536");
+    expect_bad(TC_CFG_SHM_QUEUE_LENGTH, "au to", "1..65536");
+}
+
+static void test_size(void)
+{
+    const tc_cfg_id_t qb = TC_CFG_SHM_QUEUE_BYTES; /* 4096..1G */
+    expect_int(qb, "4096", 4096);
+    expect_int(qb, "8k", 8 * 1024);
+    expect_int(qb, "8K", 8 * 1024);
+    expect_int(qb, "8KiB", 8 * 1024);
+    expect_int(qb, "8kib", 8 * 1024);
+    expect_int(qb, "3m", 3 * 1024 * 1024);
+    expect_int(qb, "3M", 3 * 1024 * 1024);
+    expect_int(qb, "3MiB", 3 * 1024 * 1024);
+    expect_int(qb, "1g", 1024 * 1024 * 1024);
+    expect_int(qb, "1G", 1024 * 1024 * 1024);
+    expect_int(qb, "1GiB", 1024 * 1024 * 1024);
+    expect_int(qb, "1048576", 1024 * 1024);
+    expect_int(qb, "  64K\t", 64 * 1024);
+    expect_int(qb, "1024M", 1024 * 1024 * 1024);
+
+    const char *range = "a size in bytes in 4096..1G";
+    expect_bad(qb, "4095", range);
+    expect_bad(qb, "3k", range);
+    expect_bad(qb, "1025M", range);
+    expect_bad(qb, "2G", range);
+    expect_bad(qb, "-4096", range);
+    expect_bad(qb, "-1M", range);
+    expect_bad(qb, "+4096", range);
+    expect_bad(qb, "", range);
+    expect_bad(qb, "K", range);
+    expect_bad(qb, "1.5M", range);
+    expect_bad(qb, "8 K", range);
+    expect_bad(qb, "8KB", range);
+    expect_bad(qb, "8T", range);
+    expect_bad(qb, "8Kx", range);
+    expect_bad(qb, "8MiBs", range);
+    expect_bad(qb, "0x1000", range);
+    expect_bad(qb, "auto", range); /* not an auto field */
+    expect_bad(qb, "0", range);
+    expect_bad(qb, "99999999999999999999G", range);
+    expect_bad(qb, "99999999999999999999", range);
+    expect_bad(qb, "18446744073709551616", range); /* 2^64 */
+    expect_bad(qb, "9007199254740993G", range);    /* shifts out of 64 bits */
+    expect_bad(qb, "8589934592G", range);          /* 2^33 G = 2^63: just too big */
+
+    /* Bounds with G suffix and above 4 GiB. */
+    expect_int(TC_CFG_SHM_MAX_SEGMENT, "64G", 64LL * 1024 * 1024 * 1024);
+    expect_int(TC_CFG_SHM_MAX_SEGMENT, "4096", 4096);
+    expect_bad(TC_CFG_SHM_MAX_SEGMENT, "65537M", "4096..64G");
+    expect_int(TC_CFG_SHM_MAX_TOTAL, "1024G", 1024LL * 1024 * 1024 * 1024);
+    expect_bad(TC_CFG_SHM_MAX_TOTAL, "1025G", "4096..1024G");
+    expect_int(TC_CFG_SHM_DESIGN_SIZE, "1", 1);
+    expect_bad(TC_CFG_SHM_DESIGN_SIZE, "0", "1..1G");
+
+    /* auto field: auto/0 = 0, otherwise 4096..16M */
+    const tc_cfg_id_t fs = TC_CFG_SHM_FRAGMENT_SIZE;
+    expect_int(fs, "auto", 0);
+    expect_int(fs, "AUTO", 0);
+    expect_int(fs, "0", 0);
+    expect_int(fs, "4096", 4096);
+    expect_int(fs, "4k", 4096);
+    expect_int(fs, "16M", 16 * 1024 * 1024);
+    expect_int(fs, "128KiB", 128 * 1024);
+    const char *frange = "auto (or 0) or a size in bytes in 4096..16M";
+    expect_bad(fs, "1", frange);
+    expect_bad(fs, "4095", frange);
+    expect_bad(fs, "3K", frange);
+    expect_bad(fs, "16385K", frange);
+    expect_bad(fs, "1G", frange);
+    expect_bad(fs, "-4096", frange);
+    expect_bad(fs, "autoK", frange);
+}
+
+static void test_double(void)
+{
+    const tc_cfg_id_t wt = TC_CFG_WAIT_TIMEOUT; /* 0..1e6 */
+    expect_double(wt, "0", 0);
+    expect_double(wt, "600", 600);
+    expect_double(wt, "0.5", 0.5);
+    expect_double(wt, " 2.25 ", 2.25);
+    expect_double(wt, "1e3", 1000);
+    expect_double(wt, "1000000", 1000000);
+    expect_double(wt, "1e6", 1000000);
+
+    const char *range = "a number in 0..1000000";
+    expect_bad(wt, "-1", range);
+    expect_bad(wt, "-0.001", range);
+    expect_bad(wt, "1000000.5", range);
+    expect_bad(wt, "1e7", range);
+    expect_bad(wt, "", range);
+    expect_bad(wt, "10s", range);
+    expect_bad(wt, "1.2.3", range);
+    expect_bad(wt, "nan", range);
+    expect_bad(wt, "inf", range);
+    expect_bad(wt, "infinity", range);
+    expect_bad(wt, "1e999", range);
+    expect_bad(wt, "forever", range);
+}
+
+static void test_enum(void)
+{
+    expect_int(TC_CFG_SHM_TREE, "flat", TC_TREE_FLAT);
+    expect_int(TC_CFG_SHM_TREE, "chain", TC_TREE_CHAIN);
+    expect_int(TC_CFG_SHM_TREE, "kary", TC_TREE_KARY);
+    expect_int(TC_CFG_SHM_TREE, "knomial", TC_TREE_KNOMIAL);
+    expect_int(TC_CFG_SHM_TREE, "KNOMIAL", TC_TREE_KNOMIAL);
+    expect_int(TC_CFG_SHM_TREE, " Chain\n", TC_TREE_CHAIN);
+    expect_int(TC_CFG_SHM_PLACEMENT, "touch", TC_PLACEMENT_TOUCH);
+    expect_int(TC_CFG_SHM_PLACEMENT, "MBind", TC_PLACEMENT_MBIND);
+    expect_int(TC_CFG_SHM_PLACEMENT, "none", TC_PLACEMENT_NONE);
+
+    const char *trees = "one of flat,chain,kary,knomial";
+    const char *bad[] = {"", "k", "kar", "karyy", "flat,chain", ",", "0", "1", "k-ary", "fl at"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_bad(TC_CFG_SHM_TREE, bad[i], trees);
+    expect_bad(TC_CFG_SHM_PLACEMENT, "first-touch", "one of touch,mbind,none");
+
+    /* tc_config_enum_name spells the accepted list, in the C enums' order. */
+    const char *tree_names[] = {"flat", "chain", "kary", "knomial"};
+    for (int i = 0; i < TC_TREE_LAST; i++)
+        if (strcmp(tc_config_enum_name(TC_CFG_SHM_TREE, i), tree_names[i]) != 0)
+            fail("enum_name(SHM_TREE, %d) = %s", i, tc_config_enum_name(TC_CFG_SHM_TREE, i));
+    const char *place_names[] = {"touch", "mbind", "none"};
+    for (int i = 0; i < TC_PLACEMENT_LAST; i++)
+        if (strcmp(tc_config_enum_name(TC_CFG_SHM_PLACEMENT, i), place_names[i]) != 0)
+            fail("enum_name(SHM_PLACEMENT, %d) = %s", i,
+                 tc_config_enum_name(TC_CFG_SHM_PLACEMENT, i));
+    if (strcmp(tc_config_desc(TC_CFG_SHM_TREE)->accepted, "flat,chain,kary,knomial") != 0 ||
+        strcmp(tc_config_desc(TC_CFG_SHM_PLACEMENT)->accepted, "touch,mbind,none") != 0)
+        fail("enum accepted lists changed");
+    if (strcmp(tc_config_enum_name(TC_CFG_SHM_TREE, TC_TREE_LAST), "?") != 0 ||
+        strcmp(tc_config_enum_name(TC_CFG_SHM_TREE, -1), "?") != 0 ||
+        strcmp(tc_config_enum_name(TC_CFG_SHM_BANKS, 0), "?") != 0)
+        fail("enum_name out of range should be \"?\"");
+}
+
+static void test_messages(void)
+{
+    tc_cfg_value_t v;
+    char err[512];
+    const tc_cfg_desc_t *d = tc_config_desc(TC_CFG_SHM_BANKS);
+
+    /* The example of the brief, verbatim. */
+    if (tc_config_parse(d, "0", &v, err, sizeof err) == 0 ||
+        strcmp(err, "TC_SHM_BANKS=\"0\": expected an integer in 1..64") != 0)
+        fail("message: \"%s\"", err);
+
+    /* The raw value is quoted as given (white space included). */
+    if (tc_config_parse(d, " 99 ", &v, err, sizeof err) == 0 ||
+        strncmp(err, "TC_SHM_BANKS=\" 99 \"", 19) != 0)
+        fail("message: \"%s\"", err);
+
+    /* Long values are cut, control characters replaced. */
+    char longv[300];
+    memset(longv, '7', sizeof longv - 1);
+    longv[sizeof longv - 1] = '\0';
+    if (tc_config_parse(d, longv, &v, err, sizeof err) == 0 || !strstr(err, "...\": expected") ||
+        strlen(err) > 200)
+        fail("long value message: \"%s\"", err);
+    if (tc_config_parse(d, "1\n2", &v, err, sizeof err) == 0 || strchr(err, '\n'))
+        fail("control character in message: \"%s\"", err);
+
+    /* A short buffer truncates but stays a string; NULL err is allowed. */
+    char small[8];
+    memset(small, 'x', sizeof small);
+    if (tc_config_parse(d, "0", &v, small, sizeof small) == 0 || small[7] != '\0')
+        fail("short message buffer not terminated");
+    if (tc_config_parse(d, "0", &v, NULL, 0) == 0)
+        fail("NULL err: accepted");
+    /* Success leaves an empty message. */
+    strcpy(err, "junk");
+    if (tc_config_parse(d, "3", &v, err, sizeof err) != 0 || err[0] != '\0')
+        fail("success should clear the message: \"%s\"", err);
+}
+
+static void test_load(void)
+{
+    /* Unset everything we touch so the results do not depend on the caller. */
+    for (int id = 0; id < TC_CFG_LAST; id++)
+        unsetenv(tc_config_desc((tc_cfg_id_t)id)->name);
+
+    tc_config_reset();
+    /* Accessors load on first use. */
+    if (tc_config_int(TC_CFG_SHM_BANKS) != 2 ||
+        tc_config_source(TC_CFG_SHM_BANKS) != TC_CFG_SRC_DEFAULT ||
+        tc_config_raw(TC_CFG_SHM_BANKS) != NULL)
+        fail("defaults: banks %lld source %d", (long long)tc_config_int(TC_CFG_SHM_BANKS),
+             (int)tc_config_source(TC_CFG_SHM_BANKS));
+    if (tc_config_double(TC_CFG_WAIT_TIMEOUT) != 600 || tc_log_level != 0)
+        fail("defaults: timeout %g log level %d", tc_config_double(TC_CFG_WAIT_TIMEOUT),
+             tc_log_level);
+
+    setenv("TC_SHM_BANKS", "0", 1);           /* invalid: default 2 */
+    setenv("TC_SHM_QUEUE_BYTES", " 2M ", 1);  /* valid */
+    setenv("TC_SHM_TREE", "Knomial", 1);      /* valid */
+    setenv("TC_WAIT_TIMEOUT", "forever", 1);  /* invalid: default 600 */
+    setenv("TC_SHM_FRAGMENT_SIZE", "64K", 1); /* valid */
+    setenv("TC_SHM_QUEUE_LENGTH", "auto", 1); /* valid, = 0 */
+    setenv("TC_SHM", "off", 1);               /* valid */
+    setenv("TC_VERBOSE", "3", 1);             /* valid: sets tc_log_level */
+    setenv("TC_SHM_MAX_TOTAL", "", 1);        /* set but empty: invalid */
+    setenv("TC_SHM_PLACEMENT", "first", 1);   /* invalid */
+
+    /* Loaded values stay until reset. */
+    tc_config_load();
+    if (tc_config_int(TC_CFG_SHM_BANKS) != 2)
+        fail("not re-read without reset");
+    tc_config_reset();
+    fprintf(stderr, "(four 'topocoll: ...; using the default' lines are expected next)\n");
+    tc_config_load();
+    tc_config_load(); /* second call does nothing (no second set of messages) */
+
+    struct {
+        tc_cfg_id_t id;
+        tc_cfg_source_t src;
+        double want;
+        const char *raw;
+    } cases[] = {
+        {TC_CFG_SHM_BANKS, TC_CFG_SRC_INVALID, 2, "0"},
+        {TC_CFG_SHM_QUEUE_BYTES, TC_CFG_SRC_ENV, 2 * 1024 * 1024, " 2M "},
+        {TC_CFG_SHM_TREE, TC_CFG_SRC_ENV, TC_TREE_KNOMIAL, "Knomial"},
+        {TC_CFG_WAIT_TIMEOUT, TC_CFG_SRC_INVALID, 600, "forever"},
+        {TC_CFG_SHM_FRAGMENT_SIZE, TC_CFG_SRC_ENV, 64 * 1024, "64K"},
+        {TC_CFG_SHM_QUEUE_LENGTH, TC_CFG_SRC_ENV, 0, "auto"},
+        {TC_CFG_SHM, TC_CFG_SRC_ENV, 0, "off"},
+        {TC_CFG_VERBOSE, TC_CFG_SRC_ENV, 3, "3"},
+        {TC_CFG_SHM_MAX_TOTAL, TC_CFG_SRC_INVALID, 1024.0 * 1024 * 1024, ""},
+        {TC_CFG_SHM_PLACEMENT, TC_CFG_SRC_INVALID, TC_PLACEMENT_TOUCH, "first"},
+        {TC_CFG_SHM_MAX_SEGMENT, TC_CFG_SRC_DEFAULT, 256.0 * 1024 * 1024, NULL},
+        {TC_CFG_SPIN_COUNT, TC_CFG_SRC_DEFAULT, 200, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *name = tc_config_desc(cases[i].id)->name;
+        const char *raw = tc_config_raw(cases[i].id);
+        if (tc_config_source(cases[i].id) != cases[i].src)
+            fail("load %s: source %d, expected %d", name, (int)tc_config_source(cases[i].id),
+                 (int)cases[i].src);
+        if (tc_config_double(cases[i].id) != cases[i].want ||
+            tc_config_int(cases[i].id) != (int64_t)cases[i].want)
+            fail("load %s: value %g, expected %g", name, tc_config_double(cases[i].id),
+                 cases[i].want);
+        if ((raw == NULL) != (cases[i].raw == NULL) || (raw && strcmp(raw, cases[i].raw) != 0))
+            fail("load %s: raw \"%s\", expected \"%s\"", name, raw ? raw : "(null)",
+                 cases[i].raw ? cases[i].raw : "(null)");
+    }
+    if (strcmp(tc_config_enum_name(TC_CFG_SHM_TREE, tc_config_int(TC_CFG_SHM_TREE)), "knomial"))
+        fail("enum name of loaded tree");
+    if (tc_log_level != 3)
+        fail("tc_log_level %d after TC_VERBOSE=3", tc_log_level);
+
+    /* The raw text is a copy: changing the environment does not change it. */
+    setenv("TC_SHM_TREE", "flat", 1);
+    if (strcmp(tc_config_raw(TC_CFG_SHM_TREE), "Knomial") != 0)
+        fail("raw text follows the environment");
+
+    for (int id = 0; id < TC_CFG_LAST; id++)
+        unsetenv(tc_config_desc((tc_cfg_id_t)id)->name);
+    tc_config_reset();
+    if (tc_config_int(TC_CFG_SHM_TREE) != TC_TREE_KARY || tc_log_level != 0 ||
+        tc_config_source(TC_CFG_SHM_TREE) != TC_CFG_SRC_DEFAULT)
+        fail("reset and reload did not return to the defaults");
+}
+
+/* Concurrent first use: every thread sees the loaded values (run under
+ * ThreadSanitizer in CI). */
+static void *load_thread(void *arg)
+{
+    int64_t *got = arg;
+    *got = tc_config_int(TC_CFG_SHM_TREE_ARITY);
+    return NULL;
+}
+
+static void test_load_threads(void)
+{
+    enum { NT = 8 };
+    pthread_t th[NT];
+    int64_t got[NT];
+
+    setenv("TC_SHM_TREE_ARITY", "5", 1);
+    tc_config_reset();
+    for (int i = 0; i < NT; i++)
+        if (pthread_create(&th[i], NULL, load_thread, &got[i]) != 0) {
+            fail("pthread_create");
+            got[i] = 5;
+            th[i] = pthread_self();
+        }
+    for (int i = 0; i < NT; i++) {
+        if (!pthread_equal(th[i], pthread_self()))
+            pthread_join(th[i], NULL);
+        if (got[i] != 5)
+            fail("thread %d saw arity %lld, expected 5", i, (long long)got[i]);
+    }
+    unsetenv("TC_SHM_TREE_ARITY");
+    tc_config_reset();
+}
+
+int main(void)
+{
+    test_table();
+    test_defaults();
+    test_bool();
+    test_int();
+    test_size();
+    test_double();
+    test_enum();
+    test_messages();
+    test_load();
+    test_load_threads();
+    if (failures) {
+        fprintf(stderr, "test_config: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("test_config: ok\n");
+    return 0;
+}

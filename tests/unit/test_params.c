@@ -1,0 +1,65 @@
+/* f and S selection (src/shm/params.c): the paper-000 model, by hand. */
+#include <math.h>
+#include <stdio.h>
+
+#include "shm/params.h"
+
+static int failures, checks;
+
+static void check(const char *what, double got, double want)
+{
+    checks++;
+    if (fabs(got - want) > 1e-9 * (fabs(want) + 1)) {
+        fprintf(stderr, "FAIL %s: got %.17g, expected %.17g\n", what, got, want);
+        failures++;
+    }
+}
+
+int main(void)
+{
+    /* f* = sqrt(m t_w / t): m = 1 MiB, t_w = 50 t -> sqrt(52428800) = 7240.77 -> 2 pages. */
+    check("f(1MiB)", (double)tc_shm_params_fragment(1 << 20, 50.0, 4096), 8192);
+    /* m = 16 MiB (the paper's figures): sqrt(838860800) = 28963.1 -> 8 pages = 32 KiB. */
+    check("f(16MiB)", (double)tc_shm_params_fragment(16 << 20, 50.0, 4096), 32768);
+    /* m = 64 B: sqrt(3200) = 56.6 -> one page (never below a page). */
+    check("f(64)", (double)tc_shm_params_fragment(64, 50.0, 4096), 4096);
+    /* m = 1 B, t_w = 0: 0 -> one page. */
+    check("f(0)", (double)tc_shm_params_fragment(1, 0.0, 4096), 4096);
+    /* exact multiple stays: m * t_w = 8192^2 -> 8192. */
+    check("f(exact)", (double)tc_shm_params_fragment(8192 * 8192 / 64, 64.0, 4096), 8192);
+
+    /* S = floor(budget / f), multiple of q, >= q. */
+    check("S(1MiB, 8K, 2)", tc_shm_params_queue_length(1 << 20, 8192, 2), 128);
+    check("S(100K, 8K, 2)", tc_shm_params_queue_length(100 * 1024, 8192, 2), 12);
+    check("S(100K, 8K, 5)", tc_shm_params_queue_length(100 * 1024, 8192, 5), 10);
+    check("S(4K, 8K, 2)", tc_shm_params_queue_length(4096, 8192, 2), 2);
+    check("S(40K, 8K, 1)", tc_shm_params_queue_length(40960, 8192, 1), 5);
+
+    /* Model time: m = 64 KiB, f = 8 KiB, S = 4, t_w = 50, t_ws = 100:
+     * fill 16384 + rest 57344 + 8 waits * 50 + 2 syncs * 100 = 74328. */
+    check("t(64K,8K,4)", tc_shm_params_model_time(65536, 8192, 4, 50, 100), 74328);
+    /* m < f: fill 2 m, one wait, one sync: 2000 + 50 + 100. */
+    check("t(1000,8K,4)", tc_shm_params_model_time(1000, 8192, 4, 50, 100), 2150);
+    check("t(0)", tc_shm_params_model_time(0, 8192, 4, 50, 100), 0);
+
+    /* f* minimises the model (with a queue large enough that syncs do not
+     * matter, t_ws = 0): no page multiple of f does better than the rounded f*
+     * by more than the rounding can explain (one page either side). */
+    size_t m = 16u << 20, fstar = tc_shm_params_fragment(m, 50.0, 4096);
+    double best = INFINITY;
+    size_t best_f = 0;
+    for (size_t f = 4096; f <= (1u << 20); f += 4096) {
+        double t = tc_shm_params_model_time(m, f, 1 << 20, 50.0, 0.0);
+        if (t < best) {
+            best = t;
+            best_f = f;
+        }
+    }
+    checks++;
+    if (best_f + 4096 < fstar || best_f > fstar + 4096) {
+        fprintf(stderr, "FAIL: model argmin %zu far from f* %zu\n", best_f, fstar);
+        failures++;
+    }
+    printf("test_params: %d checks, %d failures\n", checks, failures);
+    return failures != 0;
+}
