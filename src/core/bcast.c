@@ -14,20 +14,40 @@
 static int tc_bcast_packed(tc_ctx_t *ctx, void *buf, int count, MPI_Datatype dt, int root,
                            size_t nbytes)
 {
-    int rc = MPI_SUCCESS, pos = 0;
+    int rc = MPI_SUCCESS, pos = 0, one = 1;
+    MPI_Datatype rebased = MPI_DATATYPE_NULL;
+    static char anchor;
     if (nbytes > INT32_MAX)
-        return MPI_ERR_COUNT; /* MPI_Pack's int positions; the caller falls back */
+        return MPI_ERR_COUNT; /* MPI_Pack's int positions */
+    if (buf == MPI_BOTTOM) {
+        /* Absolute addresses: MPICH's MPI_Pack rejects a NULL buffer, so
+         * describe the same bytes relative to a real address instead. */
+        MPI_Aint a;
+        PMPI_Get_address(&anchor, &a);
+        MPI_Aint disp = -a;
+        if ((rc = PMPI_Type_create_struct(1, &count, &disp, &dt, &rebased)) != MPI_SUCCESS ||
+            (rc = PMPI_Type_commit(&rebased)) != MPI_SUCCESS)
+            return rc;
+        buf = &anchor;
+        dt = rebased;
+        count = one;
+    }
     char *tmp = malloc(nbytes);
-    if (!tmp)
-        return MPI_ERR_NO_MEM;
+    if (!tmp) {
+        rc = MPI_ERR_NO_MEM;
+        goto fn_exit;
+    }
     if (ctx->rank == root)
         rc = PMPI_Pack(buf, count, dt, tmp, (int)nbytes, &pos, ctx->priv);
-    if (rc == MPI_SUCCESS) {
-        tc_shm_bcast_pipelined(ctx->shm, tmp, nbytes, root);
-        if (ctx->rank != root)
-            rc = PMPI_Unpack(tmp, (int)nbytes, &pos, buf, count, dt, ctx->priv);
-    }
+    /* Every rank runs the broadcast even if its pack failed: the others are
+     * already in it. */
+    tc_shm_bcast_pipelined(ctx->shm, tmp, nbytes, root);
+    if (rc == MPI_SUCCESS && ctx->rank != root)
+        rc = PMPI_Unpack(tmp, (int)nbytes, &pos, buf, count, dt, ctx->priv);
     free(tmp);
+fn_exit:
+    if (rebased != MPI_DATATYPE_NULL)
+        PMPI_Type_free(&rebased);
     return rc;
 }
 
@@ -65,7 +85,8 @@ int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm com
     }
     MPI_Aint lb;
     if (tc_datatype_is_contiguous(datatype, count, &lb)) {
-        tc_shm_bcast_pipelined(ctx->shm, (char *)buf + lb, nbytes, root);
+        /* Integer arithmetic: with MPI_BOTTOM, lb is an absolute address. */
+        tc_shm_bcast_pipelined(ctx->shm, (void *)((uintptr_t)buf + (uintptr_t)lb), nbytes, root);
         rc = MPI_SUCCESS;
     } else {
         rc = tc_bcast_packed(ctx, buf, count, datatype, root, nbytes);

@@ -80,8 +80,10 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
                               "the MPI's own collectives."},
     [TC_CFG_SHM_PLACEMENT] = {"TC_SHM_PLACEMENT", TC_CFG_TYPE_ENUM, "touch", "touch,mbind,none", 0,
                               0,
-                              "How each process's queue is put on its own NUMA node: touch it "
-                              "first, bind it with mbind, or leave it to the kernel."},
+                              "Where each process's queue lives: touch = the process allocates it "
+                              "itself (first-touch, its own NUMA node), mbind = bound to its node "
+                              "with libnuma first, none = the creator allocates the whole segment "
+                              "(NUMA-unaware baseline)."},
 };
 _Static_assert(sizeof tc_cfg_table / sizeof tc_cfg_table[0] == TC_CFG_LAST,
                "one tunables table entry per tc_cfg_id_t");

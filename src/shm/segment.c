@@ -87,6 +87,8 @@ static int tc_shm_region_allocate(tc_shm_comm_t *s, int fd, tc_placement_t place
 {
     size_t off = tc_shm_layout_region(&s->layout, s->rank);
     size_t len = s->layout.region_size;
+    if (placement == TC_PLACEMENT_NONE)
+        return 0; /* the creator allocated everything */
     if (placement == TC_PLACEMENT_MBIND && s->numa_node >= 0)
         numa_tonode_memory(s->base + off, len, s->numa_node);
     int rc = posix_fallocate(fd, (off_t)off, (off_t)len);
@@ -176,7 +178,11 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
     /* Steps 1-2: the first process creates, everyone learns the name ("" on failure). */
     char name[40] = "";
     if (rank == 0 && ok) {
-        fd = tc_shm_file_create(name, sizeof name, s->layout.total, s->layout.header_size);
+        /* TC_SHM_PLACEMENT=none: the creator allocates the whole segment, so
+         * every page lands on its node (the NUMA-unaware baseline). */
+        fd = tc_shm_file_create(name, sizeof name, s->layout.total,
+                                policy->placement == TC_PLACEMENT_NONE ? s->layout.total
+                                                                       : s->layout.header_size);
         if (fd < 0)
             ok = 0;
     }

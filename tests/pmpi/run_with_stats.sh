@@ -1,0 +1,71 @@
+#!/bin/sh
+# Per-rank driver for the PMPI drop-in tests:
+#   mpiexec -n NP sh run_with_stats.sh PROGRAM [ARGS...]
+# Environment: TC_PMPI_PRELOAD (path of libtopocoll_pmpi.so), TC_TEST_NP.
+#
+# Runs PROGRAM (one MPI process; it inherits the launcher's environment) with
+# LD_PRELOAD=$TC_PMPI_PRELOAD and TC_STATS=1, and checks this process's
+# output: the program's line "tc-pmpi-test rank=R bcasts=N errors=E" and the
+# library's "topocoll-stats rank=R op=bcast calls=C shm=S ... pmpi=P ..." line.
+# Passes only if the program passed, C == N (every MPI_Bcast was intercepted),
+# P == 0 and every pmpi_* counter is 0 (no fallback), and S > 0 when NP >= 2
+# (the shared-memory path ran). The launcher fails if any rank fails, so every
+# rank is checked. The preload is set here rather than for the whole test so
+# that the launcher, this shell and awk do not load the library.
+set -u
+
+if [ -z "${TC_PMPI_PRELOAD:-}" ] || [ ! -f "$TC_PMPI_PRELOAD" ]; then
+    echo "run_with_stats.sh: TC_PMPI_PRELOAD='${TC_PMPI_PRELOAD:-}' is not a file" >&2
+    exit 1
+fi
+
+log=$(mktemp "${TMPDIR:-/tmp}/tc-pmpi-log.XXXXXX") || exit 1
+trap 'rm -f "$log"' EXIT
+
+# The program's output goes through tee, not into a file shown afterwards:
+# when a rank aborts, the launcher SIGKILLs every rank, this shell included,
+# and held-back output would be lost (so would $log, which lives in TMPDIR).
+# Its exit status follows as a last line. An ASan build's runtime must come
+# first in the library list, which a preloaded instrumented shim breaks
+# harmlessly; other builds ignore ASAN_OPTIONS.
+{
+    LD_PRELOAD="$TC_PMPI_PRELOAD${LD_PRELOAD:+:$LD_PRELOAD}" TC_STATS=1 \
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+        "$@" 2>&1
+    echo "tc-pmpi-exit-status $?"
+} | tee "$log"
+
+awk -v np="${TC_TEST_NP:-0}" '
+    function field(line, key,    n, i, kv, f) {
+        n = split(line, f, " ")
+        for (i = 1; i <= n; i++) {
+            split(f[i], kv, "=")
+            if (kv[1] == key)
+                return kv[2]
+        }
+        return ""
+    }
+    /^tc-pmpi-exit-status / { prog_rc = $2; next }
+    /^tc-pmpi-test / { nprog++; rank = field($0, "rank"); bcasts = field($0, "bcasts") }
+    /^topocoll-stats / && field($0, "op") == "bcast" { nstats++; stats = $0 }
+    END {
+        if (prog_rc == "") { print "run_with_stats.sh: no exit status from the program"; exit 1 }
+        if (prog_rc != 0) { print "run_with_stats.sh: the program exited with " prog_rc; exit prog_rc }
+        if (nprog != 1) { print "run_with_stats.sh: expected one tc-pmpi-test line, got " nprog + 0; exit 1 }
+        if (nstats != 1) {
+            print "run_with_stats.sh: rank " rank ": expected one topocoll-stats op=bcast line, got " nstats + 0 " (was the library used?)"
+            exit 1
+        }
+        bad = ""
+        if (field(stats, "rank") != rank) bad = bad " rank mismatch;"
+        if (field(stats, "calls") + 0 != bcasts + 0) bad = bad " calls != " bcasts " MPI_Bcast calls made;"
+        split("pmpi pmpi_multinode pmpi_shm_off pmpi_no_segment pmpi_intercomm", keys, " ")
+        for (k in keys) {
+            v = field(stats, keys[k])
+            if (v == "" || v + 0 != 0) bad = bad " " keys[k] "=" v " (want 0);"
+        }
+        if (np + 0 >= 2 && field(stats, "shm") + 0 <= 0) bad = bad " shm=" field(stats, "shm") " (want > 0);"
+        if (bad != "") { print "run_with_stats.sh: rank " rank ":" bad; exit 1 }
+        print "run_with_stats.sh: rank " rank ": " bcasts " MPI_Bcast calls, all through the library (shm=" field(stats, "shm") ", trivial=" field(stats, "trivial") ", hier=" field(stats, "hier") ")"
+    }
+' "$log"

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The test command (README "Quick start"): installs what it needs (Debian, as
+# root), checks formatting, builds with -Werror against Open MPI and MPICH and
+# runs the whole ctest suite on each, then an ASan+UBSan build's suite.
+#
+#   bash tests/run.sh [--mpi openmpi|mpich|both] [--no-asan] [--no-deps] [-R REGEX]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+top=$PWD
+
+mpis=(openmpi mpich)
+asan=1
+deps=1
+regex=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --mpi) shift; [ "$1" = both ] && mpis=(openmpi mpich) || mpis=("$1") ;;
+    --no-asan) asan=0 ;;
+    --no-deps) deps=0 ;;
+    -R) shift; regex=(-R "$1") ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "tests/run.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+packages=(build-essential cmake pkg-config clang-format gfortran
+          libopenmpi-dev openmpi-bin libmpich-dev mpich libhwloc-dev libnuma-dev gnuplot-nox)
+if [ "$deps" = 1 ]; then
+  missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      echo "== installing ${missing[*]}"
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+      echo "tests/run.sh: missing packages: ${missing[*]} (run as root, or install them)" >&2
+      exit 1
+    fi
+  fi
+fi
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+
+echo "== formatting (clang-format)"
+unformatted=$(git ls-files '*.c' '*.h' 2>/dev/null | xargs -r clang-format --dry-run 2>&1 | grep -c 'warning:' || true)
+if [ "${unformatted:-0}" != 0 ]; then
+  git ls-files '*.c' '*.h' | xargs -r clang-format --dry-run 2>&1 | grep 'warning:' | head -20
+  echo "tests/run.sh: $unformatted unformatted spots (run clang-format -i)" >&2
+  exit 1
+fi
+
+shm_before=$(ls /dev/shm 2>/dev/null | grep -c '^topocoll-' || true)
+total_pass=0
+total_fail=0
+failed_suites=()
+
+run_suite() { # name, build dir, cmake args...
+  local name=$1 dir=$2
+  shift 2
+  echo "== [$name] configure and build in $dir"
+  cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOPOCOLL_WERROR=ON "$@" >"$dir.configure.log" 2>&1 \
+    || { cat "$dir.configure.log"; return 1; }
+  cmake --build "$dir" -j2 >"$dir.build.log" 2>&1 || { tail -50 "$dir.build.log"; return 1; }
+  echo "== [$name] ctest"
+  local log="$dir.ctest.log" rc=0
+  (cd "$dir" && ctest --output-on-failure --timeout 600 "${regex[@]}") >"$log" 2>&1 || rc=$?
+  grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|Total Test time' "$log" | tail -60
+  if [ $rc != 0 ]; then
+    sed -n '/The following tests FAILED/,$p' "$log"
+    grep -B2 -A40 -E '\*\*\*Failed|\*\*\*Timeout|\(Failed\)' "$log" | head -200 || true
+  fi
+  local p f
+  p=$(grep -cE '^ *[0-9]+/[0-9]+ Test .*(Passed|Not Run|Skipped)' "$log" || true)
+  f=$(grep -cE '^ *[0-9]+/[0-9]+ Test .*(Failed|Timeout|Exception)' "$log" || true)
+  total_pass=$((total_pass + p))
+  total_fail=$((total_fail + f))
+  [ $rc = 0 ] || failed_suites+=("$name")
+  return 0
+}
+
+for mpi in "${mpis[@]}"; do
+  run_suite "$mpi" "$top/build-test-$mpi" -DTOPOCOLL_MPI="$mpi" || failed_suites+=("$mpi (build)")
+done
+if [ "$asan" = 1 ]; then
+  # MPI libraries leak by design at finalize: leak checking off, the rest on.
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_suite "asan+ubsan openmpi" "$top/build-test-asan" -DTOPOCOLL_MPI=openmpi \
+    -DTOPOCOLL_SANITIZE=address,undefined -DTOPOCOLL_FORTRAN=OFF || failed_suites+=("asan (build)")
+fi
+
+shm_after=$(ls /dev/shm 2>/dev/null | grep -c '^topocoll-' || true)
+if [ "$shm_after" -gt "$shm_before" ]; then
+  echo "tests/run.sh: $((shm_after - shm_before)) topocoll-* entries left in /dev/shm" >&2
+  ls -la /dev/shm | grep topocoll- >&2
+  failed_suites+=("/dev/shm leftovers")
+  total_fail=$((total_fail + 1))
+fi
+
+echo
+echo "== summary: ${#mpis[@]} MPI(s)$([ $asan = 1 ] && echo ' + asan')"
+[ ${#failed_suites[@]} -eq 0 ] || echo "failed: ${failed_suites[*]}"
+echo "$total_pass passed, $total_fail failed"
+[ ${#failed_suites[@]} -eq 0 ] && [ "$total_fail" = 0 ]
