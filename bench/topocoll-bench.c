@@ -1,0 +1,870 @@
+/*
+ * topocoll-bench: TC_* collectives against the MPI's own, OSU-style output.
+ *
+ * For every message size the two implementations run in alternating blocks
+ * (TC, MPI, TC, MPI, ...; with --raw a third block of the raw copy pipeline
+ * between ranks 0 and 1 follows each pair), so slow drifts of the machine
+ * (frequency, other load) hit both alike. Each block starts after a
+ * PMPI_Barrier and times ITER back-to-back calls; a block's time is the
+ * largest over ranks of the per-rank mean time per call (IMB's t_max). The
+ * reported value is the median over blocks, with the minimum over blocks in
+ * the *_min columns.
+ *
+ * The MPI side always calls PMPI_* (and so does every barrier and reduction of
+ * the harness), so the baseline stays the MPI's own collective even when the
+ * program runs under LD_PRELOAD=libtopocoll_pmpi.so.
+ *
+ * Only the public header: this is what an application sees.
+ */
+#include "bench_util.h"
+#include "raw_pipeline.h"
+
+#include <mpi.h>
+#include <topocoll.h>
+
+#include <ctype.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_SIZES 64
+/* --off-cache cycles through at least this many bytes of buffers per rank: more
+ * than the last-level caches of current servers, so every call starts cold. */
+#define OFF_CACHE_BYTES ((size_t)64 << 20)
+#define BUF_ALIGN       4096
+#define MAX_ERR_REPORTS 5
+
+enum { IMPL_TC, IMPL_MPI, IMPL_RAW, IMPL_LAST };
+static const char *const impl_names[IMPL_LAST] = {"tc", "mpi", "raw"};
+
+/* One collective call's arguments. Ops without a root ignore it; ops that
+ * need two buffers (reduce, allreduce) will use sbuf and rbuf. */
+typedef struct bench_args {
+    void *sbuf;
+    void *rbuf;
+    int count; /* bytes: the benchmark moves MPI_BYTE (or a type of the op's choice) */
+    int root;
+    MPI_Comm comm;
+} bench_args_t;
+
+/* The table of operations. To add one: its TC_ and PMPI_ calls, how the
+ * buffers are prepared before a call and checked after it under --check. */
+typedef struct bench_op {
+    const char *name;  /* for -o */
+    const char *mname; /* MPI spelling, for the plot: "Bcast" */
+    int has_root;
+    int (*call_tc)(const bench_args_t *a);
+    int (*call_mpi)(const bench_args_t *a);
+    /* --check: fill this rank's buffers for a call with pattern `seed` */
+    void (*check_prepare)(const bench_args_t *a, int rank, uint32_t seed);
+    /* --check: number of wrong bytes after the call; first one in *bad_at */
+    size_t (*check_verify)(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at);
+} bench_op_t;
+
+/* ---- pattern for --check ---------------------------------------------------------- */
+
+static inline uint8_t pattern_byte(uint32_t seed, size_t j)
+{
+    return (uint8_t)((seed + (uint32_t)j * 2654435761u) >> 24);
+}
+
+static void pattern_fill(uint8_t *p, size_t n, uint32_t seed)
+{
+    for (size_t j = 0; j < n; j++)
+        p[j] = pattern_byte(seed, j);
+}
+
+/* Receivers start from the complement of what they expect, so a call that
+ * moves nothing cannot pass. */
+static void pattern_poison(uint8_t *p, size_t n, uint32_t seed)
+{
+    for (size_t j = 0; j < n; j++)
+        p[j] = (uint8_t)~pattern_byte(seed, j);
+}
+
+static size_t pattern_check(const uint8_t *p, size_t n, uint32_t seed, size_t *bad_at)
+{
+    size_t bad = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (p[j] != pattern_byte(seed, j)) {
+            if (bad++ == 0)
+                *bad_at = j;
+        }
+    }
+    return bad;
+}
+
+/* ---- bcast ------------------------------------------------------------------------- */
+
+static int bcast_tc(const bench_args_t *a)
+{
+    return TC_Bcast(a->rbuf, a->count, MPI_BYTE, a->root, a->comm);
+}
+
+static int bcast_mpi(const bench_args_t *a)
+{
+    return PMPI_Bcast(a->rbuf, a->count, MPI_BYTE, a->root, a->comm);
+}
+
+static void bcast_prepare(const bench_args_t *a, int rank, uint32_t seed)
+{
+    if (rank == a->root)
+        pattern_fill(a->rbuf, (size_t)a->count, seed);
+    else
+        pattern_poison(a->rbuf, (size_t)a->count, seed);
+}
+
+static size_t bcast_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    (void)rank;
+    return pattern_check(a->rbuf, (size_t)a->count, seed, bad_at);
+}
+
+static const bench_op_t bench_ops[] = {
+    {"bcast", "Bcast", 1, bcast_tc, bcast_mpi, bcast_prepare, bcast_verify},
+};
+#define NOPS ((int)(sizeof(bench_ops) / sizeof(bench_ops[0])))
+
+/* ---- options ----------------------------------------------------------------------- */
+
+typedef struct bench_opts {
+    const bench_op_t *op;
+    size_t min, max;
+    long iters;  /* per block; 0 = adapt to the size */
+    long warmup; /* per implementation and size; -1 = adapt */
+    int root;
+    int root_shift;
+    int off_cache;
+    long blocks;
+    const char *csv;
+    const char *plot;
+    int check;
+    int raw;
+    size_t raw_frag;
+    long raw_slots;
+} bench_opts_t;
+
+enum {
+    OPT_ROOT_SHIFT = 1000,
+    OPT_OFF_CACHE,
+    OPT_BLOCKS,
+    OPT_CSV,
+    OPT_PLOT,
+    OPT_CHECK,
+    OPT_RAW,
+    OPT_RAW_FRAG,
+    OPT_RAW_SLOTS,
+};
+
+static void usage(FILE *f, const char *prog)
+{
+    fprintf(f,
+            "usage: %s [options]   (run under mpiexec)\n"
+            "Times TC_<op> against the MPI's own PMPI_<op> in alternating blocks.\n"
+            "  -o OP           operation: ",
+            prog);
+    for (int i = 0; i < NOPS; i++)
+        fprintf(f, "%s%s", i ? ", " : "", bench_ops[i].name);
+    fprintf(f,
+            " (default bcast)\n"
+            "  -m MIN:MAX      sizes in bytes: the powers of two in [MIN,MAX], plus a 0-byte\n"
+            "                  row if MIN is 0; K/M/G suffixes (default 1:4M)\n"
+            "  -i ITER         calls per block (default adapts: 200 up to 8 KiB, then\n"
+            "                  16 MiB/size clamped to [4,200])\n"
+            "  -x WARMUP       untimed calls per implementation and size before the\n"
+            "                  first block (default ITER/5, at least 2)\n"
+            "  -r ROOT         root rank (default 0)\n"
+            "  --root-shift    the root moves to the next rank every call (IMB -root_shift)\n"
+            "  --off-cache     every call uses a different buffer, cycling through >= 64 MiB\n"
+            "                  per rank (at least 2 buffers), like IMB -off_cache\n"
+            "  --blocks N      blocks per implementation and size (default 10); the median\n"
+            "                  over blocks is reported\n"
+            "  --csv FILE      also write the results as CSV\n"
+            "  --plot FILE     also plot them (PNG, needs gnuplot)\n"
+            "  --check         verify every received buffer (each call is then timed alone,\n"
+            "                  after a barrier: latency, not throughput)\n"
+            "  --raw           add the raw two-process shared-memory copy pipeline between\n"
+            "                  ranks 0 and 1 (same node, np >= 2) as a bandwidth reference\n"
+            "  --raw-frag B    its fragment size (default %d)\n"
+            "  --raw-slots N   its ring slots (default %d)\n"
+            "  -h              this help\n"
+            "Output: '#' comment lines, then per size: size_bytes tc_us mpi_us tc/mpi\n"
+            "tc_min_us mpi_min_us iters [raw_us raw_min_us tc_bw/raw]. Times are us per call.\n",
+            TC_BENCH_RING_FRAG_DEFAULT, TC_BENCH_RING_SLOTS_DEFAULT);
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Returns 0 to run, 1 to exit successfully (help), 2 on a bad option. Only
+ * rank 0 prints; every rank parses the same argv and reaches the same verdict. */
+static int parse_options(int argc, char **argv, int rank, bench_opts_t *o)
+{
+    static const struct option longopts[] = {{"root-shift", no_argument, NULL, OPT_ROOT_SHIFT},
+                                             {"off-cache", no_argument, NULL, OPT_OFF_CACHE},
+                                             {"blocks", required_argument, NULL, OPT_BLOCKS},
+                                             {"csv", required_argument, NULL, OPT_CSV},
+                                             {"plot", required_argument, NULL, OPT_PLOT},
+                                             {"check", no_argument, NULL, OPT_CHECK},
+                                             {"raw", no_argument, NULL, OPT_RAW},
+                                             {"raw-frag", required_argument, NULL, OPT_RAW_FRAG},
+                                             {"raw-slots", required_argument, NULL, OPT_RAW_SLOTS},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    FILE *err = rank == 0 ? stderr : NULL;
+    long v;
+    int c;
+
+#define BAD(...)                                                                                   \
+    do {                                                                                           \
+        if (err) {                                                                                 \
+            fprintf(err, "topocoll-bench: " __VA_ARGS__);                                          \
+            fputc('\n', err);                                                                      \
+        }                                                                                          \
+        return 2;                                                                                  \
+    } while (0)
+
+    memset(o, 0, sizeof(*o));
+    o->op = &bench_ops[0];
+    o->min = 1;
+    o->max = (size_t)4 << 20;
+    o->warmup = -1;
+    o->blocks = 10;
+    o->raw_frag = TC_BENCH_RING_FRAG_DEFAULT;
+    o->raw_slots = TC_BENCH_RING_SLOTS_DEFAULT;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:m:i:x:r:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': {
+            int i;
+            for (i = 0; i < NOPS && strcmp(optarg, bench_ops[i].name) != 0; i++)
+                ;
+            if (i == NOPS) {
+                if (err) {
+                    fprintf(err, "topocoll-bench: -o '%s': unknown operation; known:", optarg);
+                    for (i = 0; i < NOPS; i++)
+                        fprintf(err, " %s", bench_ops[i].name);
+                    fputc('\n', err);
+                }
+                return 2;
+            }
+            o->op = &bench_ops[i];
+            break;
+        }
+        case 'm':
+            if (tc_bench_range_parse(optarg, &o->min, &o->max) != 0)
+                BAD("-m '%s': expected MIN:MAX with MIN <= MAX, e.g. 1:4M", optarg);
+            if (o->max > INT_MAX)
+                BAD("-m '%s': sizes above %d bytes are not supported", optarg, INT_MAX);
+            break;
+        case 'i':
+            if (parse_long(optarg, 1, 100000000, &o->iters) != 0)
+                BAD("-i '%s': expected an iteration count >= 1", optarg);
+            break;
+        case 'x':
+            if (parse_long(optarg, 0, 100000000, &o->warmup) != 0)
+                BAD("-x '%s': expected a warm-up count >= 0", optarg);
+            break;
+        case 'r':
+            if (parse_long(optarg, 0, INT_MAX, &v) != 0)
+                BAD("-r '%s': expected a rank >= 0", optarg);
+            o->root = (int)v;
+            break;
+        case OPT_ROOT_SHIFT:
+            o->root_shift = 1;
+            break;
+        case OPT_OFF_CACHE:
+            o->off_cache = 1;
+            break;
+        case OPT_BLOCKS:
+            if (parse_long(optarg, 1, 100000, &o->blocks) != 0)
+                BAD("--blocks '%s': expected 1..100000", optarg);
+            break;
+        case OPT_CSV:
+            o->csv = optarg;
+            break;
+        case OPT_PLOT:
+            if (strchr(optarg, '\'') != NULL)
+                BAD("--plot '%s': file name must not contain a single quote", optarg);
+            o->plot = optarg;
+            break;
+        case OPT_CHECK:
+            o->check = 1;
+            break;
+        case OPT_RAW:
+            o->raw = 1;
+            break;
+        case OPT_RAW_FRAG:
+            if (tc_bench_size_parse(optarg, &o->raw_frag) != 0 || o->raw_frag == 0 ||
+                o->raw_frag > ((size_t)1 << 30))
+                BAD("--raw-frag '%s': expected a size in 1..1G, e.g. 8K", optarg);
+            break;
+        case OPT_RAW_SLOTS:
+            if (parse_long(optarg, 1, 65536, &o->raw_slots) != 0)
+                BAD("--raw-slots '%s': expected 1..65536", optarg);
+            break;
+        case 'h':
+            if (rank == 0)
+                usage(stdout, argv[0]);
+            return 1;
+        case ':':
+            BAD("option '%s' needs an argument (-h for help)", argv[optind - 1]);
+        default:
+            BAD("unknown option '%s' (-h for help)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        BAD("unexpected argument '%s' (-h for help)", argv[optind]);
+#undef BAD
+    return 0;
+}
+
+/* ---- helpers ----------------------------------------------------------------------- */
+
+static long iters_for(const bench_opts_t *o, size_t n)
+{
+    long it;
+    if (o->iters > 0)
+        return o->iters;
+    /* OSU uses many more iterations for small messages than for large ones; this
+     * keeps a block of large messages at ~16 MiB moved per rank. */
+    if (n <= 8192)
+        return 200;
+    it = (long)(((size_t)16 << 20) / n);
+    return it < 4 ? 4 : it > 200 ? 200 : it;
+}
+
+static long warmup_for(const bench_opts_t *o, long iters)
+{
+    if (o->warmup >= 0)
+        return o->warmup;
+    return iters / 5 < 2 ? 2 : iters / 5;
+}
+
+static size_t round_up(size_t n, size_t a)
+{
+    return (n + a - 1) / a * a;
+}
+
+/* First line of MPI_Get_library_version with runs of blanks collapsed. */
+static void mpi_name(char *out, size_t cap)
+{
+    char s[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    size_t k = 0;
+
+    MPI_Get_library_version(s, &len);
+    for (int i = 0; i < len && s[i] != '\0' && s[i] != '\n' && k + 1 < cap; i++) {
+        char ch = isspace((unsigned char)s[i]) ? ' ' : s[i];
+        if (ch == ' ' && (k == 0 || out[k - 1] == ' '))
+            continue;
+        out[k++] = ch;
+    }
+    while (k > 0 && out[k - 1] == ' ')
+        k--;
+    out[k] = '\0';
+}
+
+static double ratio(double a, double b)
+{
+    return b > 0 ? a / b : NAN;
+}
+
+/* ---- the raw pipeline between ranks 0 and 1 --------------------------------------- */
+
+typedef struct raw_state {
+    int ok; /* on every rank: the raw block runs */
+    MPI_Win win;
+    MPI_Comm pair; /* ranks 0 and 1 of MPI_COMM_WORLD when they share memory */
+    tc_bench_ring_end_t end;
+} raw_state_t;
+
+static void raw_setup(raw_state_t *rs, const bench_opts_t *o, int rank, int np)
+{
+    MPI_Comm two = MPI_COMM_NULL;
+    int ok = 0;
+
+    memset(rs, 0, sizeof(*rs));
+    rs->win = MPI_WIN_NULL;
+    rs->pair = MPI_COMM_NULL;
+    if (np < 2) {
+        if (rank == 0)
+            printf("# --raw needs np >= 2: raw column disabled\n");
+        return;
+    }
+    MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &two);
+    if (two != MPI_COMM_NULL) {
+        int sz;
+        MPI_Comm_split_type(two, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &rs->pair);
+        MPI_Comm_size(rs->pair, &sz);
+        ok = sz == 2;
+        if (!ok)
+            MPI_Comm_free(&rs->pair);
+        MPI_Comm_free(&two);
+    }
+    PMPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!ok) {
+        if (rank == 0)
+            printf("# --raw: ranks 0 and 1 do not share memory: raw column disabled\n");
+        return;
+    }
+    if (rank < 2) {
+        size_t bytes = tc_bench_ring_bytes(o->raw_frag, (unsigned)o->raw_slots) + 64;
+        MPI_Aint qsize;
+        int disp;
+        void *base, *ring;
+
+        MPI_Win_allocate_shared(rank == 0 ? (MPI_Aint)bytes : 0, 1, MPI_INFO_NULL, rs->pair, &base,
+                                &rs->win);
+        MPI_Win_shared_query(rs->win, 0, &qsize, &disp, &base);
+        /* Both mappings of the segment are page aligned, so aligning each local
+         * address to 64 bytes lands on the same offset in both processes. */
+        ring = tc_bench_ring_align(base);
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, rs->win);
+        if (rank == 0)
+            tc_bench_ring_init(ring, o->raw_frag, (unsigned)o->raw_slots);
+        MPI_Win_sync(rs->win);
+        PMPI_Barrier(rs->pair);
+        MPI_Win_sync(rs->win);
+        tc_bench_ring_end_attach(&rs->end, ring);
+    }
+    rs->ok = 1;
+}
+
+static void raw_teardown(raw_state_t *rs)
+{
+    if (rs->win != MPI_WIN_NULL) {
+        MPI_Win_unlock_all(rs->win);
+        MPI_Win_free(&rs->win);
+    }
+    if (rs->pair != MPI_COMM_NULL)
+        MPI_Comm_free(&rs->pair);
+}
+
+/* ---- blocks ------------------------------------------------------------------------ */
+
+typedef struct bench_run {
+    const bench_opts_t *o;
+    int rank, np;
+    char *arena;       /* all buffers of this rank */
+    size_t arena_size; /* bytes */
+    uint64_t cursor;   /* --off-cache: calls made so far, selects the next buffer */
+    raw_state_t raw;
+    long errors[IMPL_LAST]; /* --check: wrong buffers seen by this rank, this size */
+    int err_reports;
+} bench_run_t;
+
+static void *next_buffer(bench_run_t *r, size_t n)
+{
+    size_t stride, nbuf;
+    if (!r->o->off_cache)
+        return r->arena;
+    stride = round_up(n ? n : 1, 64);
+    nbuf = r->arena_size / stride;
+    return r->arena + (r->cursor++ % nbuf) * stride;
+}
+
+static uint32_t check_seed(size_t n, long call, int impl)
+{
+    return (uint32_t)n * 0x9E3779B1u ^ (uint32_t)call * 0x85EBCA6Bu ^ (uint32_t)impl << 29;
+}
+
+static void check_report(bench_run_t *r, int impl, size_t n, long call, size_t bad, size_t bad_at,
+                         int rc)
+{
+    r->errors[impl]++;
+    if (r->err_reports++ >= MAX_ERR_REPORTS)
+        return;
+    if (rc != MPI_SUCCESS)
+        fprintf(stderr, "topocoll-bench: rank %d: %s size %zu call %ld returned error %d\n",
+                r->rank, impl_names[impl], n, call, rc);
+    else
+        fprintf(stderr,
+                "topocoll-bench: rank %d: %s size %zu call %ld: %zu wrong bytes, first at "
+                "offset %zu\n",
+                r->rank, impl_names[impl], n, call, bad, bad_at);
+}
+
+/* The raw pipeline as a "collective": rank 0 produces, rank 1 consumes, the
+ * others idle. */
+static void raw_move(bench_run_t *r, void *buf, size_t n)
+{
+    if (r->rank == 0)
+        tc_bench_ring_send(&r->raw.end, buf, n);
+    else if (r->rank == 1)
+        tc_bench_ring_recv(&r->raw.end, buf, n);
+}
+
+static void raw_prepare(bench_run_t *r, void *buf, size_t n, uint32_t seed)
+{
+    if (r->rank == 0)
+        pattern_fill(buf, n, seed);
+    else if (r->rank == 1)
+        pattern_poison(buf, n, seed);
+}
+
+static size_t raw_verify(bench_run_t *r, void *buf, size_t n, uint32_t seed, size_t *bad_at)
+{
+    return r->rank == 1 ? pattern_check(buf, n, seed, bad_at) : 0;
+}
+
+/* Runs `iters` calls of one implementation; returns this rank's mean seconds per
+ * call. `call0` numbers the calls (for the --check pattern). */
+static double run_block(bench_run_t *r, int impl, size_t n, long iters, long call0)
+{
+    const bench_opts_t *o = r->o;
+    const bench_op_t *op = o->op;
+    bench_args_t a;
+    double t = 0.0, t0;
+
+    a.count = (int)n;
+    a.comm = MPI_COMM_WORLD;
+    a.root = o->root;
+
+    if (!o->check) {
+        t0 = MPI_Wtime();
+        for (long it = 0; it < iters; it++) {
+            a.sbuf = a.rbuf = next_buffer(r, n);
+            if (impl == IMPL_RAW) {
+                raw_move(r, a.rbuf, n);
+                continue;
+            }
+            if (o->root_shift)
+                a.root = (int)((o->root + it) % r->np);
+            if (impl == IMPL_TC)
+                op->call_tc(&a);
+            else
+                op->call_mpi(&a);
+        }
+        return (MPI_Wtime() - t0) / (double)iters;
+    }
+
+    /* --check: fill, synchronise, time the call alone, verify. The barrier keeps
+     * the root's fill out of the receivers' times. */
+    for (long it = 0; it < iters; it++) {
+        uint32_t seed = check_seed(n, call0 + it, impl);
+        size_t bad = 0, bad_at = 0;
+        int rc = MPI_SUCCESS;
+
+        a.sbuf = a.rbuf = next_buffer(r, n);
+        if (o->root_shift)
+            a.root = (int)((o->root + it) % r->np);
+        if (impl == IMPL_RAW)
+            raw_prepare(r, a.rbuf, n, seed);
+        else
+            op->check_prepare(&a, r->rank, seed);
+        PMPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        if (impl == IMPL_RAW)
+            raw_move(r, a.rbuf, n);
+        else
+            rc = impl == IMPL_TC ? op->call_tc(&a) : op->call_mpi(&a);
+        t += MPI_Wtime() - t0;
+        if (impl == IMPL_RAW)
+            bad = raw_verify(r, a.rbuf, n, seed, &bad_at);
+        else if (rc == MPI_SUCCESS)
+            bad = op->check_verify(&a, r->rank, seed, &bad_at);
+        if (rc != MPI_SUCCESS || bad != 0)
+            check_report(r, impl, n, call0 + it, bad, bad_at, rc);
+    }
+    return t / (double)iters;
+}
+
+/* ---- output ------------------------------------------------------------------------ */
+
+typedef struct bench_row {
+    size_t n;
+    long iters;
+    double med[IMPL_LAST], min[IMPL_LAST]; /* seconds */
+} bench_row_t;
+
+static void write_plot(const bench_opts_t *o, const bench_row_t *rows, int nrows, int np, int nimpl,
+                       const char *mpi)
+{
+    char dat[] = "/tmp/topocoll-bench-dat-XXXXXX";
+    char gp[] = "/tmp/topocoll-bench-gp-XXXXXX";
+    char title[256], cmd[128];
+    FILE *f;
+    int fd, rc, k = 0;
+
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        printf("# --plot: gnuplot not found, %s not written\n", o->plot);
+        return;
+    }
+    /* Title: the MPI's name up to the first comma ("Open MPI v4.1.4", "MPICH
+     * Version: 4.0.2"); gnuplot strings are single-quoted below, so no quotes. */
+    snprintf(title, sizeof(title), "%s, np=%d%s%s - %.*s", o->op->name, np,
+             o->off_cache ? ", off-cache" : "", o->root_shift ? ", root-shift" : "",
+             (int)strcspn(mpi, ","), mpi);
+    for (char *p = title; *p; p++)
+        if (*p == '\'' || *p == '"' || *p == '\\')
+            *p = ' ';
+
+    if ((fd = mkstemp(dat)) < 0 || (f = fdopen(fd, "w")) == NULL) {
+        printf("# --plot: cannot create a temporary file, %s not written\n", o->plot);
+        return;
+    }
+    for (int i = 0; i < nrows; i++) {
+        if (rows[i].n == 0)
+            continue; /* no 0 on a log axis */
+        fprintf(f, "%zu %.6g %.6g %.6g\n", rows[i].n, rows[i].med[IMPL_TC] * 1e6,
+                rows[i].med[IMPL_MPI] * 1e6, nimpl > IMPL_RAW ? rows[i].med[IMPL_RAW] * 1e6 : 0);
+        k++;
+    }
+    fclose(f);
+    if ((fd = mkstemp(gp)) < 0 || (f = fdopen(fd, "w")) == NULL) {
+        printf("# --plot: cannot create a temporary file, %s not written\n", o->plot);
+        remove(dat);
+        return;
+    }
+    fprintf(f,
+            "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+            "  set terminal pngcairo noenhanced size 1000,800\n"
+            "} else {\n"
+            "  set terminal png noenhanced size 1000,800\n"
+            "}\n"
+            "set output '%s'\n"
+            "set multiplot layout 2,1 title '%s'\n"
+            "set logscale x 2\nset logscale y 10\nset format x '%%.0b%%B'\n"
+            "set grid\nset key bottom right\n"
+            "set ylabel 'time per call (us)'\n"
+            "plot '%s' u 1:2 w lp pt 7 t 'TC_%s', '' u 1:3 w lp pt 5 t 'PMPI_%s'%s\n"
+            "unset logscale y\nset yrange [0:*]\nset key top left\n"
+            "set xlabel 'message size (bytes)'\nset ylabel 'tc / mpi'\n"
+            "plot '%s' u 1:($2/$3) w lp pt 7 t 'TC time / MPI time', 1 w l dt 2 notitle\n"
+            "unset multiplot\n",
+            o->plot, title, dat, o->op->mname, o->op->mname,
+            nimpl > IMPL_RAW ? ", '' u 1:4 w lp pt 3 t 'raw 2-process copy pipeline'" : "", dat);
+    fclose(f);
+    if (k == 0) {
+        printf("# --plot: no nonzero sizes to plot\n");
+    } else {
+        snprintf(cmd, sizeof(cmd), "gnuplot %s", gp);
+        rc = system(cmd);
+        if (rc != 0)
+            printf("# --plot: gnuplot failed (status %d), %s may be missing\n", rc, o->plot);
+        else
+            printf("# plot written to %s\n", o->plot);
+    }
+    remove(dat);
+    remove(gp);
+}
+
+/* ---- main -------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    bench_opts_t o;
+    bench_run_t r;
+    bench_row_t rows[MAX_SIZES];
+    size_t sizes[MAX_SIZES];
+    char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+    FILE *csv = NULL;
+    double wall0;
+    int nsizes, nimpl, rc, csv_ok = 1, status = 0, tcmaj = 0, tcmin = 0, tcpat = 0;
+    long total_errors = 0;
+
+    MPI_Init(&argc, &argv);
+    wall0 = MPI_Wtime();
+    memset(&r, 0, sizeof(r));
+    MPI_Comm_rank(MPI_COMM_WORLD, &r.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &r.np);
+    r.o = &o;
+
+    rc = parse_options(argc, argv, r.rank, &o);
+    if (rc == 0 && o.root >= r.np) {
+        if (r.rank == 0)
+            fprintf(stderr, "topocoll-bench: -r %d: root must be < np (%d)\n", o.root, r.np);
+        rc = 2;
+    }
+    nsizes = tc_bench_range_sizes(o.min, o.max, sizes, MAX_SIZES);
+    if (rc == 0 && nsizes == 0) {
+        if (r.rank == 0)
+            fprintf(stderr, "topocoll-bench: -m %zu:%zu contains no power of two\n", o.min, o.max);
+        rc = 2;
+    }
+    if (rc == 0 && r.rank == 0 && o.csv != NULL) {
+        csv = fopen(o.csv, "w");
+        if (csv == NULL) {
+            fprintf(stderr, "topocoll-bench: --csv %s: cannot open for writing\n", o.csv);
+            csv_ok = 0;
+        }
+    }
+    PMPI_Bcast(&csv_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rc != 0 || !csv_ok) {
+        MPI_Finalize();
+        return rc == 1 ? 0 : 2;
+    }
+
+    /* Buffers: one of the largest size, or for --off-cache an arena of >= 64 MiB
+     * holding at least two of them. Touched now so page faults are not timed. */
+    r.arena_size = round_up(sizes[nsizes - 1] ? sizes[nsizes - 1] : 1, 64);
+    if (o.off_cache) {
+        r.arena_size *= 2;
+        if (r.arena_size < OFF_CACHE_BYTES)
+            r.arena_size = OFF_CACHE_BYTES;
+    }
+    if (posix_memalign((void **)&r.arena, BUF_ALIGN, r.arena_size) != 0) {
+        fprintf(stderr, "topocoll-bench: rank %d: cannot allocate %zu bytes\n", r.rank,
+                r.arena_size);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    memset(r.arena, 0, r.arena_size);
+
+    mpi_name(mpi, sizeof(mpi));
+    TC_Get_version(&tcmaj, &tcmin, &tcpat);
+    if (r.rank == 0) {
+        printf("# topocoll-bench op=%s np=%d mpi=%s tc=%d.%d.%d sizes=%zu:%zu iters=", o.op->name,
+               r.np, mpi, tcmaj, tcmin, tcpat, o.min, o.max);
+        if (o.iters > 0)
+            printf("%ld", o.iters);
+        else
+            printf("auto");
+        if (o.warmup >= 0)
+            printf(" warmup=%ld", o.warmup);
+        else
+            printf(" warmup=auto");
+        printf(" blocks=%ld root=%d root_shift=%s off_cache=%s check=%s raw=%s", o.blocks, o.root,
+               o.root_shift ? "on" : "off", o.off_cache ? "on" : "off", o.check ? "on" : "off",
+               o.raw ? "on" : "off");
+        if (o.raw)
+            printf(" raw_frag=%zu raw_slots=%ld", o.raw_frag, o.raw_slots);
+        printf("\n");
+        fflush(stdout);
+    }
+
+    /* Context creation is collective and not what we time. */
+    rc = TC_Comm_attach(MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS && r.rank == 0)
+        printf("# TC_Comm_attach returned %d; the first TC call will create the context\n", rc);
+
+    r.raw.win = MPI_WIN_NULL;
+    r.raw.pair = MPI_COMM_NULL;
+    if (o.raw)
+        raw_setup(&r.raw, &o, r.rank, r.np);
+    nimpl = r.raw.ok ? IMPL_LAST : IMPL_RAW;
+
+    if (r.rank == 0) {
+        printf("# us per call: median over blocks of each block's max over ranks of the mean "
+               "per call; *_min: best block\n");
+        if (o.check)
+            printf("# --check: each call timed alone after a barrier; fill and verify untimed\n");
+        printf("# %10s %12s %12s %8s %12s %12s %6s", "size_bytes", "tc_us", "mpi_us", "tc/mpi",
+               "tc_min_us", "mpi_min_us", "iters");
+        if (nimpl > IMPL_RAW)
+            printf(" %12s %12s %9s", "raw_us", "raw_min_us", "tc_bw/raw");
+        printf("\n");
+        fflush(stdout);
+        if (csv) {
+            fprintf(csv, "op,np,size_bytes,tc_us,mpi_us,ratio,tc_min_us,mpi_min_us%s\n",
+                    nimpl > IMPL_RAW ? ",raw_us,raw_min_us" : "");
+            fflush(csv);
+        }
+    }
+
+    double *local = malloc(sizeof(double) * (size_t)o.blocks * IMPL_LAST);
+    double *global = malloc(sizeof(double) * (size_t)o.blocks * IMPL_LAST);
+    double *col = malloc(sizeof(double) * (size_t)o.blocks);
+    if (local == NULL || global == NULL || col == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+
+    for (int si = 0; si < nsizes; si++) {
+        size_t n = sizes[si];
+        long iters = iters_for(&o, n), warm = warmup_for(&o, iters);
+        long errs[IMPL_LAST], gerrs[IMPL_LAST];
+        bench_row_t *row = &rows[si];
+
+        memset(r.errors, 0, sizeof(r.errors));
+        /* call numbers: warm-up uses block "-1", block b uses calls (b+1)*iters.. */
+        for (int impl = 0; impl < nimpl; impl++) {
+            PMPI_Barrier(MPI_COMM_WORLD);
+            if (warm > 0)
+                run_block(&r, impl, n, warm, 0);
+        }
+        for (long b = 0; b < o.blocks; b++) {
+            for (int impl = 0; impl < nimpl; impl++) {
+                PMPI_Barrier(MPI_COMM_WORLD);
+                local[b * IMPL_LAST + impl] = run_block(&r, impl, n, iters, (b + 1) * iters);
+            }
+            if (nimpl < IMPL_LAST)
+                local[b * IMPL_LAST + IMPL_RAW] = 0.0;
+        }
+        PMPI_Reduce(local, global, (int)o.blocks * IMPL_LAST, MPI_DOUBLE, MPI_MAX, 0,
+                    MPI_COMM_WORLD);
+        for (int impl = 0; impl < IMPL_LAST; impl++)
+            errs[impl] = r.errors[impl];
+        PMPI_Reduce(errs, gerrs, IMPL_LAST, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+
+        if (r.rank != 0)
+            continue;
+        row->n = n;
+        row->iters = iters;
+        for (int impl = 0; impl < IMPL_LAST; impl++) {
+            for (long b = 0; b < o.blocks; b++)
+                col[b] = global[b * IMPL_LAST + impl];
+            row->min[impl] = tc_bench_min(col, (int)o.blocks);
+            row->med[impl] = tc_bench_median(col, (int)o.blocks);
+        }
+        printf("%12zu %12.3f %12.3f %8.3f %12.3f %12.3f %6ld", n, row->med[IMPL_TC] * 1e6,
+               row->med[IMPL_MPI] * 1e6, ratio(row->med[IMPL_TC], row->med[IMPL_MPI]),
+               row->min[IMPL_TC] * 1e6, row->min[IMPL_MPI] * 1e6, iters);
+        if (nimpl > IMPL_RAW)
+            printf(" %12.3f %12.3f %9.3f", row->med[IMPL_RAW] * 1e6, row->min[IMPL_RAW] * 1e6,
+                   ratio(row->med[IMPL_RAW], row->med[IMPL_TC]));
+        printf("\n");
+        if (o.check && gerrs[IMPL_TC] + gerrs[IMPL_MPI] + gerrs[IMPL_RAW] > 0) {
+            printf("# check FAILED at size %zu: wrong buffers tc=%ld mpi=%ld raw=%ld\n", n,
+                   gerrs[IMPL_TC], gerrs[IMPL_MPI], gerrs[IMPL_RAW]);
+            total_errors += gerrs[IMPL_TC] + gerrs[IMPL_MPI] + gerrs[IMPL_RAW];
+        }
+        fflush(stdout);
+        if (csv) {
+            fprintf(csv, "%s,%d,%zu,%.3f,%.3f,%.4f,%.3f,%.3f", o.op->name, r.np, n,
+                    row->med[IMPL_TC] * 1e6, row->med[IMPL_MPI] * 1e6,
+                    ratio(row->med[IMPL_TC], row->med[IMPL_MPI]), row->min[IMPL_TC] * 1e6,
+                    row->min[IMPL_MPI] * 1e6);
+            if (nimpl > IMPL_RAW)
+                fprintf(csv, ",%.3f,%.3f", row->med[IMPL_RAW] * 1e6, row->min[IMPL_RAW] * 1e6);
+            fprintf(csv, "\n");
+            fflush(csv);
+        }
+    }
+
+    raw_teardown(&r.raw);
+    if (r.rank == 0) {
+        if (o.check) {
+            if (total_errors == 0)
+                printf("# check: every received buffer matched\n");
+            else
+                printf("# check FAILED: %ld wrong buffers in total\n", total_errors);
+        }
+        if (csv) {
+            fclose(csv);
+            printf("# csv written to %s\n", o.csv);
+        }
+        if (o.plot)
+            write_plot(&o, rows, nsizes, r.np, nimpl, mpi);
+        printf("# total wall time %.2f s\n", MPI_Wtime() - wall0);
+        fflush(stdout);
+    }
+    status = total_errors > 0;
+    PMPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    free(local);
+    free(global);
+    free(col);
+    free(r.arena);
+    MPI_Finalize();
+    return status;
+}
