@@ -43,19 +43,24 @@ static void tc_shm_bcast_wait_bank_free(tc_shm_comm_t *s, uint64_t u)
     int q = s->layout.q;
     if (u < (uint64_t)q)
         return;
+    const uint64_t need = u - (uint64_t)q + 1;
     for (int i = 0; i < s->p; i++) {
-        if (i == s->rank)
+        if (i == s->rank || s->seen_done[i] >= need)
             continue;
         tc_atomic_u64_t *done = tc_shm_done(s, i);
         /* acquire: pairs with the release store of done in
          * tc_shm_bcast_pipelined() (A): i's copy-outs of use u - q happen
          * before we overwrite the buffers. */
-        if (tc_load_acquire_u64(done) >= u - (uint64_t)q + 1)
-            continue;
-        tc_waiter_t w;
-        tc_waiter_init(&w, s->wait, "shm bcast: wait for a bank to be released", i);
-        while (tc_load_acquire_u64(done) < u - (uint64_t)q + 1)
-            tc_waiter_pause(&w);
+        uint64_t v = tc_load_acquire_u64(done);
+        if (v < need) {
+            tc_waiter_t w;
+            tc_waiter_init(&w, s->wait, "shm bcast: wait for a bank to be released", i);
+            while ((v = tc_load_acquire_u64(done)) < need)
+                tc_waiter_pause(&w);
+        }
+        /* A later wait satisfied by v needs no read: the acquire above
+         * already ordered i's reads up to v before our writes. */
+        s->seen_done[i] = v;
     }
 }
 
@@ -86,8 +91,47 @@ static inline uint64_t tc_shm_bcast_wait_ready(tc_shm_comm_t *s, int bank, uint6
     return v;
 }
 
+/* Small messages: the payload rides in the ready line next to the sequence
+ * number (bytes 8..63), so a reader moves one cache line, not two. The
+ * protocol state advances exactly as for a one-fragment message: the payload
+ * in i's ready[b] line is overwritten only in bank use u + q, after the root
+ * of that use saw done[i] >= u + 1. */
+static void tc_shm_bcast_inline(tc_shm_comm_t *s, void *buf, size_t nbytes, int root)
+{
+    const uint64_t u = s->uses;
+    const int bank = (int)(u % (uint64_t)s->layout.q);
+    const uint64_t seq = s->bank_frags[bank] + 1;
+    const int *children = tc_shm_tree_children(&s->tree, root);
+    const int nchildren = tc_shm_tree_nchildren(&s->tree, root);
+    const char *src = buf;
+
+    if (s->rank == root) {
+        tc_shm_bcast_wait_bank_free(s, u);
+    } else {
+        tc_shm_bcast_wait_ready(s, bank, seq, tc_shm_tree_parent(&s->tree, root));
+        src = (const char *)(tc_shm_ready(s, s->rank, bank) + 1);
+    }
+    for (int c = 0; c < nchildren; c++) {
+        tc_atomic_u64_t *line = tc_shm_ready(s, children[c], bank);
+        memcpy(line + 1, src, nbytes);
+        /* release: pairs with the acquire in tc_shm_bcast_wait_ready() of
+         * the child; publishes the payload written just above. */
+        tc_store_release_u64(line, seq);
+    }
+    if (s->rank != root)
+        memcpy(buf, src, nbytes);
+    s->bank_frags[bank] = seq;
+    s->uses = u + 1;
+    /* release (A): pairs with the acquire in tc_shm_bcast_wait_bank_free(). */
+    tc_store_release_u64(tc_shm_done(s, s->rank), u + 1);
+}
+
 void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root)
 {
+    if (nbytes <= TC_SHM_INLINE_MAX) {
+        tc_shm_bcast_inline(s, buf, nbytes, root);
+        return;
+    }
     const size_t f = s->layout.f;
     const int q = s->layout.q;
     const uint64_t per_bank = (uint64_t)(s->layout.S / q);

@@ -159,7 +159,8 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
         if (tc_shm_layout_compute(&s->layout, p, params->S, params->q, params->f,
                                   (size_t)sysconf(_SC_PAGESIZE), TC_CACHELINE) != 0 ||
             tc_shm_tree_build(&s->tree, p, rank, params->tree, params->arity) != 0 ||
-            !(s->bank_frags = calloc((size_t)params->q, sizeof *s->bank_frags)))
+            !(s->bank_frags = calloc((size_t)params->q, sizeof *s->bank_frags)) ||
+            !(s->seen_done = calloc((size_t)p, sizeof *s->seen_done)))
             ok = 0;
     }
     if (ok && policy->fail)
@@ -274,5 +275,6 @@ void tc_shm_comm_destroy(tc_shm_comm_t *s)
     }
     tc_shm_tree_free(&s->tree);
     free(s->bank_frags);
+    free(s->seen_done);
     free(s);
 }

@@ -56,6 +56,9 @@ typedef struct tc_shm_comm {
      * broadcast in the same order). */
     uint64_t uses;        /* bank uses so far */
     uint64_t *bank_frags; /* [q]: fragments announced in bank b so far */
+    uint64_t *seen_done;  /* [p]: the last value of done[i] this process read (as a root):
+                             done only grows, so a bank wait that this already satisfies
+                             needs no read of i's line */
     /* Placement report. */
     int numa_node;      /* this process's NUMA node at set-up, -1 if unknown */
     long pages_local;   /* pages of our region on numa_node */
@@ -88,6 +91,10 @@ static inline char *tc_shm_queue(const tc_shm_comm_t *s, int i)
 {
     return s->base + tc_shm_layout_queue(&s->layout, i);
 }
+
+/* Messages up to this many bytes travel inside the ready line itself, next
+ * to the sequence number: one cache line moves instead of two. */
+#define TC_SHM_INLINE_MAX (TC_CACHELINE - sizeof(uint64_t))
 
 /* Pipelined copy-in/copy-out broadcast of @p nbytes contiguous bytes
  * (paper 000, stage 2). Every process of the segment calls it with the same
