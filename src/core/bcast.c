@@ -8,9 +8,10 @@
 #include "log.h"
 #include "topocoll.h"
 
-/* Non-contiguous data: pack at the root, broadcast bytes, unpack elsewhere.
- * MPI_Pack's "native" representation is the type signature's bytes on both
- * MPIs, so every rank's packed size equals count * type size. */
+/* Datatypes the flattener does not know: pack at the root, broadcast bytes,
+ * unpack elsewhere (whole message staged). MPI_Pack's "native"
+ * representation is the type signature's bytes on both MPIs, so every rank's
+ * packed size equals count * type size, as for the flattened stream. */
 static int tc_bcast_packed(tc_ctx_t *ctx, void *buf, int count, MPI_Datatype dt, int root,
                            size_t nbytes)
 {
@@ -41,7 +42,7 @@ static int tc_bcast_packed(tc_ctx_t *ctx, void *buf, int count, MPI_Datatype dt,
         rc = PMPI_Pack(buf, count, dt, tmp, (int)nbytes, &pos, ctx->priv);
     /* Every rank runs the broadcast even if its pack failed: the others are
      * already in it. */
-    tc_shm_bcast_pipelined(ctx->shm, tmp, nbytes, root);
+    tc_shm_bcast_pipelined(ctx->shm, tmp, nbytes, root, NULL);
     if (rc == MPI_SUCCESS && ctx->rank != root)
         rc = PMPI_Unpack(tmp, (int)nbytes, &pos, buf, count, dt, ctx->priv);
     free(tmp);
@@ -86,10 +87,23 @@ int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm com
     MPI_Aint lb;
     if (tc_datatype_is_contiguous(datatype, count, &lb)) {
         /* Integer arithmetic: with MPI_BOTTOM, lb is an absolute address. */
-        tc_shm_bcast_pipelined(ctx->shm, (void *)((uintptr_t)buf + (uintptr_t)lb), nbytes, root);
+        tc_shm_bcast_pipelined(ctx->shm, (void *)((uintptr_t)buf + (uintptr_t)lb), nbytes, root,
+                               NULL);
         rc = MPI_SUCCESS;
     } else {
-        rc = tc_bcast_packed(ctx, buf, count, datatype, root, nbytes);
+        /* Fragment by fragment through the flattened type map; the map is
+         * local (ranks may use different types of the same signature). */
+        tc_dt_map_t map;
+        if (tc_datatype_flatten(datatype, &map) == 0) {
+            tc_dt_cursor_t cursor;
+            tc_dt_cursor_init(&cursor, &map, buf);
+            tc_shm_copier_t copier = {tc_dt_cursor_gather, tc_dt_cursor_scatter, &cursor};
+            tc_shm_bcast_pipelined(ctx->shm, NULL, nbytes, root, &copier);
+            tc_datatype_map_free(&map);
+            rc = MPI_SUCCESS;
+        } else {
+            rc = tc_bcast_packed(ctx, buf, count, datatype, root, nbytes);
+        }
     }
     tc_stats_count(TC_OP_BCAST, TC_PATH_SHM);
     if (rc != MPI_SUCCESS)

@@ -1,5 +1,9 @@
 #include "datatype.h"
 
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 /* Built only from combiners that cannot reorder or overlap bytes. */
 static int tc_datatype_simple(MPI_Datatype dt, int depth)
 {
@@ -37,4 +41,196 @@ int tc_datatype_is_contiguous(MPI_Datatype dt, int count, MPI_Aint *lb)
     if (count <= 1 || size == 0)
         return (MPI_Aint)size == true_extent && tc_datatype_simple(dt, 0);
     return (MPI_Aint)size == extent && (MPI_Aint)size == true_extent && tc_datatype_simple(dt, 0);
+}
+
+static int tc_dt_map_append(tc_dt_map_t *m, MPI_Aint disp, size_t len)
+{
+    if (len == 0)
+        return 0;
+    if (m->nsegs > 0) {
+        tc_dt_seg_t *last = &m->segs[m->nsegs - 1];
+        if (last->disp + (MPI_Aint)last->len == disp) {
+            last->len += len;
+            return 0;
+        }
+    }
+    if (m->nsegs == TC_DATATYPE_MAX_SEGS)
+        return -1;
+    if (m->nsegs == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 16;
+        tc_dt_seg_t *segs = realloc(m->segs, cap * sizeof *segs);
+        if (!segs)
+            return -1;
+        m->segs = segs;
+        m->cap = cap;
+    }
+    m->segs[m->nsegs].disp = disp;
+    m->segs[m->nsegs].len = len;
+    m->nsegs++;
+    return 0;
+}
+
+static int tc_dt_extent(MPI_Datatype dt, MPI_Aint *extent)
+{
+    MPI_Aint lb;
+    return PMPI_Type_get_extent(dt, &lb, extent) == MPI_SUCCESS ? 0 : -1;
+}
+
+/* Append the runs of one element of @p dt placed at @p base, recursively
+ * through the type constructors (MPI-3.1 section 4.1.13). */
+static int tc_dt_flatten_into(MPI_Datatype dt, MPI_Aint base, tc_dt_map_t *m, int depth)
+{
+    int ni, na, nd, comb, rc = -1;
+    if (depth > 32 || PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS)
+        return -1;
+    if (comb == MPI_COMBINER_NAMED) {
+        int size;
+        MPI_Aint tlb, text;
+        PMPI_Type_size(dt, &size);
+        PMPI_Type_get_true_extent(dt, &tlb, &text);
+        if ((MPI_Aint)size != text)
+            return -1; /* a pair type with a hole (e.g. MPI_SHORT_INT): layout unknown */
+        return tc_dt_map_append(m, base + tlb, (size_t)size);
+    }
+    int *ints = malloc(((size_t)ni + 1) * sizeof *ints);
+    MPI_Aint *addrs = malloc(((size_t)na + 1) * sizeof *addrs);
+    MPI_Datatype *types = malloc(((size_t)nd + 1) * sizeof *types);
+    int got = 0;
+    if (!ints || !addrs || !types ||
+        PMPI_Type_get_contents(dt, ni, na, nd, ints, addrs, types) != MPI_SUCCESS)
+        goto fn_exit;
+    got = 1;
+    MPI_Aint ext = 0;
+    if (nd >= 1 && tc_dt_extent(types[0], &ext) != 0)
+        goto fn_exit;
+    rc = 0;
+    switch (comb) {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED: /* only the bounds change, not where the data is */
+        rc = tc_dt_flatten_into(types[0], base, m, depth + 1);
+        break;
+    case MPI_COMBINER_CONTIGUOUS:
+        for (int i = 0; i < ints[0] && rc == 0; i++)
+            rc = tc_dt_flatten_into(types[0], base + i * ext, m, depth + 1);
+        break;
+    case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR: {
+        MPI_Aint stride = comb == MPI_COMBINER_VECTOR ? ints[2] * ext : addrs[0];
+        for (int i = 0; i < ints[0] && rc == 0; i++)
+            for (int j = 0; j < ints[1] && rc == 0; j++)
+                rc = tc_dt_flatten_into(types[0], base + i * stride + j * ext, m, depth + 1);
+        break;
+    }
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED:
+        for (int i = 0; i < ints[0] && rc == 0; i++) {
+            MPI_Aint d = comb == MPI_COMBINER_INDEXED ? ints[1 + ints[0] + i] * ext : addrs[i];
+            for (int j = 0; j < ints[1 + i] && rc == 0; j++)
+                rc = tc_dt_flatten_into(types[0], base + d + j * ext, m, depth + 1);
+        }
+        break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_HINDEXED_BLOCK:
+        for (int i = 0; i < ints[0] && rc == 0; i++) {
+            MPI_Aint d = comb == MPI_COMBINER_INDEXED_BLOCK ? ints[2 + i] * ext : addrs[i];
+            for (int j = 0; j < ints[1] && rc == 0; j++)
+                rc = tc_dt_flatten_into(types[0], base + d + j * ext, m, depth + 1);
+        }
+        break;
+    case MPI_COMBINER_STRUCT:
+        for (int i = 0; i < ints[0] && rc == 0; i++) {
+            MPI_Aint e;
+            if (tc_dt_extent(types[i], &e) != 0) {
+                rc = -1;
+                break;
+            }
+            for (int j = 0; j < ints[1 + i] && rc == 0; j++)
+                rc = tc_dt_flatten_into(types[i], base + addrs[i] + j * e, m, depth + 1);
+        }
+        break;
+    default: /* subarray, darray, Fortran parameterised types: MPI_Pack */
+        rc = -1;
+    }
+fn_exit:
+    if (got)
+        for (int i = 0; i < nd; i++) {
+            int tni, tna, tnd, tcomb;
+            PMPI_Type_get_envelope(types[i], &tni, &tna, &tnd, &tcomb);
+            if (tcomb != MPI_COMBINER_NAMED)
+                PMPI_Type_free(&types[i]); /* get_contents made new handles */
+        }
+    free(ints);
+    free(addrs);
+    free(types);
+    return rc;
+}
+
+int tc_datatype_flatten(MPI_Datatype dt, tc_dt_map_t *map)
+{
+    map->segs = NULL;
+    map->nsegs = map->cap = 0;
+    if (tc_dt_extent(dt, &map->extent) != 0 || tc_dt_flatten_into(dt, 0, map, 0) != 0) {
+        tc_datatype_map_free(map);
+        return -1;
+    }
+    return 0;
+}
+
+void tc_datatype_map_free(tc_dt_map_t *map)
+{
+    free(map->segs);
+    map->segs = NULL;
+    map->nsegs = map->cap = 0;
+}
+
+void tc_dt_cursor_init(tc_dt_cursor_t *c, const tc_dt_map_t *map, void *buf)
+{
+    c->map = map;
+    c->elem = buf;
+    c->seg = 0;
+    c->off = 0;
+}
+
+/* Next piece of the stream: at most @p want bytes, contiguous in memory. */
+static inline char *tc_dt_cursor_next(tc_dt_cursor_t *c, size_t want, size_t *got)
+{
+    const tc_dt_seg_t *s = &c->map->segs[c->seg];
+    size_t n = s->len - c->off < want ? s->len - c->off : want;
+    /* Integer arithmetic: with MPI_BOTTOM the element origin is 0 and the
+     * displacements are absolute addresses. */
+    char *p = (char *)((uintptr_t)c->elem + (uintptr_t)s->disp + c->off);
+    c->off += n;
+    if (c->off == s->len) {
+        c->off = 0;
+        if (++c->seg == c->map->nsegs) {
+            c->seg = 0;
+            c->elem = (char *)((uintptr_t)c->elem + (uintptr_t)c->map->extent);
+        }
+    }
+    *got = n;
+    return p;
+}
+
+void tc_dt_cursor_gather(void *cursor, char *dst, size_t n)
+{
+    tc_dt_cursor_t *c = cursor;
+    while (n > 0) {
+        size_t got;
+        char *p = tc_dt_cursor_next(c, n, &got);
+        memcpy(dst, p, got);
+        dst += got;
+        n -= got;
+    }
+}
+
+void tc_dt_cursor_scatter(void *cursor, const char *src, size_t n)
+{
+    tc_dt_cursor_t *c = cursor;
+    while (n > 0) {
+        size_t got;
+        char *p = tc_dt_cursor_next(c, n, &got);
+        memcpy(p, src, got);
+        src += got;
+        n -= got;
+    }
 }

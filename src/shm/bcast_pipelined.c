@@ -36,6 +36,26 @@ static inline size_t tc_min_size(size_t a, size_t b)
     return a < b ? a : b;
 }
 
+/* Root side: bytes [off, off + n) of the message into dst. */
+static inline void tc_shm_copy_in(const tc_shm_copier_t *c, const char *data, size_t off, char *dst,
+                                  size_t n)
+{
+    if (c)
+        c->gather(c->state, dst, n);
+    else
+        memcpy(dst, data + off, n);
+}
+
+/* Reader side: src into bytes [off, off + n) of the message. */
+static inline void tc_shm_copy_out(const tc_shm_copier_t *c, char *data, size_t off,
+                                   const char *src, size_t n)
+{
+    if (c)
+        c->scatter(c->state, src, n);
+    else
+        memcpy(data + off, src, n);
+}
+
 /* WS: every process has finished bank use u - q (the previous use of this
  * bank, whichever root it had), so nobody still reads our buffers in it. */
 static void tc_shm_bcast_wait_bank_free(tc_shm_comm_t *s, uint64_t u)
@@ -96,7 +116,8 @@ static inline uint64_t tc_shm_bcast_wait_ready(tc_shm_comm_t *s, int bank, uint6
  * protocol state advances exactly as for a one-fragment message: the payload
  * in i's ready[b] line is overwritten only in bank use u + q, after the root
  * of that use saw done[i] >= u + 1. */
-static void tc_shm_bcast_inline(tc_shm_comm_t *s, void *buf, size_t nbytes, int root)
+static void tc_shm_bcast_inline(tc_shm_comm_t *s, char *buf, size_t nbytes, int root,
+                                const tc_shm_copier_t *copier)
 {
     const uint64_t u = s->uses;
     const int bank = (int)(u % (uint64_t)s->layout.q);
@@ -104,9 +125,14 @@ static void tc_shm_bcast_inline(tc_shm_comm_t *s, void *buf, size_t nbytes, int 
     const int *children = tc_shm_tree_children(&s->tree, root);
     const int nchildren = tc_shm_tree_nchildren(&s->tree, root);
     const char *src = buf;
+    char staged[TC_SHM_INLINE_MAX];
 
     if (s->rank == root) {
         tc_shm_bcast_wait_bank_free(s, u);
+        if (copier) {
+            tc_shm_copy_in(copier, buf, 0, staged, nbytes);
+            src = staged;
+        }
     } else {
         tc_shm_bcast_wait_ready(s, bank, seq, tc_shm_tree_parent(&s->tree, root));
         src = (const char *)(tc_shm_ready(s, s->rank, bank) + 1);
@@ -119,17 +145,18 @@ static void tc_shm_bcast_inline(tc_shm_comm_t *s, void *buf, size_t nbytes, int 
         tc_store_release_u64(line, seq);
     }
     if (s->rank != root)
-        memcpy(buf, src, nbytes);
+        tc_shm_copy_out(copier, buf, 0, src, nbytes);
     s->bank_frags[bank] = seq;
     s->uses = u + 1;
     /* release (A): pairs with the acquire in tc_shm_bcast_wait_bank_free(). */
     tc_store_release_u64(tc_shm_done(s, s->rank), u + 1);
 }
 
-void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root)
+void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root,
+                            const tc_shm_copier_t *copier)
 {
     if (nbytes <= TC_SHM_INLINE_MAX) {
-        tc_shm_bcast_inline(s, buf, nbytes, root);
+        tc_shm_bcast_inline(s, buf, nbytes, root, copier);
         return;
     }
     const size_t f = s->layout.f;
@@ -154,7 +181,7 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
             tc_shm_bcast_wait_bank_free(s, u);
             for (uint64_t k = 0; k < nfrag; k++) {
                 size_t len = tc_min_size(f, nbytes - off);
-                memcpy(slots + k * f, data + off, len); /* C_k */
+                tc_shm_copy_in(copier, data, off, slots + k * f, len); /* C_k */
                 tc_shm_bcast_notify(s, children, nchildren, bank, base + k + 1);
                 off += len;
             }
@@ -167,7 +194,7 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
                 /* Forward before copying out, so the subtree starts early. */
                 tc_shm_bcast_notify(s, children, nchildren, bank, base + avail);
                 size_t len = tc_min_size((size_t)(avail - k) * f, nbytes - off);
-                memcpy(data + off, slots + k * f, len);
+                tc_shm_copy_out(copier, data, off, slots + k * f, len);
                 off += len;
                 k = avail;
             }

@@ -96,9 +96,20 @@ static inline char *tc_shm_queue(const tc_shm_comm_t *s, int i)
  * to the sequence number: one cache line moves instead of two. */
 #define TC_SHM_INLINE_MAX (TC_CACHELINE - sizeof(uint64_t))
 
-/* Pipelined copy-in/copy-out broadcast of @p nbytes contiguous bytes
- * (paper 000, stage 2). Every process of the segment calls it with the same
- * @p nbytes and @p root (a rank of the node communicator). */
-void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root);
+/* How a non-contiguous message gets in and out of the user's buffer: the
+ * message's byte stream is visited in order, in pieces (fragment by
+ * fragment), so derived datatypes need no whole-message staging buffer. */
+typedef struct tc_shm_copier {
+    void (*gather)(void *state, char *dst, size_t n);        /* root: next n bytes -> dst */
+    void (*scatter)(void *state, const char *src, size_t n); /* others: src -> next n bytes */
+    void *state;
+} tc_shm_copier_t;
+
+/* Pipelined copy-in/copy-out broadcast of @p nbytes bytes (paper 000,
+ * stage 2). Every process of the segment calls it with the same @p nbytes
+ * and @p root (a rank of the node communicator). @p copier NULL: the bytes
+ * are contiguous at @p buf; otherwise @p buf is ignored. */
+void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root,
+                            const tc_shm_copier_t *copier);
 
 #endif /* TC_SHM_SEGMENT_H */
