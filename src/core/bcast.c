@@ -76,6 +76,10 @@ int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm com
     if ((rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS)
         return tc_ctx_error(comm, rc, "TC_Bcast: could not create the context");
     size_t nbytes = (size_t)count * (size_t)tsize;
+    if (tc_log_level >= TC_LOG_TRACE)
+        tc_log(TC_LOG_TRACE, "TC_Bcast on %s: %zu bytes from root %d, path %s", ctx->comm_name,
+               nbytes, root,
+               tc_stats_path_name(nbytes == 0 || size == 1 ? TC_PATH_TRIVIAL : ctx->bcast_path));
     if (nbytes == 0 || size == 1) {
         tc_stats_count(TC_OP_BCAST, TC_PATH_TRIVIAL);
         return MPI_SUCCESS;

@@ -10,6 +10,15 @@ static _Atomic unsigned long long tc_stats_counts[TC_OP_LAST][TC_PATH_LAST];
 
 static const char *const tc_stats_op_names[TC_OP_LAST] = {"bcast"};
 
+static const char *const tc_stats_path_names[TC_PATH_LAST] = {
+    "shm",           "hier", "trivial", "pmpi_multinode", "pmpi_shm_off", "pmpi_no_segment",
+    "pmpi_intercomm"};
+
+const char *tc_stats_path_name(tc_path_t path)
+{
+    return path < TC_PATH_LAST ? tc_stats_path_names[path] : "?";
+}
+
 void tc_stats_count(tc_op_t op, tc_path_t path)
 {
     atomic_fetch_add_explicit(&tc_stats_counts[op][path], 1, memory_order_relaxed);

@@ -18,6 +18,8 @@ typedef enum {
 } tc_path_t;
 
 void tc_stats_count(tc_op_t op, tc_path_t path);
+/* The key used for @p path in the stats line, e.g. "shm", "pmpi_multinode". */
+const char *tc_stats_path_name(tc_path_t path);
 /* Print one line per operation used (if TC_STATS is set); called at finalize. */
 void tc_stats_print(void);
 
