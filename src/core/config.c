@@ -84,6 +84,10 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
                               "itself (first-touch, its own NUMA node), mbind = bound to its node "
                               "with libnuma first, none = the creator allocates the whole segment "
                               "(NUMA-unaware baseline)."},
+    [TC_CFG_SHM_TW_RATIO] = {"TC_SHM_TW_RATIO", TC_CFG_TYPE_INT, "1000", NULL, 1, 1000000,
+                             "The model's t_w / t: a fragment notification's wait in units of "
+                             "one byte's copy time; fragments are sqrt(m t_w / t) bytes (the "
+                             "paper used 50; 1000-4000 measured on a 2-core KVM guest)."},
 };
 _Static_assert(sizeof tc_cfg_table / sizeof tc_cfg_table[0] == TC_CFG_LAST,
                "one tunables table entry per tc_cfg_id_t");

@@ -37,6 +37,7 @@ typedef enum {
     TC_CFG_SHM_MAX_SEGMENT,   /* size: cap per communicator segment */
     TC_CFG_SHM_MAX_TOTAL,     /* size: cap on all segments mapped by one process */
     TC_CFG_SHM_PLACEMENT,     /* enum touch,mbind,none */
+    TC_CFG_SHM_TW_RATIO,      /* int: t_w / t of the paper-000 model */
     TC_CFG_LAST
 } tc_cfg_id_t;
 

@@ -124,20 +124,21 @@ enum {
     TC_AGREE_Q,
     TC_AGREE_TREE,
     TC_AGREE_ARITY,
+    TC_AGREE_TW,
     TC_AGREE_LAST
 };
 static const char *const tc_agree_names[TC_AGREE_LAST] = {
     "TC_SHM",       "(node)",      "TC_SHM_FRAGMENT_SIZE", "TC_SHM_QUEUE_LENGTH",
-    "TC_SHM_BANKS", "TC_SHM_TREE", "TC_SHM_TREE_ARITY"};
+    "TC_SHM_BANKS", "TC_SHM_TREE", "TC_SHM_TREE_ARITY",    "TC_SHM_TW_RATIO"};
 
 static void tc_ctx_propose(const tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     long long q = tc_config_int(TC_CFG_SHM_BANKS);
+    long long tw = tc_config_int(TC_CFG_SHM_TW_RATIO);
     size_t f = (size_t)tc_config_int(TC_CFG_SHM_FRAGMENT_SIZE);
     if (f == 0)
-        f = tc_shm_params_fragment((size_t)tc_config_int(TC_CFG_SHM_DESIGN_SIZE), TC_SHM_TW_OVER_T,
-                                   page);
+        f = tc_shm_params_fragment((size_t)tc_config_int(TC_CFG_SHM_DESIGN_SIZE), (double)tw, page);
     f = (f + page - 1) / page * page;
     long long S = tc_config_int(TC_CFG_SHM_QUEUE_LENGTH);
     if (S == 0)
@@ -149,6 +150,7 @@ static void tc_ctx_propose(const tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
     v[TC_AGREE_Q] = q;
     v[TC_AGREE_TREE] = tc_config_int(TC_CFG_SHM_TREE);
     v[TC_AGREE_ARITY] = tc_config_int(TC_CFG_SHM_TREE_ARITY);
+    v[TC_AGREE_TW] = tw;
 }
 
 /* One allreduce gives each value's minimum and maximum (MAX over v and -v).
@@ -227,6 +229,7 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     ctx->shm_params.q = (int)v[TC_AGREE_Q];
     ctx->shm_params.tree = (tc_tree_kind_t)v[TC_AGREE_TREE];
     ctx->shm_params.arity = (int)v[TC_AGREE_ARITY];
+    ctx->shm_params.tw_over_t = (double)v[TC_AGREE_TW];
 
     static bool logged_multinode, logged_shm_off, logged_segment;
     if (ctx->size == 1) {

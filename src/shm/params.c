@@ -28,3 +28,11 @@ double tc_shm_params_model_time(size_t m, size_t f, int S, double tw_over_t, dou
     double rest = m > f ? (double)(m - f) : 0.0;
     return fill + rest + nfrag * tw_over_t + nsync * tws_over_t;
 }
+
+size_t tc_shm_params_fragment_for(size_t m, double tw_over_t, size_t slot)
+{
+    double fstar = ceil(sqrt((double)m * tw_over_t) / 64.0) * 64.0;
+    if (fstar < TC_SHM_MIN_FRAGMENT)
+        fstar = TC_SHM_MIN_FRAGMENT;
+    return fstar >= (double)slot ? slot : (size_t)fstar;
+}

@@ -122,7 +122,8 @@ static void test_table(void)
                  {TC_CFG_SHM_TREE_ARITY, "TC_SHM_TREE_ARITY"},
                  {TC_CFG_SHM_MAX_SEGMENT, "TC_SHM_MAX_SEGMENT"},
                  {TC_CFG_SHM_MAX_TOTAL, "TC_SHM_MAX_TOTAL"},
-                 {TC_CFG_SHM_PLACEMENT, "TC_SHM_PLACEMENT"}};
+                 {TC_CFG_SHM_PLACEMENT, "TC_SHM_PLACEMENT"},
+                 {TC_CFG_SHM_TW_RATIO, "TC_SHM_TW_RATIO"}};
     if (sizeof names / sizeof names[0] != TC_CFG_LAST)
         fail("test list out of date");
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -151,7 +152,8 @@ static void test_defaults(void)
                 {TC_CFG_SHM_TREE_ARITY, 2},
                 {TC_CFG_SHM_MAX_SEGMENT, 256.0 * 1024 * 1024},
                 {TC_CFG_SHM_MAX_TOTAL, 1024.0 * 1024 * 1024},
-                {TC_CFG_SHM_PLACEMENT, TC_PLACEMENT_TOUCH}};
+                {TC_CFG_SHM_PLACEMENT, TC_PLACEMENT_TOUCH},
+                {TC_CFG_SHM_TW_RATIO, 1000}};
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
         const tc_cfg_desc_t *d = tc_config_desc(defs[i].id);
         tc_cfg_value_t v = {-7, -7};

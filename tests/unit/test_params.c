@@ -35,6 +35,15 @@ int main(void)
     check("S(4K, 8K, 2)", tc_shm_params_queue_length(4096, 8192, 2), 2);
     check("S(40K, 8K, 1)", tc_shm_params_queue_length(40960, 8192, 1), 5);
 
+    /* Per-message fragment: sqrt(m t_w / t) rounded up to 64 B, in [1024, slot]. */
+    check("fm(8K,1000)", (double)tc_shm_params_fragment_for(8192, 1000, 36864), 2880); /* 2862.2 */
+    check("fm(64K,1000)", (double)tc_shm_params_fragment_for(65536, 1000, 36864),
+          8128); /* 8095.4 */
+    check("fm(100,1000)", (double)tc_shm_params_fragment_for(100, 1000, 36864), 1024);
+    check("fm(16M,1000)", (double)tc_shm_params_fragment_for(16 << 20, 1000, 36864), 36864);
+    /* The default segment: m = 1 MiB, t_w/t = 1000: sqrt(1048576000) = 32381.6 -> 8 pages. */
+    check("f(1MiB,1000)", (double)tc_shm_params_fragment(1 << 20, 1000.0, 4096), 32768);
+
     /* Model time: m = 64 KiB, f = 8 KiB, S = 4, t_w = 50, t_ws = 100:
      * fill 16384 + rest 57344 + 8 waits * 50 + 2 syncs * 100 = 74328. */
     check("t(64K,8K,4)", tc_shm_params_model_time(65536, 8192, 4, 50, 100), 74328);
