@@ -33,5 +33,8 @@ void tc_waiter_check_clock(tc_waiter_t *w)
             "collective. Aborting.\n",
             tc_log_rank, w->info->timeout_s, w->info->comm_name, w->stage, w->peer);
     fflush(stderr);
+    /* Give the launcher a moment to forward the line: MPICH's hydra may tear
+     * the job down before it has read our stderr pipe. */
+    nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = 300 * 1000 * 1000}, NULL);
     PMPI_Abort(MPI_COMM_WORLD, 1);
 }
