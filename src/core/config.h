@@ -38,6 +38,7 @@ typedef enum {
     TC_CFG_SHM_MAX_TOTAL,     /* size: cap on all segments mapped by one process */
     TC_CFG_SHM_PLACEMENT,     /* enum touch,mbind,none */
     TC_CFG_SHM_TW_RATIO,      /* int: t_w / t of the paper-000 model */
+    TC_CFG_SHM_STREAM_BYTES,  /* size: ring window for messages larger than the queue */
     TC_CFG_LAST
 } tc_cfg_id_t;
 

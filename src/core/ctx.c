@@ -125,11 +125,18 @@ enum {
     TC_AGREE_TREE,
     TC_AGREE_ARITY,
     TC_AGREE_TW,
+    TC_AGREE_STREAM,
     TC_AGREE_LAST
 };
-static const char *const tc_agree_names[TC_AGREE_LAST] = {
-    "TC_SHM",       "(node)",      "TC_SHM_FRAGMENT_SIZE", "TC_SHM_QUEUE_LENGTH",
-    "TC_SHM_BANKS", "TC_SHM_TREE", "TC_SHM_TREE_ARITY",    "TC_SHM_TW_RATIO"};
+static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
+                                                          "(node)",
+                                                          "TC_SHM_FRAGMENT_SIZE",
+                                                          "TC_SHM_QUEUE_LENGTH",
+                                                          "TC_SHM_BANKS",
+                                                          "TC_SHM_TREE",
+                                                          "TC_SHM_TREE_ARITY",
+                                                          "TC_SHM_TW_RATIO",
+                                                          "TC_SHM_STREAM_BYTES"};
 
 static void tc_ctx_propose(const tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
 {
@@ -151,6 +158,7 @@ static void tc_ctx_propose(const tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
     v[TC_AGREE_TREE] = tc_config_int(TC_CFG_SHM_TREE);
     v[TC_AGREE_ARITY] = tc_config_int(TC_CFG_SHM_TREE_ARITY);
     v[TC_AGREE_TW] = tw;
+    v[TC_AGREE_STREAM] = tc_config_int(TC_CFG_SHM_STREAM_BYTES);
 }
 
 /* One allreduce gives each value's minimum and maximum (MAX over v and -v).
@@ -230,6 +238,7 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     ctx->shm_params.tree = (tc_tree_kind_t)v[TC_AGREE_TREE];
     ctx->shm_params.arity = (int)v[TC_AGREE_ARITY];
     ctx->shm_params.tw_over_t = (double)v[TC_AGREE_TW];
+    ctx->shm_params.stream_bytes = (size_t)v[TC_AGREE_STREAM];
 
     static bool logged_multinode, logged_shm_off, logged_segment;
     if (ctx->size == 1) {

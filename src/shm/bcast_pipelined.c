@@ -163,10 +163,12 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
     /* Paper 000, section 5: the best fragment grows as sqrt(m t_w / t), so a
      * message smaller than the slot size is cut finer (it pipelines instead
      * of being copied in and out whole); fragments are packed back to back
-     * in the bank. Every process computes the same f from nbytes. */
-    const size_t bank_bytes = (size_t)(s->layout.S / s->layout.q) * s->layout.f;
-    const size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.f);
+     * in the bank. Every process computes the same geometry from nbytes. */
     const int q = s->layout.q;
+    const size_t bank_span = (size_t)(s->layout.S / q) * s->layout.f; /* bank b's bytes */
+    size_t bank_bytes = bank_span, f;
+    tc_shm_params_geometry(nbytes, s->tw_over_t, s->layout.f, (size_t)s->layout.S * s->layout.f, q,
+                           s->stream_bytes, &bank_bytes, &f);
     const uint64_t per_bank = (uint64_t)(bank_bytes / f);
     const int *children = tc_shm_tree_children(&s->tree, root);
     const int nchildren = tc_shm_tree_nchildren(&s->tree, root);
@@ -181,7 +183,7 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
         const uint64_t base = s->bank_frags[bank];
         const uint64_t left = (nbytes - off + f - 1) / f;
         const uint64_t nfrag = left < per_bank ? left : per_bank;
-        char *slots = queue + (size_t)bank * bank_bytes;
+        char *slots = queue + (size_t)bank * bank_span;
 
         if (s->rank == root) {
             tc_shm_bcast_wait_bank_free(s, u);

@@ -36,3 +36,21 @@ size_t tc_shm_params_fragment_for(size_t m, double tw_over_t, size_t slot)
         fstar = TC_SHM_MIN_FRAGMENT;
     return fstar >= (double)slot ? slot : (size_t)fstar;
 }
+
+void tc_shm_params_geometry(size_t m, double tw_over_t, size_t slot, size_t queue_bytes, int q,
+                            size_t stream_bytes, size_t *bank_bytes, size_t *frag)
+{
+    size_t f = tc_shm_params_fragment_for(m, tw_over_t, slot);
+    if (m >= queue_bytes && stream_bytes > 0 && stream_bytes < queue_bytes) {
+        size_t window = stream_bytes / (size_t)q / 64 * 64;
+        if (window < 4 * TC_SHM_MIN_FRAGMENT)
+            window = 4 * TC_SHM_MIN_FRAGMENT;
+        if (window < *bank_bytes)
+            *bank_bytes = window;
+        if (f > *bank_bytes / 4)
+            f = *bank_bytes / 4 / 64 * 64;
+    }
+    if (f > *bank_bytes)
+        f = *bank_bytes;
+    *frag = f;
+}

@@ -25,6 +25,17 @@ size_t tc_shm_params_fragment(size_t design_bytes, double tw_over_t, size_t page
 #define TC_SHM_MIN_FRAGMENT 1024
 size_t tc_shm_params_fragment_for(size_t m, double tw_over_t, size_t slot);
 
+/* The geometry of one message of @p m bytes in a queue of @p queue_bytes
+ * (q banks; fragment buffers of @p slot bytes): *bank_bytes (in: the whole
+ * bank) and the fragment size *frag. A message at least as large as the
+ * whole queue (the paper's third regime: buffers are reused) streams through
+ * a window of
+ * @p stream_bytes in all (0 = off) so that the ring stays in the L2 cache
+ * while the user buffers stream through memory; its fragments are then at
+ * most a quarter of a bank so that four are in flight per bank. */
+void tc_shm_params_geometry(size_t m, double tw_over_t, size_t slot, size_t queue_bytes, int q,
+                            size_t stream_bytes, size_t *bank_bytes, size_t *frag);
+
 /* S = floor(budget / f) rounded down to a multiple of q, at least q. */
 int tc_shm_params_queue_length(size_t budget_bytes, size_t f, int q);
 

@@ -156,6 +156,7 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
         s->wait = wait;
         s->pages_checked = -1;
         s->tw_over_t = params->tw_over_t;
+        s->stream_bytes = params->stream_bytes;
         s->numa_node = tc_shm_numa_node_self();
         if (tc_shm_layout_compute(&s->layout, p, params->S, params->q, params->f,
                                   (size_t)sysconf(_SC_PAGESIZE), TC_CACHELINE) != 0 ||

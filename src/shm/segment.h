@@ -36,7 +36,8 @@ typedef struct tc_shm_params {
     size_t f;
     tc_tree_kind_t tree;
     int arity;
-    double tw_over_t; /* the model's t_w / t: per-message fragment size */
+    double tw_over_t;    /* the model's t_w / t: per-message fragment size */
+    size_t stream_bytes; /* TC_SHM_STREAM_BYTES: ring window for messages > the queue */
 } tc_shm_params_t;
 
 /* Local policy (not agreed: a local failure is agreed afterwards). */
@@ -58,6 +59,7 @@ typedef struct tc_shm_comm {
     uint64_t uses;        /* bank uses so far */
     uint64_t *bank_frags; /* [q]: fragments announced in bank b so far */
     double tw_over_t;     /* model ratio t_w / t for per-message fragment sizes */
+    size_t stream_bytes;  /* ring window for messages larger than the queue (0 = off) */
     uint64_t *seen_done;  /* [p]: the last value of done[i] this process read (as a root):
                              done only grows, so a bank wait that this already satisfies
                              needs no read of i's line */

@@ -123,7 +123,8 @@ static void test_table(void)
                  {TC_CFG_SHM_MAX_SEGMENT, "TC_SHM_MAX_SEGMENT"},
                  {TC_CFG_SHM_MAX_TOTAL, "TC_SHM_MAX_TOTAL"},
                  {TC_CFG_SHM_PLACEMENT, "TC_SHM_PLACEMENT"},
-                 {TC_CFG_SHM_TW_RATIO, "TC_SHM_TW_RATIO"}};
+                 {TC_CFG_SHM_TW_RATIO, "TC_SHM_TW_RATIO"},
+                 {TC_CFG_SHM_STREAM_BYTES, "TC_SHM_STREAM_BYTES"}};
     if (sizeof names / sizeof names[0] != TC_CFG_LAST)
         fail("test list out of date");
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -153,7 +154,8 @@ static void test_defaults(void)
                 {TC_CFG_SHM_MAX_SEGMENT, 256.0 * 1024 * 1024},
                 {TC_CFG_SHM_MAX_TOTAL, 1024.0 * 1024 * 1024},
                 {TC_CFG_SHM_PLACEMENT, TC_PLACEMENT_TOUCH},
-                {TC_CFG_SHM_TW_RATIO, 1000}};
+                {TC_CFG_SHM_TW_RATIO, 1000},
+                {TC_CFG_SHM_STREAM_BYTES, 128 * 1024}};
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
         const tc_cfg_desc_t *d = tc_config_desc(defs[i].id);
         tc_cfg_value_t v = {-7, -7};

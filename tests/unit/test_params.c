@@ -44,6 +44,34 @@ int main(void)
     /* The default segment: m = 1 MiB, t_w/t = 1000: sqrt(1048576000) = 32381.6 -> 8 pages. */
     check("f(1MiB,1000)", (double)tc_shm_params_fragment(1 << 20, 1000.0, 4096), 32768);
 
+    /* Geometry: a 16 MiB message in a 1 MiB queue (q = 2, 32 KiB buffers) with a
+     * 128 KiB stream window: banks of 64 KiB, fragments of 16 KiB (a quarter). */
+    size_t bank = 512 * 1024, frag = 0;
+    tc_shm_params_geometry(16 << 20, 1000, 32768, 1 << 20, 2, 128 * 1024, &bank, &frag);
+    check("geom(16M) bank", (double)bank, 65536);
+    check("geom(16M) frag", (double)frag, 16384);
+    /* A 512 KiB message fits the 1 MiB queue: whole banks, f* = sqrt(524288000) =
+     * 22897.1 -> 22912 (64 B multiple). */
+    bank = 512 * 1024;
+    tc_shm_params_geometry(512 * 1024, 1000, 32768, 1 << 20, 2, 128 * 1024, &bank, &frag);
+    check("geom(512K) bank", (double)bank, 512 * 1024);
+    check("geom(512K) frag", (double)frag, 22912);
+    /* 1 MiB = the whole queue: streamed (64 KiB banks, 16 KiB fragments). */
+    bank = 512 * 1024;
+    tc_shm_params_geometry(1 << 20, 1000, 32768, 1 << 20, 2, 128 * 1024, &bank, &frag);
+    check("geom(1M) bank", (double)bank, 65536);
+    check("geom(1M) frag", (double)frag, 16384);
+    /* Window off (0): whole banks even for huge messages. */
+    bank = 512 * 1024;
+    tc_shm_params_geometry(16 << 20, 1000, 32768, 1 << 20, 2, 0, &bank, &frag);
+    check("geom(16M, off) bank", (double)bank, 512 * 1024);
+    check("geom(16M, off) frag", (double)frag, 32768);
+    /* A tiny window is raised to four minimum fragments per bank. */
+    bank = 512 * 1024;
+    tc_shm_params_geometry(16 << 20, 1000, 32768, 1 << 20, 2, 1024, &bank, &frag);
+    check("geom(16M, tiny) bank", (double)bank, 4096);
+    check("geom(16M, tiny) frag", (double)frag, 1024);
+
     /* Model time: m = 64 KiB, f = 8 KiB, S = 4, t_w = 50, t_ws = 100:
      * fill 16384 + rest 57344 + 8 waits * 50 + 2 syncs * 100 = 74328. */
     check("t(64K,8K,4)", tc_shm_params_model_time(65536, 8192, 4, 50, 100), 74328);
