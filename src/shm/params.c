@@ -41,7 +41,7 @@ void tc_shm_params_geometry(size_t m, double tw_over_t, size_t slot, size_t queu
                             size_t stream_bytes, size_t *bank_bytes, size_t *frag)
 {
     size_t f = tc_shm_params_fragment_for(m, tw_over_t, slot);
-    if (m >= queue_bytes && stream_bytes > 0 && stream_bytes < queue_bytes) {
+    if (m > queue_bytes && stream_bytes > 0 && stream_bytes < queue_bytes) {
         size_t window = stream_bytes / (size_t)q / 64 * 64;
         if (window < 4 * TC_SHM_MIN_FRAGMENT)
             window = 4 * TC_SHM_MIN_FRAGMENT;

@@ -27,9 +27,9 @@ size_t tc_shm_params_fragment_for(size_t m, double tw_over_t, size_t slot);
 
 /* The geometry of one message of @p m bytes in a queue of @p queue_bytes
  * (q banks; fragment buffers of @p slot bytes): *bank_bytes (in: the whole
- * bank) and the fragment size *frag. A message at least as large as the
- * whole queue (the paper's third regime: buffers are reused) streams through
- * a window of
+ * bank) and the fragment size *frag. A message larger than the whole queue
+ * (the paper's third regime, m > S f: buffers are reused) streams through a
+ * window of
  * @p stream_bytes in all (0 = off) so that the ring stays in the L2 cache
  * while the user buffers stream through memory; its fragments are then at
  * most a quarter of a bank so that four are in flight per bank. */

@@ -56,11 +56,16 @@ int main(void)
     tc_shm_params_geometry(512 * 1024, 1000, 32768, 1 << 20, 2, 128 * 1024, &bank, &frag);
     check("geom(512K) bank", (double)bank, 512 * 1024);
     check("geom(512K) frag", (double)frag, 22912);
-    /* 1 MiB = the whole queue: streamed (64 KiB banks, 16 KiB fragments). */
+    /* 1 MiB = the whole queue still fits: whole banks, f* = 32381.6 -> 32384. */
     bank = 512 * 1024;
     tc_shm_params_geometry(1 << 20, 1000, 32768, 1 << 20, 2, 128 * 1024, &bank, &frag);
-    check("geom(1M) bank", (double)bank, 65536);
-    check("geom(1M) frag", (double)frag, 16384);
+    check("geom(1M) bank", (double)bank, 512 * 1024);
+    check("geom(1M) frag", (double)frag, 32384);
+    /* One byte more than the queue: streamed (64 KiB banks, 16 KiB fragments). */
+    bank = 512 * 1024;
+    tc_shm_params_geometry((1 << 20) + 1, 1000, 32768, 1 << 20, 2, 128 * 1024, &bank, &frag);
+    check("geom(1M+1) bank", (double)bank, 65536);
+    check("geom(1M+1) frag", (double)frag, 16384);
     /* Window off (0): whole banks even for huge messages. */
     bank = 512 * 1024;
     tc_shm_params_geometry(16 << 20, 1000, 32768, 1 << 20, 2, 0, &bank, &frag);
