@@ -54,9 +54,10 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
                                  "Fragment buffers in each process's shared-memory queue; auto "
                                  "uses TC_SHM_QUEUE_BYTES divided by the fragment size, rounded "
                                  "to a multiple of TC_SHM_BANKS."},
-    [TC_CFG_SHM_BANKS] = {"TC_SHM_BANKS", TC_CFG_TYPE_INT, "2", NULL, 1, 64,
+    [TC_CFG_SHM_BANKS] = {"TC_SHM_BANKS", TC_CFG_TYPE_INT, "16", NULL, 1, 63,
                           "Banks each queue is split into, so the root can fill one bank while "
-                          "readers are still copying out of another."},
+                          "readers are still copying out of another; more banks let the root run "
+                          "further ahead of slow readers (oversubscribed nodes)."},
     [TC_CFG_SHM_QUEUE_BYTES] = {"TC_SHM_QUEUE_BYTES", TC_CFG_TYPE_SIZE, "1M", NULL, 4096, GiB,
                                 "Shared-memory budget of each process's queue, used when "
                                 "TC_SHM_QUEUE_LENGTH is auto."},
@@ -88,7 +89,7 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
                              "The model's t_w / t: a fragment notification's wait in units of "
                              "one byte's copy time; fragments are sqrt(m t_w / t) bytes (the "
                              "paper used 50; 1000-4000 measured on a 2-core KVM guest)."},
-    [TC_CFG_SHM_STREAM_BYTES] = {"TC_SHM_STREAM_BYTES", TC_CFG_TYPE_SIZE, "128K", NULL, 0, GiB,
+    [TC_CFG_SHM_STREAM_BYTES] = {"TC_SHM_STREAM_BYTES", TC_CFG_TYPE_SIZE, "512K", NULL, 0, GiB,
                                  "A message larger than the whole queue streams through only "
                                  "this many bytes of it (all banks), in fragments of a quarter "
                                  "bank, so the ring stays in the L2 cache; 0 uses the whole "

@@ -146,7 +146,7 @@ static void test_defaults(void)
                 {TC_CFG_SHM, 1},
                 {TC_CFG_SHM_FRAGMENT_SIZE, 0},
                 {TC_CFG_SHM_QUEUE_LENGTH, 0},
-                {TC_CFG_SHM_BANKS, 2},
+                {TC_CFG_SHM_BANKS, 16},
                 {TC_CFG_SHM_QUEUE_BYTES, 1024 * 1024},
                 {TC_CFG_SHM_DESIGN_SIZE, 1024 * 1024},
                 {TC_CFG_SHM_TREE, TC_TREE_KARY},
@@ -155,7 +155,7 @@ static void test_defaults(void)
                 {TC_CFG_SHM_MAX_TOTAL, 1024.0 * 1024 * 1024},
                 {TC_CFG_SHM_PLACEMENT, TC_PLACEMENT_TOUCH},
                 {TC_CFG_SHM_TW_RATIO, 1000},
-                {TC_CFG_SHM_STREAM_BYTES, 128 * 1024}};
+                {TC_CFG_SHM_STREAM_BYTES, 512 * 1024}};
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
         const tc_cfg_desc_t *d = tc_config_desc(defs[i].id);
         tc_cfg_value_t v = {-7, -7};
@@ -184,24 +184,24 @@ static void test_int(void)
     expect_int(TC_CFG_VERBOSE, " 2 ", 2);
     expect_int(TC_CFG_VERBOSE, "+1", 1);
     expect_int(TC_CFG_SHM_BANKS, "1", 1);
-    expect_int(TC_CFG_SHM_BANKS, "64", 64);
+    expect_int(TC_CFG_SHM_BANKS, "63", 63);
     expect_int(TC_CFG_SHM_BANKS, "007", 7);
     expect_int(TC_CFG_SPIN_COUNT, "10000000", 10 * 1000 * 1000);
     expect_int(TC_CFG_SPIN_COUNT, "0", 0);
     expect_int(TC_CFG_SHM_TREE_ARITY, "2", 2);
 
-    expect_bad(TC_CFG_SHM_BANKS, "0", "an integer in 1..64");
-    expect_bad(TC_CFG_SHM_BANKS, "65", "an integer in 1..64");
-    expect_bad(TC_CFG_SHM_BANKS, "-1", "an integer in 1..64");
-    expect_bad(TC_CFG_SHM_BANKS, "2x", "an integer in 1..64");
-    expect_bad(TC_CFG_SHM_BANKS, "2 2", "an integer in 1..64");
-    expect_bad(TC_CFG_SHM_BANKS, "2.0", "an integer in 1..64");
-    expect_bad(TC_CFG_SHM_BANKS, "0x2", "an integer in 1..64");
-    expect_bad(TC_CFG_SHM_BANKS, "", "an integer in 1..64");
-    expect_bad(TC_CFG_SHM_BANKS, "+", "an integer in 1..64");
-    expect_bad(TC_CFG_SHM_BANKS, "- 2", "an integer in 1..64");
-    expect_bad(TC_CFG_SHM_BANKS, "auto", "an integer in 1..64"); /* not an auto field */
-    expect_bad(TC_CFG_SHM_BANKS, "99999999999999999999", "an integer in 1..64");
+    expect_bad(TC_CFG_SHM_BANKS, "0", "an integer in 1..63");
+    expect_bad(TC_CFG_SHM_BANKS, "64", "an integer in 1..63");
+    expect_bad(TC_CFG_SHM_BANKS, "-1", "an integer in 1..63");
+    expect_bad(TC_CFG_SHM_BANKS, "2x", "an integer in 1..63");
+    expect_bad(TC_CFG_SHM_BANKS, "2 2", "an integer in 1..63");
+    expect_bad(TC_CFG_SHM_BANKS, "2.0", "an integer in 1..63");
+    expect_bad(TC_CFG_SHM_BANKS, "0x2", "an integer in 1..63");
+    expect_bad(TC_CFG_SHM_BANKS, "", "an integer in 1..63");
+    expect_bad(TC_CFG_SHM_BANKS, "+", "an integer in 1..63");
+    expect_bad(TC_CFG_SHM_BANKS, "- 2", "an integer in 1..63");
+    expect_bad(TC_CFG_SHM_BANKS, "auto", "an integer in 1..63"); /* not an auto field */
+    expect_bad(TC_CFG_SHM_BANKS, "99999999999999999999", "an integer in 1..63");
     expect_bad(TC_CFG_VERBOSE, "4", "an integer in 0..3");
     expect_bad(TC_CFG_SPIN_COUNT, "10000001", "an integer in 0..10000000");
     expect_bad(TC_CFG_SHM_TREE_ARITY, "1", "an integer in 2..64");
@@ -361,7 +361,7 @@ static void test_messages(void)
 
     /* The example of the brief, verbatim. */
     if (tc_config_parse(d, "0", &v, err, sizeof err) == 0 ||
-        strcmp(err, "TC_SHM_BANKS=\"0\": expected an integer in 1..64") != 0)
+        strcmp(err, "TC_SHM_BANKS=\"0\": expected an integer in 1..63") != 0)
         fail("message: \"%s\"", err);
 
     /* The raw value is quoted as given (white space included). */
@@ -400,7 +400,7 @@ static void test_load(void)
 
     tc_config_reset();
     /* Accessors load on first use. */
-    if (tc_config_int(TC_CFG_SHM_BANKS) != 2 ||
+    if (tc_config_int(TC_CFG_SHM_BANKS) != 16 ||
         tc_config_source(TC_CFG_SHM_BANKS) != TC_CFG_SRC_DEFAULT ||
         tc_config_raw(TC_CFG_SHM_BANKS) != NULL)
         fail("defaults: banks %lld source %d", (long long)tc_config_int(TC_CFG_SHM_BANKS),
@@ -409,7 +409,7 @@ static void test_load(void)
         fail("defaults: timeout %g log level %d", tc_config_double(TC_CFG_WAIT_TIMEOUT),
              tc_log_level);
 
-    setenv("TC_SHM_BANKS", "0", 1);           /* invalid: default 2 */
+    setenv("TC_SHM_BANKS", "0", 1);           /* invalid: default 16 */
     setenv("TC_SHM_QUEUE_BYTES", " 2M ", 1);  /* valid */
     setenv("TC_SHM_TREE", "Knomial", 1);      /* valid */
     setenv("TC_WAIT_TIMEOUT", "forever", 1);  /* invalid: default 600 */
@@ -422,7 +422,8 @@ static void test_load(void)
 
     /* Loaded values stay until reset. */
     tc_config_load();
-    if (tc_config_int(TC_CFG_SHM_BANKS) != 2)
+    if (tc_config_int(TC_CFG_SHM_BANKS) != 16 ||
+        tc_config_source(TC_CFG_SHM_BANKS) != TC_CFG_SRC_DEFAULT)
         fail("not re-read without reset");
     tc_config_reset();
     fprintf(stderr, "(four 'topocoll: ...; using the default' lines are expected next)\n");
@@ -435,7 +436,7 @@ static void test_load(void)
         double want;
         const char *raw;
     } cases[] = {
-        {TC_CFG_SHM_BANKS, TC_CFG_SRC_INVALID, 2, "0"},
+        {TC_CFG_SHM_BANKS, TC_CFG_SRC_INVALID, 16, "0"},
         {TC_CFG_SHM_QUEUE_BYTES, TC_CFG_SRC_ENV, 2 * 1024 * 1024, " 2M "},
         {TC_CFG_SHM_TREE, TC_CFG_SRC_ENV, TC_TREE_KNOMIAL, "Knomial"},
         {TC_CFG_WAIT_TIMEOUT, TC_CFG_SRC_INVALID, 600, "forever"},
