@@ -89,7 +89,7 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
                              "The model's t_w / t: a fragment notification's wait in units of "
                              "one byte's copy time; fragments are sqrt(m t_w / t) bytes (the "
                              "paper used 50; 1000-4000 measured on a 2-core KVM guest)."},
-    [TC_CFG_SHM_STREAM_BYTES] = {"TC_SHM_STREAM_BYTES", TC_CFG_TYPE_SIZE, "512K", NULL, 0, GiB,
+    [TC_CFG_SHM_STREAM_BYTES] = {"TC_SHM_STREAM_BYTES", TC_CFG_TYPE_SIZE, "128K", NULL, 0, GiB,
                                  "A message larger than the whole queue streams through only "
                                  "this many bytes of it (all banks), in fragments of a quarter "
                                  "bank, so the ring stays in the L2 cache; 0 uses the whole "

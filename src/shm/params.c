@@ -43,12 +43,18 @@ void tc_shm_params_geometry(size_t m, double tw_over_t, size_t slot, size_t queu
     size_t f = tc_shm_params_fragment_for(m, tw_over_t, slot);
     if (m > queue_bytes && stream_bytes > 0 && stream_bytes < queue_bytes) {
         size_t window = stream_bytes / (size_t)q / 64 * 64;
-        if (window < 4 * TC_SHM_MIN_FRAGMENT)
-            window = 4 * TC_SHM_MIN_FRAGMENT;
+        if (window < TC_SHM_MIN_FRAGMENT)
+            window = TC_SHM_MIN_FRAGMENT;
         if (window < *bank_bytes)
             *bank_bytes = window;
-        if (f > *bank_bytes / 4)
-            f = *bank_bytes / 4 / 64 * 64;
+        /* A quarter bank keeps four fragments in flight per bank, but no
+         * smaller than TC_SHM_STREAM_MIN_FRAGMENT: with many banks each bank
+         * use is then one fragment, and the banks themselves pipeline. */
+        size_t quarter = *bank_bytes / 4 / 64 * 64;
+        if (quarter < TC_SHM_STREAM_MIN_FRAGMENT)
+            quarter = TC_SHM_STREAM_MIN_FRAGMENT;
+        if (f > quarter)
+            f = quarter;
     }
     if (f > *bank_bytes)
         f = *bank_bytes;

@@ -22,7 +22,8 @@ size_t tc_shm_params_fragment(size_t design_bytes, double tw_over_t, size_t page
 
 /* Fragment size for one message of @p m bytes: f* = sqrt(m t_w / t) rounded
  * up to a cache line, at least TC_SHM_MIN_FRAGMENT, at most @p slot. */
-#define TC_SHM_MIN_FRAGMENT 1024
+#define TC_SHM_MIN_FRAGMENT        1024
+#define TC_SHM_STREAM_MIN_FRAGMENT 8192
 size_t tc_shm_params_fragment_for(size_t m, double tw_over_t, size_t slot);
 
 /* The geometry of one message of @p m bytes in a queue of @p queue_bytes
@@ -32,7 +33,8 @@ size_t tc_shm_params_fragment_for(size_t m, double tw_over_t, size_t slot);
  * window of
  * @p stream_bytes in all (0 = off) so that the ring stays in the L2 cache
  * while the user buffers stream through memory; its fragments are then at
- * most a quarter of a bank so that four are in flight per bank. */
+ * most a quarter of a bank (four in flight per bank) but at least
+ * TC_SHM_STREAM_MIN_FRAGMENT, or the whole bank if that is smaller. */
 void tc_shm_params_geometry(size_t m, double tw_over_t, size_t slot, size_t queue_bytes, int q,
                             size_t stream_bytes, size_t *bank_bytes, size_t *frag);
 

@@ -155,7 +155,7 @@ static void test_defaults(void)
                 {TC_CFG_SHM_MAX_TOTAL, 1024.0 * 1024 * 1024},
                 {TC_CFG_SHM_PLACEMENT, TC_PLACEMENT_TOUCH},
                 {TC_CFG_SHM_TW_RATIO, 1000},
-                {TC_CFG_SHM_STREAM_BYTES, 512 * 1024}};
+                {TC_CFG_SHM_STREAM_BYTES, 128 * 1024}};
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
         const tc_cfg_desc_t *d = tc_config_desc(defs[i].id);
         tc_cfg_value_t v = {-7, -7};

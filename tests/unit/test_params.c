@@ -71,11 +71,16 @@ int main(void)
     tc_shm_params_geometry(16 << 20, 1000, 32768, 1 << 20, 2, 0, &bank, &frag);
     check("geom(16M, off) bank", (double)bank, 512 * 1024);
     check("geom(16M, off) frag", (double)frag, 32768);
-    /* A tiny window is raised to four minimum fragments per bank. */
+    /* A tiny window is raised to one minimum fragment per bank. */
     bank = 512 * 1024;
     tc_shm_params_geometry(16 << 20, 1000, 32768, 1 << 20, 2, 1024, &bank, &frag);
-    check("geom(16M, tiny) bank", (double)bank, 4096);
+    check("geom(16M, tiny) bank", (double)bank, 1024);
     check("geom(16M, tiny) frag", (double)frag, 1024);
+    /* 16 banks share the 128 KiB window: 8 KiB banks, one 8 KiB fragment each. */
+    bank = 65536;
+    tc_shm_params_geometry(16 << 20, 1000, 32768, 1 << 20, 16, 128 * 1024, &bank, &frag);
+    check("geom(16M, q16) bank", (double)bank, 8192);
+    check("geom(16M, q16) frag", (double)frag, 8192);
 
     /* Model time: m = 64 KiB, f = 8 KiB, S = 4, t_w = 50, t_ws = 100:
      * fill 16384 + rest 57344 + 8 waits * 50 + 2 syncs * 100 = 74328. */
