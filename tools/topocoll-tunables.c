@@ -54,21 +54,6 @@ static void tc_tun_text_cell(tc_tun_text_t *t, const char *s)
     tc_tun_text_append(t, " |");
 }
 
-/* Sizes as the parser accepts them: exact MiB/GiB multiples with a suffix
- * (1 TiB is 1024G: there is no T suffix), anything else in bytes. */
-static void tc_tun_size_format(double v, char *buf, size_t len)
-{
-    /* Integer arithmetic: the library does not link libm. Bounds are exact. */
-    const uint64_t mib = 1024 * 1024, gib = mib * 1024;
-    uint64_t x = (uint64_t)v;
-    if (x >= gib && x % gib == 0)
-        snprintf(buf, len, "%lluG", (unsigned long long)(x / gib));
-    else if (x >= mib && x % mib == 0)
-        snprintf(buf, len, "%lluM", (unsigned long long)(x / mib));
-    else
-        snprintf(buf, len, "%llu", (unsigned long long)x);
-}
-
 static const char *tc_tun_type_name(tc_cfg_type_t type)
 {
     switch (type) {
@@ -104,8 +89,8 @@ static void tc_tun_accepted(const tc_cfg_desc_t *d, char *buf, size_t len)
         snprintf(buf, len, "%s%.0f..%.0f", autotext, d->min, d->max);
         break;
     case TC_CFG_TYPE_SIZE:
-        tc_tun_size_format(d->min, lo, sizeof lo);
-        tc_tun_size_format(d->max, hi, sizeof hi);
+        tc_config_size_format(d->min, lo, sizeof lo);
+        tc_config_size_format(d->max, hi, sizeof hi);
         snprintf(buf, len, "%s%s..%s bytes (suffix K, M, G)", autotext, lo, hi);
         break;
     case TC_CFG_TYPE_DOUBLE:

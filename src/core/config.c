@@ -127,11 +127,9 @@ static bool tc_config_is_auto(const tc_cfg_desc_t *desc)
            strcmp(desc->def, "auto") == 0;
 }
 
-/* Sizes in messages: exact multiples of MiB or GiB with the suffix the parser
- * accepts (so 1 TiB prints as 1024G), anything else in plain bytes. */
-static void tc_config_size_format(double v, char *buf, size_t len)
+void tc_config_size_format(double v, char *buf, size_t len)
 {
-    /* Integer arithmetic: the library does not link libm. Bounds are exact. */
+    /* Integer arithmetic: the bounds are exact. */
     const uint64_t mib = 1024 * 1024, gib = mib * 1024;
     uint64_t x = (uint64_t)v;
     if (x >= gib && x % gib == 0)

@@ -102,6 +102,10 @@ tc_cfg_source_t tc_config_source(tc_cfg_id_t id);
 /* The raw environment text, or NULL when unset. */
 const char *tc_config_raw(tc_cfg_id_t id);
 
+/* A size as the parser accepts it: exact multiples of MiB or GiB with the
+ * suffix (so 1 TiB prints as 1024G), anything else in plain bytes. */
+void tc_config_size_format(double v, char *buf, size_t len);
+
 /* Name of the enum value @p index of @p id (e.g. "knomial"); "?" if out of range. */
 const char *tc_config_enum_name(tc_cfg_id_t id, int64_t index);
 
