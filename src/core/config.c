@@ -79,6 +79,11 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
                               "Largest total of shared-memory segments one process may map "
                               "across all its communicators; beyond it new communicators use "
                               "the MPI's own collectives."},
+    [TC_CFG_SHM_MAX_NODE] = {"TC_SHM_MAX_NODE", TC_CFG_TYPE_SIZE, "4G", NULL, 4096, 1024 * GiB,
+                             "Largest total of the library's shared-memory segments on one node "
+                             "(all processes of this user, counted from /proc at segment "
+                             "creation); a communicator that would exceed it uses the MPI's own "
+                             "collectives."},
     [TC_CFG_SHM_PLACEMENT] = {"TC_SHM_PLACEMENT", TC_CFG_TYPE_ENUM, "touch", "touch,mbind,none", 0,
                               0,
                               "Where each process's queue lives: touch = the process allocates it "

@@ -36,6 +36,7 @@ typedef enum {
     TC_CFG_SHM_TREE_ARITY,    /* int k >= 2 */
     TC_CFG_SHM_MAX_SEGMENT,   /* size: cap per communicator segment */
     TC_CFG_SHM_MAX_TOTAL,     /* size: cap on all segments mapped by one process */
+    TC_CFG_SHM_MAX_NODE,      /* size: cap on all segments on the node (this user's) */
     TC_CFG_SHM_PLACEMENT,     /* enum touch,mbind,none */
     TC_CFG_SHM_TW_RATIO,      /* int: t_w / t of the paper-000 model */
     TC_CFG_SHM_STREAM_BYTES,  /* size: ring window for messages larger than the queue */

@@ -258,6 +258,7 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
             .placement = (tc_placement_t)tc_config_int(TC_CFG_SHM_PLACEMENT),
             .max_segment = (size_t)tc_config_int(TC_CFG_SHM_MAX_SEGMENT),
             .max_total = (size_t)tc_config_int(TC_CFG_SHM_MAX_TOTAL),
+            .max_node = (size_t)tc_config_int(TC_CFG_SHM_MAX_NODE),
             .fail = 0,
         };
         int local =

@@ -1,5 +1,6 @@
 #include "segment.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <numa.h>
@@ -12,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "../core/log.h"
@@ -30,6 +32,84 @@ static _Atomic size_t tc_shm_mapped_bytes;
 size_t tc_shm_mapped_total(void)
 {
     return atomic_load_explicit(&tc_shm_mapped_bytes, memory_order_relaxed);
+}
+
+typedef struct tc_shm_seen {
+    unsigned long dev, inode;
+    size_t bytes;
+} tc_shm_seen_t;
+
+/* Add the topocoll mappings of one maps file to @p seen (distinct segments). */
+static void tc_shm_usage_scan(FILE *maps, tc_shm_seen_t **seen, size_t *n, size_t *cap)
+{
+    char line[512];
+    while (fgets(line, sizeof line, maps)) {
+        if (!strstr(line, "/dev/shm/topocoll-"))
+            continue;
+        unsigned long start, end, off, inode;
+        unsigned int major, minor;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &start, &end, perms, &off, &major, &minor,
+                   &inode) != 7)
+            continue;
+        unsigned long dev = ((unsigned long)major << 20) | minor;
+        size_t i;
+        for (i = 0; i < *n; i++)
+            if ((*seen)[i].dev == dev && (*seen)[i].inode == inode)
+                break;
+        if (i == *n) {
+            if (*n == *cap) {
+                size_t c = *cap ? 2 * *cap : 16;
+                tc_shm_seen_t *p = realloc(*seen, c * sizeof *p);
+                if (!p)
+                    return;
+                *seen = p;
+                *cap = c;
+            }
+            (*seen)[(*n)++] = (tc_shm_seen_t){dev, inode, 0};
+        }
+        if (end - start > (*seen)[i].bytes)
+            (*seen)[i].bytes = end - start;
+    }
+}
+
+static size_t tc_shm_dev_shm_used(void)
+{
+    struct statvfs vfs;
+    if (statvfs("/dev/shm", &vfs) != 0)
+        return SIZE_MAX / 2; /* unknown: make the caller count exactly */
+    return (size_t)(vfs.f_blocks - vfs.f_bfree) * (size_t)vfs.f_frsize;
+}
+
+size_t tc_shm_node_usage(void)
+{
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return 0;
+    tc_shm_seen_t *seen = NULL;
+    size_t n = 0, cap = 0, total = 0;
+    uid_t uid = getuid();
+    struct dirent *e;
+    while ((e = readdir(proc)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[sizeof e->d_name + 16];
+        struct stat st;
+        snprintf(path, sizeof path, "/proc/%s", e->d_name);
+        if (stat(path, &st) != 0 || st.st_uid != uid)
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/maps", e->d_name);
+        FILE *maps = fopen(path, "r");
+        if (!maps)
+            continue; /* exited meanwhile */
+        tc_shm_usage_scan(maps, &seen, &n, &cap);
+        fclose(maps);
+    }
+    closedir(proc);
+    for (size_t i = 0; i < n; i++)
+        total += seen[i].bytes;
+    free(seen);
+    return total;
 }
 
 static int tc_shm_numa_node_self(void)
@@ -180,6 +260,20 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
 
     /* Steps 1-2: the first process creates, everyone learns the name ("" on failure). */
     char name[40] = "";
+    if (rank == 0 && ok) {
+        /* Everything /dev/shm holds (our unlinked but mapped segments
+         * included) bounds our usage from above; only when that bound is
+         * over the cap is /proc read for the exact figure. */
+        size_t used = tc_shm_dev_shm_used();
+        if (used + s->layout.total > policy->max_node)
+            used = tc_shm_node_usage();
+        if (used + s->layout.total > policy->max_node) {
+            tc_log(TC_LOG_INFO,
+                   "segment of %zu bytes would exceed TC_SHM_MAX_NODE=%zu (%zu in use on the node)",
+                   s->layout.total, policy->max_node, used);
+            ok = 0;
+        }
+    }
     if (rank == 0 && ok) {
         /* TC_SHM_PLACEMENT=none: the creator allocates the whole segment, so
          * every page lands on its node (the NUMA-unaware baseline). */

@@ -45,6 +45,7 @@ typedef struct tc_shm_policy {
     tc_placement_t placement;
     size_t max_segment; /* TC_SHM_MAX_SEGMENT */
     size_t max_total;   /* TC_SHM_MAX_TOTAL */
+    size_t max_node;    /* TC_SHM_MAX_NODE (checked by the creator) */
     int fail;           /* non-zero: fail locally on purpose (cap already exceeded) */
 } tc_shm_policy_t;
 
@@ -82,6 +83,13 @@ void tc_shm_comm_destroy(tc_shm_comm_t *s);
 
 /* Bytes of segments this process has mapped now (for TC_SHM_MAX_TOTAL). */
 size_t tc_shm_mapped_total(void);
+
+/* Bytes of the library's segments mapped on this node by any process of
+ * this user, each segment counted once (by device and inode), read from
+ * /proc/<pid>/maps: the segments are unlinked, but their mappings still say
+ * "/dev/shm/topocoll-... (deleted)". Used for TC_SHM_MAX_NODE at creation
+ * (not on any collective's path); two creations racing may both pass. */
+size_t tc_shm_node_usage(void);
 
 static inline tc_atomic_u64_t *tc_shm_done(const tc_shm_comm_t *s, int i)
 {

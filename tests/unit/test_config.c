@@ -122,6 +122,7 @@ static void test_table(void)
                  {TC_CFG_SHM_TREE_ARITY, "TC_SHM_TREE_ARITY"},
                  {TC_CFG_SHM_MAX_SEGMENT, "TC_SHM_MAX_SEGMENT"},
                  {TC_CFG_SHM_MAX_TOTAL, "TC_SHM_MAX_TOTAL"},
+                 {TC_CFG_SHM_MAX_NODE, "TC_SHM_MAX_NODE"},
                  {TC_CFG_SHM_PLACEMENT, "TC_SHM_PLACEMENT"},
                  {TC_CFG_SHM_TW_RATIO, "TC_SHM_TW_RATIO"},
                  {TC_CFG_SHM_STREAM_BYTES, "TC_SHM_STREAM_BYTES"}};
@@ -153,6 +154,7 @@ static void test_defaults(void)
                 {TC_CFG_SHM_TREE_ARITY, 2},
                 {TC_CFG_SHM_MAX_SEGMENT, 256.0 * 1024 * 1024},
                 {TC_CFG_SHM_MAX_TOTAL, 1024.0 * 1024 * 1024},
+                {TC_CFG_SHM_MAX_NODE, 4.0 * 1024 * 1024 * 1024},
                 {TC_CFG_SHM_PLACEMENT, TC_PLACEMENT_TOUCH},
                 {TC_CFG_SHM_TW_RATIO, 1000},
                 {TC_CFG_SHM_STREAM_BYTES, 128 * 1024}};
