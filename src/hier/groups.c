@@ -1,0 +1,298 @@
+/* Group hierarchy builder and level-list parser (paper 001, "Groups").
+ * See groups.h for the rules; this file only implements them. */
+#include "hier/groups.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const level_names[TC_LEVEL_LAST] = {
+    "core", "l2", "l3", "numa", "package", "node", "switch1", "switch2", "switch3", "switch4",
+};
+
+const char *tc_hier_level_name(tc_level_t level)
+{
+    if ((int)level >= 0 && level < TC_LEVEL_LAST)
+        return level_names[level];
+    if (level == TC_HIER_LEVEL_TOP)
+        return "top";
+    return "?";
+}
+
+/* ---- level list parsing ------------------------------------------------ */
+
+#define SWITCH_BITS                                                                                \
+    ((1u << TC_LEVEL_SWITCH1) | (1u << TC_LEVEL_SWITCH2) | (1u << TC_LEVEL_SWITCH3) |              \
+     (1u << TC_LEVEL_SWITCH4))
+
+static const struct {
+    const char *word;
+    unsigned bits;
+} level_words[] = {
+    {"core", 1u << TC_LEVEL_CORE},
+    {"cr", 1u << TC_LEVEL_CORE},
+    {"l2", 1u << TC_LEVEL_L2},
+    {"l3", 1u << TC_LEVEL_L3},
+    {"numa", 1u << TC_LEVEL_NUMA},
+    {"nm", 1u << TC_LEVEL_NUMA},
+    {"package", 1u << TC_LEVEL_PACKAGE},
+    {"socket", 1u << TC_LEVEL_PACKAGE},
+    {"sk", 1u << TC_LEVEL_PACKAGE},
+    {"node", 1u << TC_LEVEL_NODE},
+    {"nd", 1u << TC_LEVEL_NODE},
+    {"switch", 1u << TC_LEVEL_SWITCH1},
+    {"switch1", 1u << TC_LEVEL_SWITCH1},
+    {"switch2", 1u << TC_LEVEL_SWITCH2},
+    {"switch3", 1u << TC_LEVEL_SWITCH3},
+    {"switch4", 1u << TC_LEVEL_SWITCH4},
+    {"sw1", 1u << TC_LEVEL_SWITCH1},
+    {"sw2", 1u << TC_LEVEL_SWITCH2},
+    {"sw3", 1u << TC_LEVEL_SWITCH3},
+    {"sw4", 1u << TC_LEVEL_SWITCH4},
+    {"sw", SWITCH_BITS},
+    {"all", TC_HIER_LEVELS_ALL},
+    {"none", 0u},
+};
+
+#define ACCEPTED_WORDS                                                                             \
+    "accepted (case-insensitive, separated by ',' or '-'): core, l2, l3, numa, package, "          \
+    "socket, node, switch (= switch1), switch1..switch4, sw1..sw4, all, none; or paper codes "     \
+    "CR, L2, L3, NM, SK, ND, SW (all switch levels), e.g. NM-SK-ND-SW"
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+int tc_hier_levels_parse(const char *text, unsigned *mask, char *err, size_t errlen)
+{
+    unsigned bits = 0;
+    const char *s = text;
+
+    if (err && errlen)
+        err[0] = '\0';
+    if (!text || !mask) {
+        if (err && errlen)
+            snprintf(err, errlen, "no level list given; %s", ACCEPTED_WORDS);
+        return -EINVAL;
+    }
+    for (;;) {
+        const char *w = s, *e;
+        size_t n, i;
+        int found = 0;
+
+        while (*s && *s != ',' && *s != '-')
+            s++;
+        e = s;
+        while (w < e && is_blank(*w))
+            w++;
+        while (e > w && is_blank(e[-1]))
+            e--;
+        n = (size_t)(e - w);
+        if (n == 0) {
+            if (err && errlen)
+                snprintf(err, errlen, "empty level name in \"%s\"; %s", text, ACCEPTED_WORDS);
+            return -EINVAL;
+        }
+        for (i = 0; i < sizeof level_words / sizeof level_words[0]; i++) {
+            if (strlen(level_words[i].word) == n && strncasecmp(level_words[i].word, w, n) == 0) {
+                bits |= level_words[i].bits;
+                found = 1;
+                break;
+            }
+        }
+        if (!found) {
+            if (err && errlen)
+                snprintf(err, errlen, "unknown level \"%.*s\"; %s", n > 64 ? 64 : (int)n, w,
+                         ACCEPTED_WORDS);
+            return -EINVAL;
+        }
+        if (!*s)
+            break;
+        s++; /* separator: a word must follow, so "numa," is rejected above */
+    }
+    *mask = bits;
+    return 0;
+}
+
+/* ---- group builder ----------------------------------------------------- */
+
+/* One participant at one level: its unit key (id at the level, then the ids of
+ * the key levels above it) and its rank. Copying the key into the entry keeps
+ * the comparison free of shared state (plain qsort, thread-safe). */
+typedef struct {
+    int64_t key[TC_LEVEL_LAST];
+    int nkey;
+    int rank;
+} unit_entry_t;
+
+static int unit_entry_cmp(const void *a, const void *b)
+{
+    const unit_entry_t *x = a, *y = b;
+    int i;
+
+    for (i = 0; i < x->nkey; i++) {
+        if (x->key[i] != y->key[i])
+            return x->key[i] < y->key[i] ? -1 : 1;
+    }
+    /* Within a unit, ascending rank: members[0] is the leader (lowest rank). */
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int same_unit(const unit_entry_t *x, const unit_entry_t *y)
+{
+    return memcmp(x->key, y->key, (size_t)x->nkey * sizeof x->key[0]) == 0;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+void tc_hier_groups_free(tc_hier_groups_t *g)
+{
+    int i;
+
+    if (!g)
+        return;
+    for (i = 0; i < g->nlevels; i++)
+        free(g->group[i].members);
+    memset(g, 0, sizeof *g);
+}
+
+/* Append this rank's group; the members come from the sorted run
+ * ent[first..first+size) or, when @p ent is NULL, from @p ranks. */
+static int group_add(tc_hier_groups_t *out, tc_level_t level, const unit_entry_t *ent,
+                     const int *ranks, int size, int me)
+{
+    tc_hier_group_t *g = &out->group[out->nlevels];
+    int i;
+
+    g->members = malloc((size_t)size * sizeof *g->members);
+    if (!g->members)
+        return -ENOMEM;
+    g->level = level;
+    g->size = size;
+    g->my_index = -1;
+    for (i = 0; i < size; i++) {
+        g->members[i] = ent ? ent[i].rank : ranks[i];
+        if (g->members[i] == me)
+            g->my_index = i;
+    }
+    out->nlevels++;
+    return 0;
+}
+
+int tc_hier_groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
+                         tc_hier_groups_t *out)
+{
+    const unsigned net_bits = TC_HIER_LEVELS_ALL & ~((1u << TC_LEVEL_NODE) - 1u);
+    unsigned known = 0, usable, keyed;
+    unit_entry_t *ent = NULL;
+    int *part = NULL;
+    int np, i, l, me_in = 1, rc = 0;
+
+    if (!out)
+        return -EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!locs || p < 1 || me < 0 || me >= p)
+        return -EINVAL;
+    mask &= TC_HIER_LEVELS_ALL;
+
+    /* A level is usable only if every rank knows its id there: ranks must all
+     * agree, and one unknown would otherwise look like a unit of its own. */
+    for (l = 0; l < TC_LEVEL_LAST; l++) {
+        for (i = 0; i < p && locs[i].id[l] != TC_LOC_UNKNOWN; i++)
+            ;
+        if (i == p)
+            known |= 1u << l;
+    }
+    usable = mask & known;
+    out->unknown_mask = mask & ~known;
+    /* Levels that name a unit: the enabled ones, and node/network ones always
+     * (they nest; see groups.h). */
+    keyed = usable | (known & net_bits);
+
+    part = malloc((size_t)p * sizeof *part);
+    ent = malloc((size_t)p * sizeof *ent);
+    if (!part || !ent) {
+        rc = -ENOMEM;
+        goto fn_fail;
+    }
+    for (i = 0; i < p; i++)
+        part[i] = i;
+    np = p;
+
+    for (l = 0; l < TC_LEVEL_LAST && np > 1; l++) {
+        int nkey = 0, k, start, nlead = 0, active = 0;
+        int keylev[TC_LEVEL_LAST];
+
+        if (!(usable & (1u << l)))
+            continue;
+        /* Key: top-down from the highest keyed level to l, so units sort in
+         * hierarchy order (deterministic, and readable in debug output). */
+        for (k = TC_LEVEL_LAST - 1; k >= l; k--) {
+            if (k == l || (keyed & (1u << k)))
+                keylev[nkey++] = k;
+        }
+        for (i = 0; i < np; i++) {
+            ent[i].nkey = nkey;
+            ent[i].rank = part[i];
+            for (k = 0; k < nkey; k++)
+                ent[i].key[k] = locs[part[i]].id[keylev[k]];
+        }
+        qsort(ent, (size_t)np, sizeof *ent, unit_entry_cmp);
+
+        for (start = 0; start + 1 < np && !active; start++) {
+            if (same_unit(&ent[start], &ent[start + 1]))
+                active = 1;
+        }
+        if (!active)
+            continue; /* every unit holds one participant: nothing changes */
+        out->active_mask |= 1u << l;
+
+        for (start = 0; start < np;) {
+            int end = start + 1, mine = 0;
+            while (end < np && same_unit(&ent[start], &ent[end]))
+                end++;
+            if (me_in) {
+                for (k = start; k < end; k++)
+                    mine |= ent[k].rank == me;
+            }
+            if (mine && end - start >= 2) {
+                rc = group_add(out, (tc_level_t)l, &ent[start], NULL, end - start, me);
+                if (rc)
+                    goto fn_fail;
+                if (ent[start].rank != me)
+                    me_in = 0; /* a non-leader stops here */
+            }
+            part[nlead++] = ent[start].rank; /* leaders go on */
+            start = end;
+        }
+        np = nlead;
+        qsort(part, (size_t)np, sizeof *part, int_cmp);
+    }
+
+    /* Several participants left above the last level (e.g. several nodes and
+     * no switch level): join them so the groups span every rank. */
+    if (np > 1) {
+        out->active_mask |= 1u << TC_HIER_LEVEL_TOP;
+        if (me_in) {
+            rc = group_add(out, TC_HIER_LEVEL_TOP, NULL, part, np, me);
+            if (rc)
+                goto fn_fail;
+        }
+    }
+
+fn_exit:
+    free(ent);
+    free(part);
+    return rc;
+fn_fail:
+    tc_hier_groups_free(out);
+    goto fn_exit;
+}

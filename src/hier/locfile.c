@@ -1,0 +1,332 @@
+/* Locality override file parser; format in locfile.h. */
+#include "hier/locfile.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hier/netfile.h" /* string table, line splitting, file reading */
+
+#define LOC_NAME_MAX 255
+#define LOC_MAXTOK   (2 + TC_LEVEL_LAST) /* rank + every key, + 1 to see "too many" */
+
+/* Local copy: tc_hier_level_name() lives in groups.c, and the parser must
+ * stand alone (it is fuzzed without the rest of the library). */
+static const char *const level_names[TC_LEVEL_LAST] = {
+    "core", "l2", "l3", "numa", "package", "node", "switch1", "switch2", "switch3", "switch4",
+};
+
+enum { MODE_UNSET, MODE_NUMBER, MODE_NAME };
+
+typedef struct locfile_state {
+    const char *filename;
+    char *err;
+    size_t errlen;
+    int mode[TC_LEVEL_LAST];
+    long mode_line[TC_LEVEL_LAST]; /* line that fixed the mode (0: the shape) */
+    tc_hier_strtab_t names[TC_LEVEL_LAST];
+} locfile_state_t;
+
+static void seterr(locfile_state_t *st, long lineno, const char *fmt, ...)
+{
+    if (st->err == NULL || st->errlen == 0)
+        return;
+    int n = lineno > 0 ? snprintf(st->err, st->errlen, "%s:%ld: ", st->filename, lineno)
+                       : snprintf(st->err, st->errlen, "%s: ", st->filename);
+    if (n < 0 || (size_t)n >= st->errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->err + n, st->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+#define TOK_FMT    "'%.*s%s'"
+#define TOK_ARG(t) (int)((t).len > 40 ? 40 : (t).len), (t).s, ((t).len > 40 ? "..." : "")
+
+static int level_from_key(const char *s, size_t len)
+{
+    if (len == 6 && memcmp(s, "socket", 6) == 0)
+        return TC_LEVEL_PACKAGE;
+    for (int l = 0; l < TC_LEVEL_LAST; l++)
+        if (strlen(level_names[l]) == len && memcmp(level_names[l], s, len) == 0)
+            return l;
+    return -1;
+}
+
+/* Digits only, no sign; *v <= max. Returns 0, or -1 (not a number), -2 (too big). */
+static int parse_uint(const char *s, size_t len, int64_t max, int64_t *v)
+{
+    if (len == 0)
+        return -1;
+    int64_t x = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        int d = s[i] - '0';
+        if (x > (max - d) / 10)
+            return -2;
+        x = x * 10 + d;
+    }
+    *v = x;
+    return 0;
+}
+
+/* key=value -> level and value field; -1 after setting the message. */
+static int split_kv(locfile_state_t *st, long lineno, tc_hier_tok_t t, int *level,
+                    tc_hier_tok_t *val)
+{
+    const char *eq = memchr(t.s, '=', t.len);
+    if (eq == NULL) {
+        seterr(st, lineno, "expected key=value, got " TOK_FMT, TOK_ARG(t));
+        return -1;
+    }
+    size_t klen = (size_t)(eq - t.s);
+    *level = level_from_key(t.s, klen);
+    if (*level < 0) {
+        tc_hier_tok_t k = {t.s, klen};
+        seterr(st, lineno,
+               "unknown key " TOK_FMT " (accepted: core l2 l3 numa package socket node "
+               "switch1 switch2 switch3 switch4)",
+               TOK_ARG(k));
+        return -1;
+    }
+    val->s = eq + 1;
+    val->len = t.len - klen - 1;
+    if (val->len == 0) {
+        seterr(st, lineno, "%s has an empty value", level_names[*level]);
+        return -1;
+    }
+    return 0;
+}
+
+static int set_mode(locfile_state_t *st, long lineno, int level, int mode)
+{
+    if (st->mode[level] == MODE_UNSET) {
+        st->mode[level] = mode;
+        st->mode_line[level] = lineno;
+        return 0;
+    }
+    if (st->mode[level] == mode)
+        return 0;
+    const char *was = st->mode[level] == MODE_NUMBER ? "numbers" : "names";
+    if (st->mode_line[level] > 0)
+        seterr(st, lineno, "%s mixes names and numbers (line %ld gives %s)", level_names[level],
+               st->mode_line[level], was);
+    else
+        seterr(st, lineno, "%s mixes names and numbers (the shape gives %s)", level_names[level],
+               was);
+    return -1;
+}
+
+/* Value of one key into *id. */
+static int parse_value(locfile_state_t *st, long lineno, int level, tc_hier_tok_t v, int64_t *id)
+{
+    int rc = parse_uint(v.s, v.len, INT64_MAX, id);
+    if (rc == -2) {
+        seterr(st, lineno, "%s=" TOK_FMT ": number too large", level_names[level], TOK_ARG(v));
+        return -1;
+    }
+    if (rc == 0)
+        return set_mode(st, lineno, level, MODE_NUMBER);
+    if (v.len > LOC_NAME_MAX) {
+        seterr(st, lineno, "%s=" TOK_FMT ": name too long (%zu > %d characters)",
+               level_names[level], TOK_ARG(v), v.len, LOC_NAME_MAX);
+        return -1;
+    }
+    if (set_mode(st, lineno, level, MODE_NAME) != 0)
+        return -1;
+    if (tc_hier_strtab_intern(&st->names[level], v.s, v.len, id, NULL) != 0) {
+        seterr(st, lineno, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_shape(locfile_state_t *st, long lineno, const tc_hier_tok_t *tok, int ntok, int p,
+                       tc_hier_loc_t *locs)
+{
+    int64_t count[TC_LEVEL_LAST];
+    int listed[TC_LEVEL_LAST];
+    int nlisted = 0;
+    int64_t slots = 1;
+    int prev = TC_LEVEL_LAST;
+
+    if (ntok < 2) {
+        seterr(st, lineno, "shape lists no level");
+        return -1;
+    }
+    for (int i = 1; i < ntok; i++) {
+        int level;
+        tc_hier_tok_t v;
+        if (split_kv(st, lineno, tok[i], &level, &v) != 0)
+            return -1;
+        if (level >= prev) {
+            seterr(st, lineno,
+                   "shape: %s must come before %s (levels go from the top down, "
+                   "each once)",
+                   level_names[prev < TC_LEVEL_LAST ? prev : level], level_names[level]);
+            return -1;
+        }
+        prev = level;
+        /* Counts are capped so the slot product cannot overflow. */
+        if (parse_uint(v.s, v.len, INT32_MAX, &count[level]) != 0 || count[level] < 1) {
+            seterr(st, lineno, "shape: %s=" TOK_FMT ": expected a count from 1 to %d",
+                   level_names[level], TOK_ARG(v), INT32_MAX);
+            return -1;
+        }
+        if (slots > INT32_MAX / count[level]) {
+            seterr(st, lineno, "shape: more than %d slots", INT32_MAX);
+            return -1;
+        }
+        slots *= count[level];
+        listed[nlisted++] = level;
+        st->mode[level] = MODE_NUMBER;
+        st->mode_line[level] = 0;
+    }
+    if (slots < p) {
+        seterr(st, lineno, "shape holds %lld ranks, the communicator has %d", (long long)slots, p);
+        return -1;
+    }
+    for (int r = 0; r < p; r++) {
+        for (int l = 0; l < TC_LEVEL_LAST; l++)
+            locs[r].id[l] = TC_LOC_UNKNOWN;
+        /* Global unit index = slot / (slots of one unit of this level). */
+        int64_t below = 1;
+        for (int i = nlisted - 1; i >= 0; i--) {
+            locs[r].id[listed[i]] = r / below;
+            below *= count[listed[i]];
+        }
+    }
+    return 0;
+}
+
+static int parse_rank_line(locfile_state_t *st, long lineno, const tc_hier_tok_t *tok, int ntok,
+                           int p, tc_hier_loc_t *locs, unsigned char *seen, int shaped)
+{
+    int64_t rank;
+    int rc = parse_uint(tok[0].s, tok[0].len, INT32_MAX, &rank);
+    if (rc == -1) {
+        seterr(st, lineno, "expected a rank number, got " TOK_FMT, TOK_ARG(tok[0]));
+        return -1;
+    }
+    if (rc == -2 || rank >= p) {
+        seterr(st, lineno, "rank " TOK_FMT " out of range (the communicator has %d ranks)",
+               TOK_ARG(tok[0]), p);
+        return -1;
+    }
+    if (seen[rank]) {
+        seterr(st, lineno, "rank %lld listed twice", (long long)rank);
+        return -1;
+    }
+    seen[rank] = 1;
+    if (ntok > 1 + TC_LEVEL_LAST) {
+        seterr(st, lineno, "%d keys given, there are only %d levels", ntok - 1, TC_LEVEL_LAST);
+        return -1;
+    }
+    tc_hier_loc_t loc;
+    int given[TC_LEVEL_LAST] = {0};
+    for (int l = 0; l < TC_LEVEL_LAST; l++)
+        loc.id[l] = shaped ? locs[rank].id[l] : TC_LOC_UNKNOWN;
+    for (int i = 1; i < ntok; i++) {
+        int level;
+        tc_hier_tok_t v;
+        if (split_kv(st, lineno, tok[i], &level, &v) != 0)
+            return -1;
+        if (given[level]) {
+            seterr(st, lineno, "%s given twice", level_names[level]);
+            return -1;
+        }
+        given[level] = 1;
+        if (parse_value(st, lineno, level, v, &loc.id[level]) != 0)
+            return -1;
+    }
+    locs[rank] = loc;
+    return 0;
+}
+
+int tc_hier_locfile_parse(const char *text, size_t len, const char *filename, int p,
+                          tc_hier_loc_t *locs, char *err, size_t errlen)
+{
+    locfile_state_t st;
+    tc_hier_tok_t tok[LOC_MAXTOK];
+    tc_hier_lines_t ls = {text, len, 0, 0};
+    const char *line;
+    size_t linelen;
+    unsigned char *seen = NULL;
+    int shaped = 0, first = 1, rc = -1;
+
+    memset(&st, 0, sizeof(st));
+    st.filename = filename ? filename : "(locality file)";
+    st.err = err;
+    st.errlen = errlen;
+    if (p < 1) {
+        seterr(&st, 0, "communicator size %d", p);
+        return -1;
+    }
+    seen = calloc((size_t)p, 1);
+    if (seen == NULL) {
+        seterr(&st, 0, "out of memory");
+        return -1;
+    }
+    while (tc_hier_lines_next(&ls, &line, &linelen)) {
+        int bad = 0;
+        int ntok = tc_hier_line_split(line, linelen, tok, LOC_MAXTOK, &bad);
+        if (ntok < 0) {
+            seterr(&st, ls.lineno, "non-printable character (byte 0x%02x)", bad);
+            goto fn_exit;
+        }
+        if (ntok == 0)
+            continue;
+        int is_shape = tok[0].len == 5 && memcmp(tok[0].s, "shape", 5) == 0;
+        if (is_shape && !first) {
+            seterr(&st, ls.lineno, "shape must be the first line");
+            goto fn_exit;
+        }
+        if (is_shape && ntok > LOC_MAXTOK - 1) {
+            seterr(&st, ls.lineno, "shape: %d levels given, there are only %d", ntok - 1,
+                   TC_LEVEL_LAST);
+            goto fn_exit;
+        }
+        first = 0;
+        if (is_shape) {
+            if (parse_shape(&st, ls.lineno, tok, ntok, p, locs) != 0)
+                goto fn_exit;
+            shaped = 1;
+        } else if (parse_rank_line(&st, ls.lineno, tok, ntok, p, locs, seen, shaped) != 0) {
+            goto fn_exit;
+        }
+    }
+    if (!shaped) {
+        for (int r = 0; r < p; r++) {
+            if (!seen[r]) {
+                seterr(&st, 0, "rank %d not listed (the communicator has %d ranks)", r, p);
+                goto fn_exit;
+            }
+        }
+    }
+    rc = 0;
+fn_exit:
+    free(seen);
+    for (int l = 0; l < TC_LEVEL_LAST; l++)
+        tc_hier_strtab_free(&st.names[l]);
+    return rc;
+}
+
+int tc_hier_locfile_load(const char *path, int p, tc_hier_loc_t *locs, char *err, size_t errlen)
+{
+    char *buf;
+    size_t len;
+    errno = 0;
+    if (tc_hier_file_read(path, &buf, &len) != 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
+        return -1;
+    }
+    int rc = tc_hier_locfile_parse(buf, len, path, p, locs, err, errlen);
+    free(buf);
+    return rc;
+}
