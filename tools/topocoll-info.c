@@ -5,10 +5,10 @@
  * Prints every tunable with its value and where it came from, the node layout
  * (ranks, hosts, cores, NUMA nodes, bindings), the context the library builds
  * on the communicator (path, f, S, q, tree, segment layout and size), the
- * NUMA placement check of every rank's queue, and the notification tree for
- * root R. It uses the internal query interface: tc_ctx_get() and the
- * read-only fields of tc_ctx_t / tc_shm_comm_t (src/core/ctx.h,
- * src/shm/segment.h).
+ * NUMA placement check of every rank's queue, the notification tree for
+ * root R, and the hierarchy the group builder derives from every rank's hwloc
+ * locality (not used by the collectives yet). It uses the internal query interface: tc_ctx_get()
+ * and the read-only fields of tc_ctx_t / tc_shm_comm_t (src/core/ctx.h, src/shm/segment.h).
  */
 #include <hwloc.h>
 #include <stdio.h>
@@ -18,6 +18,8 @@
 
 #include "core/config.h"
 #include "core/ctx.h"
+#include "hier/groups.h"
+#include "hier/topo_hwloc.h"
 #include "topocoll.h"
 
 static const char *const path_names[TC_PATH_LAST] = {
@@ -47,6 +49,73 @@ static void print_tunables(void)
         printf("%-22s = %-10s (%s%s%s%s)\n", d->name, val, src[tc_config_source((tc_cfg_id_t)id)],
                raw ? ": \"" : "", raw ? raw : "", raw ? "\"" : "");
     }
+}
+
+/* Every rank's locality (hwloc, its binding) with the node named by the
+ * lowest world rank on it, the levels that nest on this machine, and the
+ * groups the builder makes of them (paper 001). */
+static void print_hierarchy(MPI_Comm comm, int rank, int size)
+{
+    tc_hier_loc_t me, *all = malloc((size_t)size * sizeof *all);
+    unsigned known = 0, redundant = 0, nesting = 0;
+    int bound = 0, world_rank, node_first;
+    hwloc_topology_t topo;
+    tc_hier_topo_self(&me, &known, &bound);
+    if (tc_hier_topo_get(&topo) == 0)
+        nesting = tc_hier_topo_nesting_mask(topo, &redundant);
+    for (int l = 0; l < TC_LEVEL_LAST; l++)
+        if (!(nesting & known & (1u << l)))
+            me.id[l] = TC_LOC_UNKNOWN;
+    MPI_Comm node;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Allreduce(&world_rank, &node_first, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    me.id[TC_LEVEL_NODE] = node_first;
+    MPI_Allgather(&me, sizeof me, MPI_BYTE, all, sizeof me, MPI_BYTE, comm);
+    unsigned mask = TC_HIER_LEVELS_ALL & ~redundant;
+    tc_hier_groups_t g;
+    int rc = tc_hier_groups_build(all, size, rank, mask, &g);
+    char line[1024];
+    int n = snprintf(line, sizeof line, "rank %-4d", rank);
+    for (int i = 0; rc == 0 && i < g.nlevels && n < 900; i++) {
+        const tc_hier_group_t *gr = &g.group[i];
+        n += snprintf(line + n, sizeof line - (size_t)n, " %s(%d", tc_hier_level_name(gr->level),
+                      gr->members[0]);
+        for (int m = 1; m < gr->size && n < 900; m++)
+            n +=
+                snprintf(line + n, sizeof line - (size_t)n, m < 8 ? ",%d" : ",...", gr->members[m]);
+        n += snprintf(line + n, sizeof line - (size_t)n, ")");
+    }
+    char *lines = rank == 0 ? malloc((size_t)size * sizeof line) : NULL;
+    MPI_Gather(line, sizeof line, MPI_CHAR, lines, sizeof line, MPI_CHAR, 0, comm);
+    if (rank == 0) {
+        printf("\n## Hierarchy (paper 001; not used by the collectives yet)\n");
+        printf("levels that nest here:");
+        for (int l = 0; l < TC_LEVEL_LAST; l++)
+            if (nesting & (1u << l))
+                printf(" %s%s", tc_hier_level_name((tc_level_t)l),
+                       redundant & (1u << l) ? "(redundant)" : "");
+        printf("\nactive levels:");
+        for (int l = 0; rc == 0 && l <= TC_HIER_LEVEL_TOP; l++)
+            if (g.active_mask & (1u << l))
+                printf(" %s", tc_hier_level_name((tc_level_t)l));
+        printf("%s\n", bound ? "" : " (rank 0 is not bound: levels below the node are unknown)");
+        printf("locality (rank: core l2 l3 numa package node):\n");
+        for (int i = 0; i < size; i++) {
+            printf("rank %-4d", i);
+            for (int l = TC_LEVEL_CORE; l <= TC_LEVEL_NODE; l++)
+                printf(" %5lld", (long long)all[i].id[l]);
+            printf("\n");
+        }
+        printf("groups (level(leader,members...)), bottom-up:\n");
+        for (int i = 0; i < size; i++)
+            printf("%s\n", lines + (size_t)i * sizeof line);
+        free(lines);
+    }
+    if (rc == 0)
+        tc_hier_groups_free(&g);
+    free(all);
 }
 
 typedef struct {
@@ -180,6 +249,7 @@ int main(int argc, char **argv)
             free(lines);
         }
     }
+    print_hierarchy(comm, rank, size);
     if (comm != MPI_COMM_WORLD)
         MPI_Comm_free(&comm);
     MPI_Finalize();
