@@ -1,0 +1,289 @@
+/* Group broadcast of one hierarchy level (paper 001, "Bcast"): flat,
+ * k-nomial, and scatter + ring allgather, over PMPI point-to-point calls.
+ *
+ * Every transfer is split into pieces of at most piece_max bytes (1 GiB) so
+ * MPI int counts never overflow; the pieces of one transfer travel on the
+ * same (peer, tag) and MPI's non-overtaking rule matches them in order. Both
+ * ends derive every transfer length from (nbytes, nmembers, indices), so
+ * sender and receiver always agree on the piece sequence and no zero-byte
+ * message is ever sent.
+ */
+#include "hier/level_bcast.h"
+
+#include <stdlib.h>
+#include <strings.h>
+
+static size_t piece_max = TC_HIER_BCAST_PIECE_MAX;
+
+size_t tc_hier_bcast_piece_max_set(size_t bytes)
+{
+    size_t old = piece_max;
+    if (bytes == 0 || bytes > TC_HIER_BCAST_PIECE_MAX)
+        bytes = TC_HIER_BCAST_PIECE_MAX;
+    piece_max = bytes;
+    return old;
+}
+
+static const char *const alg_names[TC_HIER_BCAST_LAST] = {
+    [TC_HIER_BCAST_FLAT] = "flat",
+    [TC_HIER_BCAST_KNOMIAL] = "knomial",
+    [TC_HIER_BCAST_SCATTER_ALLGATHER] = "scatter_allgather",
+};
+
+const char *tc_hier_bcast_alg_name(tc_hier_bcast_alg_t alg)
+{
+    if ((int)alg < 0 || alg >= TC_HIER_BCAST_LAST)
+        return "?";
+    return alg_names[alg];
+}
+
+int tc_hier_bcast_alg_parse(const char *word, tc_hier_bcast_alg_t *alg)
+{
+    if (word == NULL || alg == NULL)
+        return -1;
+    for (int a = 0; a < TC_HIER_BCAST_LAST; a++) {
+        if (strcasecmp(word, alg_names[a]) == 0) {
+            *alg = (tc_hier_bcast_alg_t)a;
+            return 0;
+        }
+    }
+    if (strcasecmp(word, "scatter-allgather") == 0) {
+        *alg = TC_HIER_BCAST_SCATTER_ALLGATHER;
+        return 0;
+    }
+    return -1;
+}
+
+static size_t npieces(size_t len)
+{
+    return len / piece_max + (len % piece_max != 0);
+}
+
+static int send_bytes(const char *buf, size_t len, int dest, MPI_Comm comm, int tag)
+{
+    for (size_t off = 0; off < len; off += piece_max) {
+        size_t n = len - off < piece_max ? len - off : piece_max;
+        int rc = PMPI_Send(buf + off, (int)n, MPI_BYTE, dest, tag, comm);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+static int recv_bytes(char *buf, size_t len, int src, MPI_Comm comm, int tag)
+{
+    for (size_t off = 0; off < len; off += piece_max) {
+        size_t n = len - off < piece_max ? len - off : piece_max;
+        int rc = PMPI_Recv(buf + off, (int)n, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Complete the nreq requests already started, then report the first error:
+ * an error must not leave requests pointing into the caller's buffer.
+ * PMPI_Wait in a loop rather than PMPI_Waitall: gcc >= 11 rejects MPICH's
+ * MPI_STATUSES_IGNORE ((MPI_Status *)1) for Waitall's array parameter. */
+static int finish(int rc, int nreq, MPI_Request *reqs)
+{
+    for (int i = 0; i < nreq; i++) {
+        int rc_wait = PMPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = rc_wait;
+    }
+    return rc;
+}
+
+/* Receive each piece from the parent (index -1 at the root), then forward it
+ * to all children at once: with more than one piece the tree is pipelined. */
+static int bcast_tree(char *buf, size_t nbytes, const int *members, int parent, const int *children,
+                      int nchildren, MPI_Comm comm, int tag, MPI_Request *reqs)
+{
+    for (size_t off = 0; off < nbytes; off += piece_max) {
+        size_t n = nbytes - off < piece_max ? nbytes - off : piece_max;
+        int rc = MPI_SUCCESS;
+        if (parent >= 0) {
+            rc = PMPI_Recv(buf + off, (int)n, MPI_BYTE, members[parent], tag, comm,
+                           MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+        int started = 0;
+        for (; started < nchildren && rc == MPI_SUCCESS; started++) {
+            rc = PMPI_Isend(buf + off, (int)n, MPI_BYTE, members[children[started]], tag, comm,
+                            &reqs[started]);
+            if (rc != MPI_SUCCESS)
+                break;
+        }
+        rc = finish(rc, started, reqs);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+static int bcast_flat(char *buf, size_t nbytes, const int *members, int n, int me, int root,
+                      MPI_Comm comm, int tag)
+{
+    if (me != root)
+        return recv_bytes(buf, nbytes, members[root], comm, tag);
+    int *children = malloc((size_t)n * sizeof(*children));
+    MPI_Request *reqs = malloc((size_t)n * sizeof(*reqs));
+    int rc = MPI_ERR_NO_MEM;
+    if (children == NULL || reqs == NULL)
+        goto fn_exit;
+    int nchildren = 0;
+    for (int i = 0; i < n; i++)
+        if (i != root)
+            children[nchildren++] = i;
+    rc = bcast_tree(buf, nbytes, members, -1, children, nchildren, comm, tag, reqs);
+fn_exit:
+    free(children);
+    free(reqs);
+    return rc;
+}
+
+/* k-nomial tree on relative indices rel = (index - root) mod n: the parent of
+ * rel is rel with its lowest nonzero base-k digit cleared; its children are
+ * rel + j*m (j = 1..k-1) for every power m of k below that digit's weight.
+ * Children are visited from the largest m down, i.e. largest subtrees first,
+ * so the deepest branches start earliest. */
+static int bcast_knomial(char *buf, size_t nbytes, const int *members, int n, int me, int root,
+                         int k, MPI_Comm comm, int tag)
+{
+    long long rel = ((long long)me - root + n) % n;
+    long long mask = 1;
+    int parent = -1;
+    while (mask < n) {
+        long long span = mask * k;
+        if (rel % span != 0) {
+            parent = (int)(((rel - rel % span) + root) % n);
+            break;
+        }
+        mask = span;
+    }
+    /* At most k-1 children per base-k digit: (k-1) * ceil(log_k n) <= n - 1. */
+    int *children = malloc((size_t)n * sizeof(*children));
+    MPI_Request *reqs = malloc((size_t)n * sizeof(*reqs));
+    int rc = MPI_ERR_NO_MEM;
+    if (children == NULL || reqs == NULL)
+        goto fn_exit;
+    int nchildren = 0;
+    for (mask /= k; mask > 0; mask /= k)
+        for (long long j = 1; j < k && rel + j * mask < n; j++)
+            children[nchildren++] = (int)((rel + j * mask + root) % n);
+    rc = bcast_tree(buf, nbytes, members, parent, children, nchildren, comm, tag, reqs);
+fn_exit:
+    free(children);
+    free(reqs);
+    return rc;
+}
+
+/* Chunk c of n (relative index c owns it after the scatter): the first
+ * nbytes % n chunks are one byte longer than the rest. */
+static size_t chunk_off(size_t nbytes, int n, long long c)
+{
+    size_t base = nbytes / (size_t)n, rem = nbytes % (size_t)n;
+    return (size_t)c * base + ((size_t)c < rem ? (size_t)c : rem);
+}
+
+static int bcast_scatter_allgather(char *buf, size_t nbytes, const int *members, int n, int me,
+                                   int root, MPI_Comm comm, int tag)
+{
+    long long rel = ((long long)me - root + n) % n;
+#define RANK_OF(r)  members[((r) + root) % n]
+#define RANGE(a, b) buf + chunk_off(nbytes, n, a), chunk_off(nbytes, n, b) - chunk_off(nbytes, n, a)
+    /* Binomial scatter: rel receives chunks [rel, rel + lowbit(rel)) (its
+     * subtree) from rel - lowbit(rel), then hands each child rel + m its
+     * subtree [rel + m, rel + 2m), largest first. */
+    long long mask = 1;
+    int rc = MPI_SUCCESS;
+    while (mask < n) {
+        if (rel & mask) {
+            long long end = rel + mask < n ? rel + mask : n;
+            rc = recv_bytes(RANGE(rel, end), RANK_OF(rel - mask), comm, tag);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1) {
+        if (rel + mask < n) {
+            long long end = rel + 2 * mask < n ? rel + 2 * mask : n;
+            rc = send_bytes(RANGE(rel + mask, end), RANK_OF(rel + mask), comm, tag);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+    }
+
+    /* Ring allgather: at step s, pass chunk rel - s to the right and take
+     * chunk rel - s - 1 from the left; after n - 1 steps all chunks are here. */
+    size_t pmax = npieces(nbytes / (size_t)n + 1);
+    MPI_Request *reqs = malloc(2 * pmax * sizeof(*reqs));
+    if (reqs == NULL)
+        return MPI_ERR_NO_MEM;
+    int left = RANK_OF(rel + n - 1), right = RANK_OF(rel + 1);
+    for (long long s = 0; s < n - 1 && rc == MPI_SUCCESS; s++) {
+        long long cs = (rel - s + n) % n, cr = (rel - s - 1 + 2LL * n) % n;
+        size_t soff = chunk_off(nbytes, n, cs), slen = chunk_off(nbytes, n, cs + 1) - soff;
+        size_t roff = chunk_off(nbytes, n, cr), rlen = chunk_off(nbytes, n, cr + 1) - roff;
+        int nreq = 0;
+        for (size_t off = 0; off < rlen && rc == MPI_SUCCESS; off += piece_max) {
+            size_t len = rlen - off < piece_max ? rlen - off : piece_max;
+            rc = PMPI_Irecv(buf + roff + off, (int)len, MPI_BYTE, left, tag, comm, &reqs[nreq]);
+            nreq += rc == MPI_SUCCESS;
+        }
+        for (size_t off = 0; off < slen && rc == MPI_SUCCESS; off += piece_max) {
+            size_t len = slen - off < piece_max ? slen - off : piece_max;
+            rc = PMPI_Isend(buf + soff + off, (int)len, MPI_BYTE, right, tag, comm, &reqs[nreq]);
+            nreq += rc == MPI_SUCCESS;
+        }
+        rc = finish(rc, nreq, reqs);
+    }
+#undef RANGE
+#undef RANK_OF
+    free(reqs);
+    return rc;
+}
+
+int tc_hier_bcast_group(void *buf, size_t nbytes, const int *members, int nmembers, int my_index,
+                        int root_index, tc_hier_bcast_alg_t alg, int k, MPI_Comm comm, int tag)
+{
+    /* Local checks only, all before the first message. */
+    if (members == NULL || nmembers < 1 || my_index < 0 || my_index >= nmembers || root_index < 0 ||
+        root_index >= nmembers || (int)alg < 0 || alg >= TC_HIER_BCAST_LAST ||
+        (alg == TC_HIER_BCAST_KNOMIAL && k < 2))
+        return MPI_ERR_ARG;
+    if (nbytes > 0 && buf == NULL)
+        return MPI_ERR_BUFFER;
+    int size, rank;
+    int rc = PMPI_Comm_size(comm, &size);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_rank(comm, &rank);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (members[my_index] != rank)
+        return MPI_ERR_ARG;
+    for (int i = 0; i < nmembers; i++)
+        if (members[i] < 0 || members[i] >= size || (i > 0 && members[i] <= members[i - 1]))
+            return MPI_ERR_ARG;
+    if (nbytes == 0 || nmembers == 1)
+        return MPI_SUCCESS;
+
+    switch (alg) {
+    case TC_HIER_BCAST_FLAT:
+        return bcast_flat(buf, nbytes, members, nmembers, my_index, root_index, comm, tag);
+    case TC_HIER_BCAST_SCATTER_ALLGATHER:
+        /* Fewer bytes than members would leave empty chunks: a tree is better. */
+        if (nbytes >= (size_t)nmembers)
+            return bcast_scatter_allgather(buf, nbytes, members, nmembers, my_index, root_index,
+                                           comm, tag);
+        return bcast_knomial(buf, nbytes, members, nmembers, my_index, root_index, k < 2 ? 2 : k,
+                             comm, tag);
+    case TC_HIER_BCAST_KNOMIAL:
+    default:
+        return bcast_knomial(buf, nbytes, members, nmembers, my_index, root_index, k, comm, tag);
+    }
+}
