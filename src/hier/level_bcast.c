@@ -10,6 +10,8 @@
  */
 #include "hier/level_bcast.h"
 
+#include "shm/tree.h"
+
 #include <stdlib.h>
 #include <strings.h>
 
@@ -123,56 +125,24 @@ static int bcast_tree(char *buf, size_t nbytes, const int *members, int parent, 
     return MPI_SUCCESS;
 }
 
-static int bcast_flat(char *buf, size_t nbytes, const int *members, int n, int me, int root,
-                      MPI_Comm comm, int tag)
+/* Flat and k-nomial trees are the notification trees of the shared-memory
+ * broadcast (src/shm/tree.c) on relative indices rel = (index - root) mod n:
+ * the k-nomial parent clears rel's lowest nonzero base-k digit, children come
+ * largest subtree first, so the deepest branches start earliest. */
+static int bcast_by_tree(char *buf, size_t nbytes, const int *members, int n, int me, int root,
+                         tc_tree_kind_t kind, int k, MPI_Comm comm, int tag)
 {
-    if (me != root)
-        return recv_bytes(buf, nbytes, members[root], comm, tag);
+    int rel = (me - root + n) % n;
+    int prel = tc_shm_tree_parent_rel(kind, k, n, rel);
+    int parent = prel < 0 ? -1 : (prel + root) % n;
     int *children = malloc((size_t)n * sizeof(*children));
     MPI_Request *reqs = malloc((size_t)n * sizeof(*reqs));
     int rc = MPI_ERR_NO_MEM;
     if (children == NULL || reqs == NULL)
         goto fn_exit;
-    int nchildren = 0;
-    for (int i = 0; i < n; i++)
-        if (i != root)
-            children[nchildren++] = i;
-    rc = bcast_tree(buf, nbytes, members, -1, children, nchildren, comm, tag, reqs);
-fn_exit:
-    free(children);
-    free(reqs);
-    return rc;
-}
-
-/* k-nomial tree on relative indices rel = (index - root) mod n: the parent of
- * rel is rel with its lowest nonzero base-k digit cleared; its children are
- * rel + j*m (j = 1..k-1) for every power m of k below that digit's weight.
- * Children are visited from the largest m down, i.e. largest subtrees first,
- * so the deepest branches start earliest. */
-static int bcast_knomial(char *buf, size_t nbytes, const int *members, int n, int me, int root,
-                         int k, MPI_Comm comm, int tag)
-{
-    long long rel = ((long long)me - root + n) % n;
-    long long mask = 1;
-    int parent = -1;
-    while (mask < n) {
-        long long span = mask * k;
-        if (rel % span != 0) {
-            parent = (int)(((rel - rel % span) + root) % n);
-            break;
-        }
-        mask = span;
-    }
-    /* At most k-1 children per base-k digit: (k-1) * ceil(log_k n) <= n - 1. */
-    int *children = malloc((size_t)n * sizeof(*children));
-    MPI_Request *reqs = malloc((size_t)n * sizeof(*reqs));
-    int rc = MPI_ERR_NO_MEM;
-    if (children == NULL || reqs == NULL)
-        goto fn_exit;
-    int nchildren = 0;
-    for (mask /= k; mask > 0; mask /= k)
-        for (long long j = 1; j < k && rel + j * mask < n; j++)
-            children[nchildren++] = (int)((rel + j * mask + root) % n);
+    int nchildren = tc_shm_tree_children_rel(kind, k, n, rel, children);
+    for (int c = 0; c < nchildren; c++)
+        children[c] = (children[c] + root) % n;
     rc = bcast_tree(buf, nbytes, members, parent, children, nchildren, comm, tag, reqs);
 fn_exit:
     free(children);
@@ -274,16 +244,18 @@ int tc_hier_bcast_group(void *buf, size_t nbytes, const int *members, int nmembe
 
     switch (alg) {
     case TC_HIER_BCAST_FLAT:
-        return bcast_flat(buf, nbytes, members, nmembers, my_index, root_index, comm, tag);
+        return bcast_by_tree(buf, nbytes, members, nmembers, my_index, root_index, TC_TREE_FLAT, 2,
+                             comm, tag);
     case TC_HIER_BCAST_SCATTER_ALLGATHER:
         /* Fewer bytes than members would leave empty chunks: a tree is better. */
         if (nbytes >= (size_t)nmembers)
             return bcast_scatter_allgather(buf, nbytes, members, nmembers, my_index, root_index,
                                            comm, tag);
-        return bcast_knomial(buf, nbytes, members, nmembers, my_index, root_index, k < 2 ? 2 : k,
-                             comm, tag);
+        return bcast_by_tree(buf, nbytes, members, nmembers, my_index, root_index, TC_TREE_KNOMIAL,
+                             k < 2 ? 2 : k, comm, tag);
     case TC_HIER_BCAST_KNOMIAL:
     default:
-        return bcast_knomial(buf, nbytes, members, nmembers, my_index, root_index, k, comm, tag);
+        return bcast_by_tree(buf, nbytes, members, nmembers, my_index, root_index, TC_TREE_KNOMIAL,
+                             k, comm, tag);
     }
 }
