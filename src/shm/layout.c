@@ -13,8 +13,17 @@ static size_t tc_round_up(size_t x, size_t a)
 int tc_shm_layout_compute(tc_shm_layout_t *l, int p, int S, int q, size_t f, size_t page,
                           size_t line)
 {
+    return tc_shm_layout_compute_full(l, p, S, q, f, 0, 0, page, line);
+}
+
+int tc_shm_layout_compute_full(tc_shm_layout_t *l, int p, int S, int q, size_t f, int rslots,
+                               size_t rslot_bytes, size_t page, size_t line)
+{
     if (p < 1 || S < 1 || q < 1 || S % q != 0 || !tc_is_pow2(page) || !tc_is_pow2(line) ||
         line > page || f == 0 || f % page != 0)
+        return -1;
+    if (rslots != 0 && (rslots < 2 || rslots > (1 << 20) || rslot_bytes == 0 ||
+                        rslot_bytes % line != 0 || rslot_bytes > ((size_t)1 << 30)))
         return -1;
     /* Guard the products below: p, S <= 2^20 and f <= 2^30 keep everything
      * far from SIZE_MAX on 64-bit. */
@@ -29,8 +38,16 @@ int tc_shm_layout_compute(tc_shm_layout_t *l, int p, int S, int q, size_t f, siz
     l->numa_off = line; /* line 0: magic and parameters */
     l->leaders_off = tc_round_up(l->numa_off + (size_t)p * sizeof(int), line);
     l->header_size = tc_round_up(l->leaders_off + (size_t)p * sizeof(int), page);
-    l->ctrl_size = tc_round_up((size_t)(1 + q) * line, page);
-    l->region_size = l->ctrl_size + (size_t)S * f;
+    l->rslots = rslots;
+    l->rslot_bytes = rslots ? rslot_bytes : 0;
+    l->rctrl_off = (size_t)(1 + q) * line;
+    size_t ctrl_lines =
+        (size_t)(1 + q) + (rslots ? TC_SHM_RLINE_INLINE0 + TC_SHM_REDUCE_INLINE_SLOTS : 0);
+    l->ctrl_size = tc_round_up(ctrl_lines * line, page);
+    l->rdata_off = l->ctrl_size + (size_t)S * f;
+    l->region_size = l->rdata_off + 2 * (size_t)l->rslots * l->rslot_bytes;
+    /* Regions stay page aligned (placement is per page). */
+    l->region_size = tc_round_up(l->region_size, page);
     l->total = l->header_size + (size_t)p * l->region_size;
     return 0;
 }

@@ -10,6 +10,15 @@
  *   line 1 + b   ready[b]: fragments of bank b announced to i (written by i's
  *                          parent in the current tree; successive writers are
  *                          ordered by the bank release, see bcast_pipelined.c)
+ * then the Reduce/Allreduce lines, all written by i only (see reduce.c):
+ *   rseq         data fragments i has published in its contribution slots
+ *   rres         data fragments whose slice i has combined into its result slots
+ *   rdone        data fragments i has finished with (read all it needed)
+ *   rdone_inline inline fragments i has finished with
+ *   inline[k]    TC_SHM_REDUCE_INLINE_SLOTS lines: sequence number + payload
+ * and after the broadcast queue, the reduce data of process i:
+ *   contrib[k]   reduce_slots slots of reduce_slot_bytes: i's contributions
+ *   result[k]    reduce_slots slots: the slices i combined
  *
  * What changed from the paper: the q pages of shared counters shm_op[k] and
  * shm_nreaders[k] (each written by all p-1 readers) and the control blocks
@@ -28,6 +37,9 @@
 
 #define TC_SHM_MAGIC 0x746f706f636f6c6cULL /* "topocoll" */
 
+/* Inline slots of the reduce (payload <= one line minus the sequence number). */
+#define TC_SHM_REDUCE_INLINE_SLOTS 16
+
 typedef struct tc_shm_layout {
     size_t page;        /* page size */
     size_t line;        /* cache line size */
@@ -39,7 +51,11 @@ typedef struct tc_shm_layout {
     size_t leaders_off; /* int leaders[p]: lowest rank on the same NUMA node */
     size_t header_size; /* header pages */
     size_t ctrl_size;   /* control block of one process (page multiple) */
-    size_t region_size; /* ctrl_size + S * f */
+    int rslots;         /* reduce slots per process (0: no reduce area) */
+    size_t rslot_bytes; /* bytes per reduce slot (multiple of line) */
+    size_t rctrl_off;   /* in a region: the rseq line (then rres, rdone, rdone_inline, inline[]) */
+    size_t rdata_off;   /* in a region: contrib[0] (result[0] follows the contrib slots) */
+    size_t region_size; /* ctrl_size + S * f + 2 * rslots * rslot_bytes */
     size_t total;       /* whole segment */
 } tc_shm_layout_t;
 
@@ -48,6 +64,10 @@ typedef struct tc_shm_layout {
  * power of two) or the size overflows. */
 int tc_shm_layout_compute(tc_shm_layout_t *l, int p, int S, int q, size_t f, size_t page,
                           size_t line);
+/* The same with a reduce area of @p rslots slots of @p rslot_bytes (a
+ * positive multiple of @p line; rslots >= 2, or 0 for none). */
+int tc_shm_layout_compute_full(tc_shm_layout_t *l, int p, int S, int q, size_t f, int rslots,
+                               size_t rslot_bytes, size_t page, size_t line);
 
 /* Offsets inside the segment. */
 static inline size_t tc_shm_layout_region(const tc_shm_layout_t *l, int i)
@@ -65,6 +85,26 @@ static inline size_t tc_shm_layout_ready(const tc_shm_layout_t *l, int i, int ba
 static inline size_t tc_shm_layout_queue(const tc_shm_layout_t *l, int i)
 {
     return tc_shm_layout_region(l, i) + l->ctrl_size;
+}
+
+enum {
+    TC_SHM_RLINE_SEQ,
+    TC_SHM_RLINE_RES,
+    TC_SHM_RLINE_DONE,
+    TC_SHM_RLINE_DONE_INLINE,
+    TC_SHM_RLINE_INLINE0
+};
+static inline size_t tc_shm_layout_rline(const tc_shm_layout_t *l, int i, int which)
+{
+    return tc_shm_layout_region(l, i) + l->rctrl_off + (size_t)which * l->line;
+}
+static inline size_t tc_shm_layout_rcontrib(const tc_shm_layout_t *l, int i, int slot)
+{
+    return tc_shm_layout_region(l, i) + l->rdata_off + (size_t)slot * l->rslot_bytes;
+}
+static inline size_t tc_shm_layout_rresult(const tc_shm_layout_t *l, int i, int slot)
+{
+    return tc_shm_layout_rcontrib(l, i, l->rslots + slot);
 }
 
 #endif /* TC_SHM_LAYOUT_H */

@@ -238,11 +238,15 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
         s->tw_over_t = params->tw_over_t;
         s->stream_bytes = params->stream_bytes;
         s->numa_node = tc_shm_numa_node_self();
-        if (tc_shm_layout_compute(&s->layout, p, params->S, params->q, params->f,
-                                  (size_t)sysconf(_SC_PAGESIZE), TC_CACHELINE) != 0 ||
+        s->reduce_slice_min = params->reduce_slice_min;
+        if (tc_shm_layout_compute_full(&s->layout, p, params->S, params->q, params->f,
+                                       params->reduce_slots,
+                                       params->reduce_slot_bytes / TC_CACHELINE * TC_CACHELINE,
+                                       (size_t)sysconf(_SC_PAGESIZE), TC_CACHELINE) != 0 ||
             tc_shm_tree_build(&s->tree, p, rank, params->tree, params->arity) != 0 ||
             !(s->bank_frags = calloc((size_t)params->q, sizeof *s->bank_frags)) ||
-            !(s->seen_done = calloc((size_t)p, sizeof *s->seen_done)))
+            !(s->seen_done = calloc((size_t)p, sizeof *s->seen_done)) ||
+            !(s->seen_rdone = calloc(2 * (size_t)p, sizeof *s->seen_rdone)))
             ok = 0;
     }
     if (ok && policy->fail)
@@ -372,5 +376,6 @@ void tc_shm_comm_destroy(tc_shm_comm_t *s)
     tc_shm_tree_free(&s->tree);
     free(s->bank_frags);
     free(s->seen_done);
+    free(s->seen_rdone);
     free(s);
 }

@@ -26,6 +26,7 @@
 
 #include "../core/atomics.h"
 #include "../core/config.h"
+#include "../core/redop.h"
 #include "../core/wait.h"
 #include "layout.h"
 #include "tree.h"
@@ -38,6 +39,11 @@ typedef struct tc_shm_params {
     int arity;
     double tw_over_t;    /* the model's t_w / t: per-message fragment size */
     size_t stream_bytes; /* TC_SHM_STREAM_BYTES: ring window for messages > the queue */
+    /* Reduce/Allreduce area of each region (see reduce.c). */
+    int reduce_slots;         /* TC_SHM_REDUCE_SLOTS: fragment slots per process */
+    size_t reduce_slot_bytes; /* TC_SHM_REDUCE_SLOT_BYTES: bytes per slot (cache-line multiple) */
+    size_t reduce_slice_min;  /* TC_SHM_REDUCE_SLICE_MIN: fragments of at least this many bytes
+                                 are combined slice by slice by all processes (p > 2) */
 } tc_shm_params_t;
 
 /* Local policy (not agreed: a local failure is agreed afterwards). */
@@ -64,6 +70,11 @@ typedef struct tc_shm_comm {
     uint64_t *seen_done;  /* [p]: the last value of done[i] this process read (as a root):
                              done only grows, so a bank wait that this already satisfies
                              needs no read of i's line */
+    /* Reduce protocol state (reduce.c), identical on every process. */
+    uint64_t red_frags;      /* data fragments so far */
+    uint64_t red_inline;     /* inline fragments so far */
+    uint64_t *seen_rdone;    /* [2p]: last rdone / rdone_inline of each process read */
+    size_t reduce_slice_min; /* slice-combine fragments of at least this (p > 2) */
     /* Placement report. */
     int numa_node;      /* this process's NUMA node at set-up, -1 if unknown */
     long pages_local;   /* pages of our region on numa_node */
@@ -123,5 +134,19 @@ typedef struct tc_shm_copier {
  * are contiguous at @p buf; otherwise @p buf is ignored. */
 void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root,
                             const tc_shm_copier_t *copier);
+
+/* Reduction of @p nelem packed elements (see core/redop.h) over the segment's
+ * processes, combined in segment rank order (so non-commutative ops give the
+ * rank-ordered result, and an allreduce gives the same bits everywhere).
+ * @p root: a segment rank (Reduce) or -1 (Allreduce: every process receives).
+ * @p sendbuf: this process's contribution, contiguous packed elements; NULL
+ * means "in place": the contribution is in @p recvbuf (only where a result is
+ * received). @p recvbuf: the result where one is received (ignored
+ * elsewhere). Every process calls with the same nelem, op->elem and root.
+ * Returns 0, or -1 (on every process alike, before anything moves) when the
+ * segment has no reduce area or an element does not fit in a slot: the
+ * caller then uses another algorithm. */
+int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
+                  const tc_redop_t *op, int root);
 
 #endif /* TC_SHM_SEGMENT_H */

@@ -44,6 +44,33 @@ int main(void)
     CHECK_EQ("total", l.total, 8192 + 1000ull * (4096 + 2 * 4096));
     checks += 4;
 
+    /* With a reduce area: p = 2, S = 16, q = 16, f = 4 KiB, 8 slots of 32 KiB.
+     * control lines: 1 + 16 + 4 + 16 inline = 37 -> 2368 B -> one page;
+     * rseq at line 17; contrib[0] after the queue at 4096 + 16 * 4096 = 69632;
+     * region = 69632 + 2 * 8 * 32768 = 593920; total = 4096 + 2 * 593920. */
+    CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 2, 16, 16, 4096, 8, 32768, 4096, 64), 0);
+    CHECK_EQ("ctrl_size", l.ctrl_size, 4096);
+    CHECK_EQ("rctrl_off", l.rctrl_off, 17 * 64);
+    CHECK_EQ("rdata_off", l.rdata_off, 69632);
+    CHECK_EQ("region_size", l.region_size, 593920);
+    CHECK_EQ("total", l.total, 4096 + 2 * 593920);
+    CHECK_EQ("rline(1, done)", tc_shm_layout_rline(&l, 1, TC_SHM_RLINE_DONE),
+             4096 + 593920 + 19 * 64);
+    CHECK_EQ("inline(0, 15)", tc_shm_layout_rline(&l, 0, TC_SHM_RLINE_INLINE0 + 15),
+             4096 + (17 + 4 + 15) * 64);
+    CHECK_EQ("rcontrib(1, 3)", tc_shm_layout_rcontrib(&l, 1, 3), 4096 + 593920 + 69632 + 3 * 32768);
+    CHECK_EQ("rresult(0, 7)", tc_shm_layout_rresult(&l, 0, 7), 4096 + 69632 + 15 * 32768);
+    /* 63 banks: 1 + 63 + 20 = 84 lines spill into a second control page. */
+    CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 3, 63, 63, 4096, 2, 1024, 4096, 64), 0);
+    CHECK_EQ("ctrl_size", l.ctrl_size, 8192);
+    CHECK_EQ("region_size", l.region_size, 8192 + 63 * 4096 + 4096);
+    /* Bad reduce areas: one slot, slot not a line multiple. */
+    CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 2, 2, 1, 4096, 1, 1024, 4096, 64),
+             (unsigned long long)-1);
+    CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 2, 2, 1, 4096, 4, 1000, 4096, 64),
+             (unsigned long long)-1);
+    checks += 15;
+
     /* Every block page aligned, regions disjoint, lines distinct, for many shapes. */
     for (int p = 1; p <= 64; p++)
         for (int q = 1; q <= 4; q++)

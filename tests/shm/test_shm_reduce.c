@@ -1,0 +1,346 @@
+/* The shared-memory Reduce/Allreduce engine (src/shm/reduce.c) on a segment
+ * made directly over MPI_COMM_WORLD (one node), independent of the context:
+ * every root, Allreduce, MPI_IN_PLACE, inline / multi-fragment / ring-wrapping
+ * sizes, direct and slice combining, interleaved operations.
+ *
+ * Oracles, computed locally from the known inputs f(rank, i):
+ *  - MPI_INT sum, MPI_INT max, MPI_DOUBLE sum of small integers: exact;
+ *  - a non-commutative op (2x2 matrix product mod 2^32) in rank order;
+ *  - MPI_FLOAT sum: the engine's documented evaluation order (right fold:
+ *    acc = d[p-2] + d[p-1], then acc = d[i] + acc) recomputed here, compared
+ *    bit for bit; plus every rank's Allreduce result gathered and compared
+ *    with rank 0's (bitwise identity).
+ * PMPI_Reduce on the same inputs is a second opinion for the integer cases.
+ *
+ * Options: --slots N --slot-bytes B --slice-min B --quick
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/redop.h"
+#include "shm/segment.h"
+
+static int failures;
+static int me, np;
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        if (failures++ < 20) {                                                                     \
+            fprintf(stderr, "rank %d: ", me);                                                      \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+        }                                                                                          \
+    } while (0)
+
+enum { K_INT_SUM, K_INT_MAX, K_DBL_SUM, K_MAT, K_FLT_SUM, K_LAST };
+static const char *const kind_names[K_LAST] = {"int-sum", "int-max", "double-sum", "matrix",
+                                               "float-sum"};
+
+static MPI_Op mat_op;
+static MPI_Datatype mat_type;
+
+/* inout = in x inout for 2x2 matrices of uint32 (row-major), mod 2^32. */
+static void mat_mul(const uint32_t *a, uint32_t *b)
+{
+    uint32_t r[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+                     a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+    memcpy(b, r, sizeof r);
+}
+
+static void mat_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        mat_mul((const uint32_t *)in + 4 * i, (uint32_t *)inout + 4 * i);
+}
+
+static size_t elem_size(int kind)
+{
+    switch (kind) {
+    case K_INT_SUM:
+    case K_INT_MAX:
+        return sizeof(int32_t);
+    case K_DBL_SUM:
+        return sizeof(double);
+    case K_MAT:
+        return 4 * sizeof(uint32_t);
+    default:
+        return sizeof(float);
+    }
+}
+
+/* Input element i of rank r. */
+static void input(int kind, int r, size_t i, void *out)
+{
+    switch (kind) {
+    case K_INT_SUM: {
+        int32_t v = (int32_t)((i * 2654435761u + (size_t)r * 40503u) % 200001u) - 100000;
+        memcpy(out, &v, sizeof v);
+        break;
+    }
+    case K_INT_MAX: {
+        int32_t v = (int32_t)((i * 7919u + (size_t)r * 104729u) % 1000003u) - 500000;
+        memcpy(out, &v, sizeof v);
+        break;
+    }
+    case K_DBL_SUM: {
+        double v = (double)((int)((i * 31u + (size_t)r * 17u) % 2001u) - 1000);
+        memcpy(out, &v, sizeof v);
+        break;
+    }
+    case K_MAT: {
+        uint32_t m[4] = {(uint32_t)(i + (size_t)r + 1), (uint32_t)(r * 3 + 1), (uint32_t)(i % 7),
+                         (uint32_t)(r + 2)};
+        memcpy(out, m, sizeof m);
+        break;
+    }
+    default: {
+        /* Non-trivial mantissas so the evaluation order matters. */
+        float v = (float)(((i * 2654435761u) ^ ((size_t)r * 97u)) % 100000u) / 7.0f - 5000.0f;
+        memcpy(out, &v, sizeof v);
+        break;
+    }
+    }
+}
+
+/* The expected element i of the result, in the engine's order. */
+static void expected(int kind, size_t i, void *out)
+{
+    switch (kind) {
+    case K_INT_SUM: {
+        uint32_t acc = 0;
+        for (int r = 0; r < np; r++) {
+            int32_t v;
+            input(kind, r, i, &v);
+            acc += (uint32_t)v;
+        }
+        int32_t v = (int32_t)acc;
+        memcpy(out, &v, sizeof v);
+        break;
+    }
+    case K_INT_MAX: {
+        int32_t best = INT32_MIN;
+        for (int r = 0; r < np; r++) {
+            int32_t v;
+            input(kind, r, i, &v);
+            if (v > best)
+                best = v;
+        }
+        memcpy(out, &best, sizeof best);
+        break;
+    }
+    case K_DBL_SUM: {
+        double acc = 0;
+        for (int r = 0; r < np; r++) {
+            double v;
+            input(kind, r, i, &v);
+            acc += v;
+        }
+        memcpy(out, &acc, sizeof acc);
+        break;
+    }
+    case K_MAT: {
+        uint32_t acc[4], m[4];
+        input(kind, np - 1, i, acc);
+        for (int r = np - 2; r >= 0; r--) {
+            input(kind, r, i, m);
+            mat_mul(m, acc);
+        }
+        memcpy(out, acc, sizeof acc);
+        break;
+    }
+    default: {
+        float acc, v;
+        input(kind, np - 1, i, &acc);
+        for (int r = np - 2; r >= 0; r--) {
+            input(kind, r, i, &v);
+            acc = v + acc;
+        }
+        memcpy(out, &acc, sizeof acc);
+        break;
+    }
+    }
+}
+
+static void setup_op(int kind, size_t n, tc_redop_t *op)
+{
+    MPI_Datatype dt = MPI_INT;
+    MPI_Op o = MPI_SUM;
+    switch (kind) {
+    case K_INT_MAX:
+        o = MPI_MAX;
+        break;
+    case K_DBL_SUM:
+        dt = MPI_DOUBLE;
+        break;
+    case K_MAT:
+        dt = mat_type;
+        o = mat_op;
+        break;
+    case K_FLT_SUM:
+        dt = MPI_FLOAT;
+        break;
+    default:
+        break;
+    }
+    if (tc_redop_init(op, (int)n, dt, o) != 0) {
+        FAIL("tc_redop_init refused %s", kind_names[kind]);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+static void run_case(tc_shm_comm_t *s, int kind, size_t n, int root, int in_place)
+{
+    const size_t e = elem_size(kind);
+    tc_redop_t op;
+    setup_op(kind, n, &op);
+    const int receives = root < 0 || me == root;
+    char *send = malloc(n * e + 1), *recv = malloc(n * e + 64), *want = malloc(n * e + 1);
+    for (size_t i = 0; i < n; i++) {
+        input(kind, me, i, send + i * e);
+        expected(kind, i, want + i * e);
+    }
+    memset(recv, 0x5a, n * e + 64);
+    const void *sb = send;
+    if (in_place && receives) {
+        memcpy(recv, send, n * e);
+        sb = NULL;
+    }
+    if (tc_shm_reduce(s, sb, recv, n, &op, root) != 0) {
+        FAIL("tc_shm_reduce refused %s n=%zu", kind_names[kind], n);
+    } else if (receives) {
+        if (n && memcmp(recv, want, n * e) != 0) {
+            size_t i = 0;
+            while (memcmp(recv + i * e, want + i * e, e) == 0)
+                i++;
+            FAIL("%s n=%zu root=%d in_place=%d: element %zu differs", kind_names[kind], n, root,
+                 in_place, i);
+        }
+        for (size_t b = n * e; b < n * e + 64; b++)
+            if ((unsigned char)recv[b] != 0x5a) {
+                FAIL("%s n=%zu root=%d: wrote past the end", kind_names[kind], n, root);
+                break;
+            }
+    }
+    if (root < 0 && n > 0) {
+        /* Every rank's bits against rank 0's. */
+        char *all = me == 0 ? malloc(n * e * (size_t)np) : NULL;
+        MPI_Gather(recv, (int)(n * e), MPI_BYTE, all, (int)(n * e), MPI_BYTE, 0, MPI_COMM_WORLD);
+        if (me == 0) {
+            for (int r = 1; r < np; r++)
+                if (memcmp(all, all + (size_t)r * n * e, n * e) != 0)
+                    FAIL("%s n=%zu: rank %d's Allreduce bits differ from rank 0's",
+                         kind_names[kind], n, r);
+            free(all);
+        }
+    }
+    tc_redop_free(&op);
+    free(send);
+    free(recv);
+    free(want);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    const char *want_np = getenv("TC_TEST_NP");
+    if (!want_np || atoi(want_np) != np) {
+        if (me == 0)
+            fprintf(stderr, "launched with %d processes, TC_TEST_NP=%s\n", np,
+                    want_np ? want_np : "(unset)");
+        MPI_Finalize();
+        return 1;
+    }
+    tc_shm_params_t params = {.S = 16,
+                              .q = 4,
+                              .f = 4096,
+                              .tree = TC_TREE_KARY,
+                              .arity = 2,
+                              .tw_over_t = 1000,
+                              .stream_bytes = 0,
+                              .reduce_slots = 8,
+                              .reduce_slot_bytes = 32768,
+                              .reduce_slice_min = 16384};
+    int quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--slots") && i + 1 < argc)
+            params.reduce_slots = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--slot-bytes") && i + 1 < argc)
+            params.reduce_slot_bytes = (size_t)atol(argv[++i]);
+        else if (!strcmp(argv[i], "--slice-min") && i + 1 < argc)
+            params.reduce_slice_min = (size_t)atol(argv[++i]);
+        else if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+    }
+    MPI_Type_contiguous(4, MPI_UINT32_T, &mat_type);
+    MPI_Type_commit(&mat_type);
+    MPI_Op_create(mat_fn, 0, &mat_op);
+
+    tc_shm_policy_t policy = {.placement = TC_PLACEMENT_TOUCH,
+                              .max_segment = (size_t)1 << 34,
+                              .max_total = (size_t)1 << 36,
+                              .max_node = (size_t)1 << 38,
+                              .fail = 0};
+    tc_wait_info_t wait = {.comm_name = "test", .timeout_s = 120, .spin_polls = 100};
+    tc_shm_comm_t *s = NULL;
+    if (tc_shm_comm_create(&s, MPI_COMM_WORLD, &params, &policy, &wait) != MPI_SUCCESS || !s) {
+        fprintf(stderr, "rank %d: segment creation failed\n", me);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+
+    static const size_t sizes_full[] = {0,   1,    2,    3,    13,    14,     15,
+                                        100, 1000, 4095, 8192, 10001, 100000, 300001};
+    static const size_t sizes_quick[] = {0, 1, 14, 15, 1000, 10001, 100000};
+    const size_t *sizes = quick ? sizes_quick : sizes_full;
+    const size_t nsizes = quick ? sizeof sizes_quick / sizeof sizes_quick[0]
+                                : sizeof sizes_full / sizeof sizes_full[0];
+    int cases = 0;
+    for (int kind = 0; kind < K_LAST; kind++) {
+        for (size_t si = 0; si < nsizes; si++) {
+            size_t n = sizes[si];
+            if (kind == K_MAT && n > 20000)
+                n /= 4; /* 16-byte elements */
+            for (int root = -1; root < np; root++) {
+                if (quick && root > 0 && root != np - 1)
+                    continue;
+                for (int in_place = 0; in_place < 2; in_place++) {
+                    run_case(s, kind, n, root, in_place);
+                    cases++;
+                }
+            }
+        }
+    }
+    /* A second opinion for the integer sum at one size. */
+    {
+        const size_t n = 5000;
+        int32_t *a = malloc(n * 4), *b = malloc(n * 4), *c = malloc(n * 4);
+        for (size_t i = 0; i < n; i++)
+            input(K_INT_SUM, me, i, &a[i]);
+        tc_redop_t op;
+        setup_op(K_INT_SUM, n, &op);
+        tc_shm_reduce(s, a, b, n, &op, -1);
+        MPI_Allreduce(a, c, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (memcmp(b, c, n * 4) != 0)
+            FAIL("int sum differs from PMPI's Allreduce");
+        tc_redop_free(&op);
+        free(a);
+        free(b);
+        free(c);
+    }
+    tc_shm_comm_destroy(s);
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (me == 0)
+        printf("shm reduce np=%d slots=%d slot=%zu slice_min=%zu: %d cases, %d failures\n", np,
+               params.reduce_slots, params.reduce_slot_bytes, params.reduce_slice_min, cases,
+               total);
+    MPI_Op_free(&mat_op);
+    MPI_Type_free(&mat_type);
+    MPI_Finalize();
+    return total ? 1 : 0;
+}
