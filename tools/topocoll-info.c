@@ -1,14 +1,18 @@
 /* topocoll-info: what the library sees and would do on this machine.
  *
- *   mpirun -n N topocoll-info [--root R] [--comm world|reversed]
+ *   mpirun -n N topocoll-info [--root R] [--comm world|reversed] [--dot [FILE]]
  *
  * Prints every tunable with its value and where it came from, the node layout
  * (ranks, hosts, cores, NUMA nodes, bindings), the context the library builds
  * on the communicator (path, f, S, q, tree, segment layout and size), the
  * NUMA placement check of every rank's queue, the notification tree for
- * root R, and the hierarchy the group builder derives from every rank's hwloc
- * locality (not used by the collectives yet). It uses the internal query interface: tc_ctx_get()
- * and the read-only fields of tc_ctx_t / tc_shm_comm_t (src/core/ctx.h, src/shm/segment.h).
+ * root R, and the hierarchy the library built for the communicator (every
+ * rank's locality vector, the active levels, each rank's groups and their
+ * leaders, the shared-memory level and each level's algorithms). With
+ * `--dot FILE` it also writes the groups as a Graphviz digraph; `--dot` alone
+ * prints only the graph. It uses the internal query interface: tc_ctx_get()
+ * and the read-only fields of tc_ctx_t / tc_shm_comm_t / tc_hier_t
+ * (src/core/ctx.h, src/shm/segment.h, src/hier/hier.h, src/hier/hier_build.h).
  */
 #include <hwloc.h>
 #include <stdio.h>
@@ -19,6 +23,7 @@
 #include "core/config.h"
 #include "core/ctx.h"
 #include "hier/groups.h"
+#include "hier/hier_build.h"
 #include "hier/topo_hwloc.h"
 #include "topocoll.h"
 
@@ -51,71 +56,237 @@ static void print_tunables(void)
     }
 }
 
-/* Every rank's locality (hwloc, its binding) with the node named by the
- * lowest world rank on it, the levels that nest on this machine, and the
- * groups the builder makes of them (paper 001). */
-static void print_hierarchy(MPI_Comm comm, int rank, int size)
+/* ---- the hierarchy (paper 001): the library's own, from the context ---- */
+
+/* A rank's groups as ints: nlevels, then per group level, size, shm,
+ * members[size]. */
+static int *hier_serialize(const tc_hier_t *h, int *len)
 {
-    tc_hier_loc_t me, *all = malloc((size_t)size * sizeof *all);
-    unsigned known = 0, redundant = 0, nesting = 0;
-    int bound = 0, world_rank, node_first;
-    hwloc_topology_t topo;
-    tc_hier_topo_self(&me, &known, &bound);
-    if (tc_hier_topo_get(&topo) == 0)
-        nesting = tc_hier_topo_nesting_mask(topo, &redundant);
-    for (int l = 0; l < TC_LEVEL_LAST; l++)
-        if (!(nesting & known & (1u << l)))
-            me.id[l] = TC_LOC_UNKNOWN;
-    MPI_Comm node;
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Allreduce(&world_rank, &node_first, 1, MPI_INT, MPI_MIN, node);
-    MPI_Comm_free(&node);
-    me.id[TC_LEVEL_NODE] = node_first;
-    MPI_Allgather(&me, sizeof me, MPI_BYTE, all, sizeof me, MPI_BYTE, comm);
-    unsigned mask = TC_HIER_LEVELS_ALL & ~redundant;
-    tc_hier_groups_t g;
-    int rc = tc_hier_groups_build(all, size, rank, mask, &g);
-    char line[1024];
-    int n = snprintf(line, sizeof line, "rank %-4d", rank);
-    for (int i = 0; rc == 0 && i < g.nlevels && n < 900; i++) {
-        const tc_hier_group_t *gr = &g.group[i];
-        n += snprintf(line + n, sizeof line - (size_t)n, " %s(%d", tc_hier_level_name(gr->level),
-                      gr->members[0]);
-        for (int m = 1; m < gr->size && n < 900; m++)
-            n +=
-                snprintf(line + n, sizeof line - (size_t)n, m < 8 ? ",%d" : ",...", gr->members[m]);
-        n += snprintf(line + n, sizeof line - (size_t)n, ")");
+    int n = 1;
+    for (int i = 0; h && i < h->nlevels; i++)
+        n += 3 + h->level[i].size;
+    int *buf = malloc((size_t)n * sizeof *buf);
+    if (!buf) {
+        fprintf(stderr, "topocoll-info: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    char *lines = rank == 0 ? malloc((size_t)size * sizeof line) : NULL;
-    MPI_Gather(line, sizeof line, MPI_CHAR, lines, sizeof line, MPI_CHAR, 0, comm);
+    int k = 0;
+    buf[k++] = h ? h->nlevels : 0;
+    for (int i = 0; h && i < h->nlevels; i++) {
+        const tc_hier_level_t *l = &h->level[i];
+        buf[k++] = (int)l->level;
+        buf[k++] = l->size;
+        buf[k++] = l->shm;
+        for (int m = 0; m < l->size; m++)
+            buf[k++] = l->members[m];
+    }
+    *len = n;
+    return buf;
+}
+
+static void print_loc_id(FILE *f, int64_t id)
+{
+    if (id == TC_LOC_UNKNOWN)
+        fprintf(f, " %7s", "-");
+    else
+        fprintf(f, " %7lld", (long long)id);
+}
+
+/* Graphviz: one cluster per level, a node per (level, rank) taking part in
+ * it, edges from each group's leader to its members; dashed edges join a
+ * rank's nodes on consecutive levels (the leader carries the data on). */
+static void write_dot(FILE *f, const int *all, const int *off, int size)
+{
+    fprintf(f, "digraph topocoll {\n  rankdir=TB;\n  node [shape=circle];\n");
+    for (int lev = TC_HIER_LEVEL_TOP; lev >= 0; lev--) {
+        int any = 0;
+        for (int r = 0; r < size; r++) {
+            const int *g = all + off[r];
+            int k = 1;
+            for (int i = 0; i < g[0]; i++) {
+                int level = g[k], gsize = g[k + 1], shm = g[k + 2];
+                const int *mem = g + k + 3;
+                if (level == lev && mem[0] == r) { /* once per group: at its leader */
+                    const char *name = tc_hier_level_name((tc_level_t)lev);
+                    if (!any)
+                        fprintf(f, "  subgraph cluster_%s {\n    label=\"%s\";\n", name, name);
+                    any = 1;
+                    for (int m = 0; m < gsize; m++)
+                        fprintf(f, "    \"%s_%d\" [label=\"%d\"%s];\n", name, mem[m], mem[m],
+                                shm ? ", style=filled, fillcolor=lightblue" : "");
+                    for (int m = 1; m < gsize; m++)
+                        fprintf(f, "    \"%s_%d\" -> \"%s_%d\";\n", name, mem[0], name, mem[m]);
+                }
+                k += 3 + gsize;
+            }
+        }
+        if (any)
+            fprintf(f, "  }\n");
+    }
+    /* A rank on consecutive levels of its own groups. */
+    for (int r = 0; r < size; r++) {
+        const int *g = all + off[r];
+        int k = 1, prev = -1;
+        for (int i = 0; i < g[0]; i++) {
+            int level = g[k];
+            if (prev >= 0)
+                fprintf(f, "  \"%s_%d\" -> \"%s_%d\" [style=dashed, arrowhead=none];\n",
+                        tc_hier_level_name((tc_level_t)level), r,
+                        tc_hier_level_name((tc_level_t)prev), r);
+            prev = level;
+            k += 3 + g[k + 1];
+        }
+    }
+    fprintf(f, "}\n");
+}
+
+/* Every rank's groups as the library built them (ctx->hier), the locality
+ * vectors they came from, the shared-memory level, and each level's
+ * algorithms. Collective over @p comm. */
+static void print_hierarchy(const tc_ctx_t *ctx, MPI_Comm comm, int rank, int size, int report,
+                            const char *dot)
+{
+    const tc_hier_t *h = ctx->hier;
+    int len, *mine = hier_serialize(h, &len);
+    int *lens = NULL, *off = NULL, *all = NULL, total = 0;
+    /* Per level, this rank's description of its group there. */
+    enum { DESC = 240 };
+    char desc[TC_HIER_MAX_GROUPS][DESC], *descs = NULL;
+
+    memset(desc, 0, sizeof desc);
+    for (int i = 0; h && i < h->nlevels; i++)
+        tc_hier_level_describe(h, &h->level[i], desc[h->level[i].level], DESC);
     if (rank == 0) {
-        printf("\n## Hierarchy (paper 001; not used by the collectives yet)\n");
-        printf("levels that nest here:");
+        lens = malloc((size_t)size * sizeof *lens);
+        off = malloc((size_t)size * sizeof *off);
+        descs = malloc((size_t)size * sizeof desc);
+        if (!lens || !off || !descs) {
+            fprintf(stderr, "topocoll-info: out of memory\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
+    if (rank == 0) {
+        for (int r = 0; r < size; r++) {
+            off[r] = total;
+            total += lens[r];
+        }
+        all = malloc((size_t)total * sizeof *all);
+        if (!all) {
+            fprintf(stderr, "topocoll-info: out of memory\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    MPI_Gatherv(mine, len, MPI_INT, all, lens, off, MPI_INT, 0, comm);
+    MPI_Gather(desc, (int)sizeof desc, MPI_CHAR, descs, (int)sizeof desc, MPI_CHAR, 0, comm);
+    free(mine);
+    if (rank != 0)
+        return;
+
+    if (dot) {
+        FILE *f = strcmp(dot, "-") == 0 ? stdout : fopen(dot, "w");
+        if (!f) {
+            perror(dot);
+        } else {
+            write_dot(f, all, off, size);
+            if (f != stdout)
+                fclose(f);
+        }
+    }
+    if (report) {
+        unsigned nesting = 0, redundant = 0;
+        hwloc_topology_t topo;
+        if (tc_hier_topo_get(&topo) == 0)
+            nesting = tc_hier_topo_nesting_mask(topo, &redundant);
+        printf("\n## Hierarchy (paper 001)\n");
+        printf("hwloc levels that nest here:");
         for (int l = 0; l < TC_LEVEL_LAST; l++)
             if (nesting & (1u << l))
                 printf(" %s%s", tc_hier_level_name((tc_level_t)l),
                        redundant & (1u << l) ? "(redundant)" : "");
-        printf("\nactive levels:");
-        for (int l = 0; rc == 0 && l <= TC_HIER_LEVEL_TOP; l++)
-            if (g.active_mask & (1u << l))
-                printf(" %s", tc_hier_level_name((tc_level_t)l));
-        printf("%s\n", bound ? "" : " (rank 0 is not bound: levels below the node are unknown)");
-        printf("locality (rank: core l2 l3 numa package node):\n");
-        for (int i = 0; i < size; i++) {
-            printf("rank %-4d", i);
-            for (int l = TC_LEVEL_CORE; l <= TC_LEVEL_NODE; l++)
-                printf(" %5lld", (long long)all[i].id[l]);
+        printf("\n");
+        if (!h) {
+            printf("no hierarchy on this communicator (%s)\n",
+                   size == 1 ? "one process"
+                             : "TC_HIER=0 across nodes, or it could not be built: TC_VERBOSE=1 "
+                               "says why");
+        } else {
+            printf("levels used:");
+            for (int l = 0; l < TC_LEVEL_LAST; l++)
+                if (h->enabled_mask & (1u << l))
+                    printf(" %s", tc_hier_level_name((tc_level_t)l));
+            printf("\nactive levels:");
+            for (int l = 0; l <= TC_HIER_LEVEL_TOP; l++)
+                if (h->active_mask & (1u << l))
+                    printf(" %s", tc_hier_level_name((tc_level_t)l));
+            printf("\nunknown on some rank (skipped):");
+            for (int l = 0; l < TC_LEVEL_LAST; l++)
+                if (h->unknown_mask & (1u << l))
+                    printf(" %s", tc_hier_level_name((tc_level_t)l));
+            printf("\nshared-memory level: %s%s\n",
+                   h->shm_level >= 0 ? tc_hier_level_name((tc_level_t)h->shm_level) : "none",
+                   h->single_shm ? " (one segment spans the communicator)" : "");
+            printf("locality (-: unknown):\n%-9s", "rank");
+            for (int l = 0; l < TC_LEVEL_LAST; l++)
+                printf(" %7s", tc_hier_level_name((tc_level_t)l));
             printf("\n");
+            for (int r = 0; r < size; r++) {
+                printf("rank %-4d", r);
+                for (int l = 0; l < TC_LEVEL_LAST; l++)
+                    print_loc_id(stdout, h->locs[r].id[l]);
+                printf("\n");
+            }
+            printf("groups (level(leader,members...), [shm] = served by a segment), bottom-up:\n");
+            for (int r = 0; r < size; r++) {
+                const int *g = all + off[r];
+                int k = 1;
+                printf("rank %-4d", r);
+                for (int i = 0; i < g[0]; i++) {
+                    int level = g[k], gsize = g[k + 1], shm = g[k + 2];
+                    printf(" %s(", tc_hier_level_name((tc_level_t)level));
+                    for (int m = 0; m < gsize; m++)
+                        printf(m ? ",%d" : "%d", g[k + 3 + m]);
+                    printf(")%s", shm ? " [shm]" : "");
+                    k += 3 + gsize;
+                }
+                printf("\n");
+            }
+            printf("leaders per level:\n");
+            for (int l = 0; l <= TC_HIER_LEVEL_TOP; l++) {
+                if (!(h->active_mask & (1u << l)))
+                    continue;
+                printf("  %-8s", tc_hier_level_name((tc_level_t)l));
+                for (int r = 0; r < size; r++) {
+                    const int *g = all + off[r];
+                    for (int i = 0, k = 1; i < g[0]; k += 3 + g[k + 1], i++)
+                        if (g[k] == l && g[k + 3] == r)
+                            printf(" %d", r);
+                }
+                printf("\n");
+            }
+            printf("algorithms per level:\n");
+            for (int l = 0; l <= TC_HIER_LEVEL_TOP; l++) {
+                const char *d = NULL;
+                for (int r = 0; r < size && !d; r++) {
+                    const char *x = descs + (size_t)r * sizeof desc + (size_t)l * DESC;
+                    if (x[0])
+                        d = x;
+                }
+                if (d)
+                    printf("  %-8s %s\n", tc_hier_level_name((tc_level_t)l), d);
+            }
+            printf("allreduce: %s, top group %s; large messages in segments of %zu bytes\n",
+                   h->allreduce_scheme == TC_HIER_ALLREDUCE_RB ? "rb (ReduceBcast)"
+                                                               : "rab (ReduceAllreduceBcast)",
+                   h->allreduce_top_auto ? "auto (recdbl, ring from TC_HIER_LARGE)"
+                                         : tc_hier_allreduce_alg_name(h->allreduce_top),
+                   h->segment);
         }
-        printf("groups (level(leader,members...)), bottom-up:\n");
-        for (int i = 0; i < size; i++)
-            printf("%s\n", lines + (size_t)i * sizeof line);
-        free(lines);
     }
-    if (rc == 0)
-        tc_hier_groups_free(&g);
     free(all);
+    free(off);
+    free(lens);
+    free(descs);
 }
 
 typedef struct {
@@ -128,15 +299,25 @@ typedef struct {
 
 int main(int argc, char **argv)
 {
-    int root = 0, reversed = 0;
+    int root = 0, reversed = 0, report = 1;
+    const char *dot = NULL;
     MPI_Init(&argc, &argv);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--root") && i + 1 < argc)
             root = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--comm") && i + 1 < argc)
             reversed = !strcmp(argv[++i], "reversed");
-        else {
-            fprintf(stderr, "usage: topocoll-info [--root R] [--comm world|reversed]\n");
+        else if (!strcmp(argv[i], "--dot")) {
+            /* --dot FILE: the report and the graph in FILE; --dot (or --dot -):
+             * only the graph, on stdout, ready for `dot -Tpng`. */
+            if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
+                dot = argv[++i];
+            else
+                dot = "-";
+            report = strcmp(dot, "-") != 0;
+        } else {
+            fprintf(stderr, "usage: topocoll-info [--root R] [--comm world|reversed] "
+                            "[--dot [FILE]]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -189,7 +370,7 @@ int main(int argc, char **argv)
     rank_info_t *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
     MPI_Gather(&me, sizeof me, MPI_BYTE, all, sizeof me, MPI_BYTE, 0, comm);
 
-    if (rank == 0) {
+    if (rank == 0 && report) {
         int ma, mi, pa;
         char lib[MPI_MAX_LIBRARY_VERSION_STRING];
         int len;
@@ -230,10 +411,12 @@ int main(int argc, char **argv)
                            all[i].pages_local == all[i].pages_checked ? "ok" : "MISPLACED");
             }
         }
-        free(all);
     }
-    /* The tree for the given root, one line per rank, in rank order. */
-    if (ctx->shm) {
+    free(all);
+    /* The tree for the given root, one line per rank, in rank order; only
+     * when one segment spans the communicator (agreed: the same everywhere),
+     * since its ranks are then the communicator's. */
+    if (ctx->bcast_path == TC_PATH_SHM && ctx->shm) {
         char line[512];
         int n = snprintf(line, sizeof line, "rank %-4d parent %-4d children", rank,
                          tc_shm_tree_parent(&ctx->shm->tree, root));
@@ -242,14 +425,14 @@ int main(int argc, char **argv)
             n += snprintf(line + n, sizeof line - (size_t)n, " %d", ch[c]);
         char *lines = rank == 0 ? malloc((size_t)size * sizeof line) : NULL;
         MPI_Gather(line, sizeof line, MPI_CHAR, lines, sizeof line, MPI_CHAR, 0, comm);
-        if (rank == 0) {
+        if (rank == 0 && report) {
             printf("\n## Notification tree for root %d\n", root);
             for (int i = 0; i < size; i++)
                 printf("%s\n", lines + (size_t)i * sizeof line);
             free(lines);
         }
     }
-    print_hierarchy(comm, rank, size);
+    print_hierarchy(ctx, comm, rank, size, report, dot);
     if (comm != MPI_COMM_WORLD)
         MPI_Comm_free(&comm);
     MPI_Finalize();

@@ -67,6 +67,8 @@ static const char *tc_tun_type_name(tc_cfg_type_t type)
         return "number";
     case TC_CFG_TYPE_ENUM:
         return "word";
+    case TC_CFG_TYPE_STRING:
+        return "text";
     default:
         return "?";
     }
@@ -113,6 +115,9 @@ static void tc_tun_accepted(const tc_cfg_desc_t *d, char *buf, size_t len)
         }
         break;
     }
+    case TC_CFG_TYPE_STRING:
+        snprintf(buf, len, "text, at most %d bytes", TC_CFG_STRING_MAX);
+        break;
     default:
         snprintf(buf, len, "?");
         break;
@@ -131,7 +136,11 @@ static void tc_tun_table_build(tc_tun_text_t *t)
         snprintf(cell, sizeof cell, "`%s`", d->name);
         tc_tun_text_cell(t, cell);
         tc_tun_text_cell(t, tc_tun_type_name(d->type));
-        snprintf(cell, sizeof cell, "`%s`", d->def);
+        /* An empty code span does not render: say "(empty)". */
+        if (d->def[0])
+            snprintf(cell, sizeof cell, "`%s`", d->def);
+        else
+            snprintf(cell, sizeof cell, "(empty)");
         tc_tun_text_cell(t, cell);
         tc_tun_accepted(d, cell, sizeof cell);
         tc_tun_text_cell(t, cell);

@@ -99,6 +99,68 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
                                  "this many bytes of it (all banks), in fragments of a quarter "
                                  "bank, so the ring stays in the L2 cache; 0 uses the whole "
                                  "queue."},
+    [TC_CFG_SHM_REDUCE_SLOTS] = {"TC_SHM_REDUCE_SLOTS", TC_CFG_TYPE_INT, "8", NULL, 2, 1024,
+                                 "Fragment slots in each process's shared-memory area for "
+                                 "Reduce and Allreduce, so a process can put the next fragments "
+                                 "in place while its peers still combine earlier ones."},
+    [TC_CFG_SHM_REDUCE_SLOT_BYTES] = {"TC_SHM_REDUCE_SLOT_BYTES", TC_CFG_TYPE_SIZE, "32K", NULL,
+                                      1024, 16 * MiB,
+                                      "Bytes per Reduce/Allreduce fragment slot (rounded down to a "
+                                      "multiple of 64, a cache line)."},
+    [TC_CFG_SHM_REDUCE_SLICE_MIN] = {"TC_SHM_REDUCE_SLICE_MIN", TC_CFG_TYPE_SIZE, "16K", NULL, 0,
+                                     16 * MiB,
+                                     "On more than two processes, a Reduce/Allreduce fragment of "
+                                     "at least this many bytes is combined slice by slice, every "
+                                     "process reducing its own slice; smaller ones go up a tree."},
+    [TC_CFG_HIER] = {"TC_HIER", TC_CFG_TYPE_BOOL, "1", NULL, 0, 1,
+                     "Use the hierarchical algorithms on communicators that span several nodes or "
+                     "whose levels TC_LOCALITY_FILE poses; 0 ignores TC_LOCALITY_FILE and leaves "
+                     "communicators spanning several nodes to the MPI's own collectives."},
+    [TC_CFG_HIER_LEVELS] =
+        {"TC_HIER_LEVELS", TC_CFG_TYPE_STRING, "numa,package,node,switch1,switch2,switch3,switch4",
+         NULL, 0, 0,
+         "Hierarchy levels to group processes by, bottom-up, separated by ',' "
+         "or '-' (core, l2, l3, numa, package or socket, node, switch1..switch4, "
+         "all, none, or paper 001's codes such as NM-SK-ND-SW); a level the "
+         "machine does not show is skipped."},
+    [TC_CFG_NETWORK_TOPOLOGY_FILE] = {"TC_NETWORK_TOPOLOGY_FILE", TC_CFG_TYPE_STRING, "", NULL, 0,
+                                      0,
+                                      "File naming each compute node's switches, one line "
+                                      "'<node> <leaf-switch> [<next-switch> ...]' per node, from "
+                                      "which the switch levels come; empty: no switch levels."},
+    [TC_CFG_LOCALITY_FILE] = {"TC_LOCALITY_FILE", TC_CFG_TYPE_STRING, "", NULL, 0, 0,
+                              "File giving every MPI_COMM_WORLD rank's whole locality vector "
+                              "(node, package, NUMA node, caches, core, switches) instead of hwloc "
+                              "and the network file, to pose a machine for tests; empty: none."},
+    [TC_CFG_HIER_SHM_LEVEL] = {"TC_HIER_SHM_LEVEL", TC_CFG_TYPE_ENUM, "auto",
+                               "auto,none,l2,l3,numa,package,node", 0, 0,
+                               "Level whose groups share a memory segment (the levels below it "
+                               "are not used); auto takes the highest enabled level up to node "
+                               "whose units each lie within one real node, none uses none."},
+    [TC_CFG_HIER_BCAST] = {"TC_HIER_BCAST", TC_CFG_TYPE_STRING, "auto", NULL, 0, 0,
+                           "Broadcast algorithm per level as 'level:alg[:k],...' with alg flat, "
+                           "knomial[:k], scatter_allgather or auto (a bare alg sets every level; "
+                           "levels not named use auto: knomial, scatter_allgather from "
+                           "TC_HIER_LARGE bytes)."},
+    [TC_CFG_HIER_REDUCE] = {"TC_HIER_REDUCE", TC_CFG_TYPE_STRING, "auto", NULL, 0, 0,
+                            "Reduce algorithm per level as 'level:alg,...' with alg flat, "
+                            "binomial, rsg (reduce-scatter then gather) or auto (a bare alg sets "
+                            "every level; levels not named use auto: binomial, rsg from "
+                            "TC_HIER_LARGE bytes)."},
+    [TC_CFG_HIER_ALLREDUCE] = {"TC_HIER_ALLREDUCE", TC_CFG_TYPE_ENUM, "rab", "rab,rb", 0, 0,
+                               "How Allreduce combines the levels: rab reduces up to the top "
+                               "group, allreduces among its members and broadcasts down; rb "
+                               "reduces to rank 0 and broadcasts from it."},
+    [TC_CFG_HIER_ALLREDUCE_TOP] = {"TC_HIER_ALLREDUCE_TOP", TC_CFG_TYPE_ENUM, "auto",
+                                   "auto,recdbl,ring", 0, 0,
+                                   "Allreduce among the top group's members: recursive doubling, "
+                                   "ring, or auto (ring from TC_HIER_LARGE bytes)."},
+    [TC_CFG_HIER_LARGE] = {"TC_HIER_LARGE", TC_CFG_TYPE_SIZE, "64K", NULL, 0, 64 * GiB,
+                           "Message size in bytes from which the auto choices take the "
+                           "bandwidth-optimal algorithms (scatter_allgather, rsg, ring)."},
+    [TC_CFG_HIER_SEGMENT] = {"TC_HIER_SEGMENT", TC_CFG_TYPE_SIZE, "1M", NULL, 4096, GiB,
+                             "Large messages cross the hierarchy's levels in pieces of this many "
+                             "bytes, so the levels work on different pieces at the same time."},
 };
 _Static_assert(sizeof tc_cfg_table / sizeof tc_cfg_table[0] == TC_CFG_LAST,
                "one tunables table entry per tc_cfg_id_t");
@@ -112,6 +174,17 @@ static const char *const tc_cfg_placement_words[] = {"touch", "mbind", "none"};
 _Static_assert(sizeof tc_cfg_placement_words / sizeof tc_cfg_placement_words[0] ==
                    TC_PLACEMENT_LAST,
                "one word per tc_placement_t");
+static const char *const tc_cfg_shm_level_words[] = {"auto", "none",    "l2",  "l3",
+                                                     "numa", "package", "node"};
+_Static_assert(sizeof tc_cfg_shm_level_words / sizeof tc_cfg_shm_level_words[0] ==
+                   TC_HIER_SHM_LEVEL_LAST,
+               "one word per tc_hier_shm_level_cfg_t");
+static const char *const tc_cfg_scheme_words[] = {"rab", "rb"};
+_Static_assert(sizeof tc_cfg_scheme_words / sizeof tc_cfg_scheme_words[0] == TC_HIER_SCHEME_LAST,
+               "one word per tc_hier_scheme_cfg_t");
+static const char *const tc_cfg_top_words[] = {"auto", "recdbl", "ring"};
+_Static_assert(sizeof tc_cfg_top_words / sizeof tc_cfg_top_words[0] == TC_HIER_TOP_LAST,
+               "one word per tc_hier_top_cfg_t");
 
 /* ------------------------------------------------------------------------ */
 /* Parsing (pure) */
@@ -189,6 +262,10 @@ static void tc_config_error(const tc_cfg_desc_t *desc, const char *text, char *e
         snprintf(err, errlen, "%s=\"%s\": expected one of %s", desc->name, quoted,
                  desc->accepted ? desc->accepted : "(none)");
         break;
+    case TC_CFG_TYPE_STRING:
+        snprintf(err, errlen, "%s=\"%s\": expected at most %d bytes of text", desc->name, quoted,
+                 TC_CFG_STRING_MAX);
+        break;
     default:
         snprintf(err, errlen, "%s=\"%s\": unknown variable type", desc->name, quoted);
         break;
@@ -212,6 +289,19 @@ static bool tc_config_trim(const char *text, char *buf, size_t len)
     memcpy(buf, text, n);
     buf[n] = '\0';
     return true;
+}
+
+/* Length of @p text without leading and trailing white space. */
+static size_t tc_config_trimmed_len(const char *text)
+{
+    const char *end;
+
+    while (isspace((unsigned char)*text))
+        text++;
+    end = text + strlen(text);
+    while (end > text && isspace((unsigned char)end[-1]))
+        end--;
+    return (size_t)(end - text);
 }
 
 static int tc_config_parse_bool(const char *s, int64_t *v)
@@ -329,6 +419,16 @@ int tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t 
         return -1;
     if (!text)
         text = "";
+    if (desc->type == TC_CFG_TYPE_STRING) {
+        /* Free text: only its length is checked here; tc_config_string()
+         * keeps the trimmed copy. */
+        size_t n = tc_config_trimmed_len(text);
+        if (n > TC_CFG_STRING_MAX)
+            goto fn_fail;
+        out->i = (int64_t)n;
+        out->d = (double)n;
+        return 0;
+    }
     if (!tc_config_trim(text, s, sizeof s))
         goto fn_fail;
 
@@ -384,6 +484,7 @@ fn_fail:
 static tc_cfg_value_t tc_cfg_values[TC_CFG_LAST];
 static tc_cfg_source_t tc_cfg_sources[TC_CFG_LAST];
 static char *tc_cfg_raw[TC_CFG_LAST];
+static char *tc_cfg_str[TC_CFG_LAST]; /* STRING values from the environment, trimmed */
 
 /* Double-checked loading instead of pthread_once, because tc_config_reset must
  * be able to re-arm it (a pthread_once_t cannot portably be reset). */
@@ -402,15 +503,31 @@ static void tc_config_read_env(void)
         tc_cfg_sources[id] = TC_CFG_SRC_DEFAULT;
         free(tc_cfg_raw[id]);
         tc_cfg_raw[id] = NULL;
+        free(tc_cfg_str[id]);
+        tc_cfg_str[id] = NULL;
         if (env) {
             tc_cfg_raw[id] = strdup(env);
             if (tc_config_parse(desc, env, &tc_cfg_values[id], err, sizeof err) == 0) {
+                if (desc->type == TC_CFG_TYPE_STRING) {
+                    size_t n = (size_t)tc_cfg_values[id].i;
+                    char *copy = malloc(n + 1);
+                    if (!copy) {
+                        fprintf(stderr, "topocoll: %s: out of memory; using the default \"%s\"\n",
+                                desc->name, desc->def);
+                        tc_cfg_sources[id] = TC_CFG_SRC_INVALID;
+                        (void)tc_config_parse(desc, desc->def, &tc_cfg_values[id], NULL, 0);
+                        continue;
+                    }
+                    (void)tc_config_trim(env, copy, n + 1);
+                    tc_cfg_str[id] = copy;
+                }
                 tc_cfg_sources[id] = TC_CFG_SRC_ENV;
                 continue;
             }
             tc_cfg_sources[id] = TC_CFG_SRC_INVALID;
             /* Always printed: the user asked for something and does not get it. */
-            fprintf(stderr, "topocoll: %s; using the default %s\n", err, desc->def);
+            fprintf(stderr, "topocoll: %s; using the default %s\n", err,
+                    desc->def[0] ? desc->def : "(empty)");
         }
         /* Defaults are checked by test_config, so this cannot fail. */
         (void)tc_config_parse(desc, desc->def, &tc_cfg_values[id], NULL, 0);
@@ -464,17 +581,42 @@ const char *tc_config_raw(tc_cfg_id_t id)
     return (int)id >= 0 && id < TC_CFG_LAST ? tc_cfg_raw[id] : NULL;
 }
 
+const char *tc_config_string(tc_cfg_id_t id)
+{
+    tc_config_load();
+    if ((int)id < 0 || id >= TC_CFG_LAST || tc_cfg_table[id].type != TC_CFG_TYPE_STRING)
+        return "";
+    return tc_cfg_str[id] ? tc_cfg_str[id] : tc_cfg_table[id].def;
+}
+
 const char *tc_config_enum_name(tc_cfg_id_t id, int64_t index)
 {
     const char *const *words = NULL;
     int64_t n = 0;
 
-    if (id == TC_CFG_SHM_TREE) {
+    switch (id) {
+    case TC_CFG_SHM_TREE:
         words = tc_cfg_tree_words;
         n = TC_TREE_LAST;
-    } else if (id == TC_CFG_SHM_PLACEMENT) {
+        break;
+    case TC_CFG_SHM_PLACEMENT:
         words = tc_cfg_placement_words;
         n = TC_PLACEMENT_LAST;
+        break;
+    case TC_CFG_HIER_SHM_LEVEL:
+        words = tc_cfg_shm_level_words;
+        n = TC_HIER_SHM_LEVEL_LAST;
+        break;
+    case TC_CFG_HIER_ALLREDUCE:
+        words = tc_cfg_scheme_words;
+        n = TC_HIER_SCHEME_LAST;
+        break;
+    case TC_CFG_HIER_ALLREDUCE_TOP:
+        words = tc_cfg_top_words;
+        n = TC_HIER_TOP_LAST;
+        break;
+    default:
+        break;
     }
     return words && index >= 0 && index < n ? words[index] : "?";
 }

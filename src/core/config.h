@@ -18,28 +18,44 @@ typedef enum {
     TC_CFG_TYPE_SIZE,   /* bytes, with optional K/M/G (binary) suffix; in [min, max] */
     TC_CFG_TYPE_DOUBLE, /* decimal number in [min, max] */
     TC_CFG_TYPE_ENUM,   /* one word of a comma-separated list; value = its index */
+    TC_CFG_TYPE_STRING, /* free text, trimmed, at most TC_CFG_STRING_MAX bytes; value i = its
+                           length; the text from tc_config_string() */
     TC_CFG_TYPE_LAST
 } tc_cfg_type_t;
 
 typedef enum {
-    TC_CFG_VERBOSE,           /* int 0..3 */
-    TC_CFG_STATS,             /* bool: print per-path call counts at finalize */
-    TC_CFG_WAIT_TIMEOUT,      /* double seconds, 0 = forever */
-    TC_CFG_SPIN_COUNT,        /* int polls before yielding */
-    TC_CFG_SHM,               /* bool: use the shared-memory path */
-    TC_CFG_SHM_FRAGMENT_SIZE, /* size; 0 = auto (model) */
-    TC_CFG_SHM_QUEUE_LENGTH,  /* int S; 0 = auto (budget / f) */
-    TC_CFG_SHM_BANKS,         /* int q */
-    TC_CFG_SHM_QUEUE_BYTES,   /* size: per-process queue budget used by auto S */
-    TC_CFG_SHM_DESIGN_SIZE,   /* size: message size m the auto fragment size is tuned for */
-    TC_CFG_SHM_TREE,          /* enum flat,chain,kary,knomial */
-    TC_CFG_SHM_TREE_ARITY,    /* int k >= 2 */
-    TC_CFG_SHM_MAX_SEGMENT,   /* size: cap per communicator segment */
-    TC_CFG_SHM_MAX_TOTAL,     /* size: cap on all segments mapped by one process */
-    TC_CFG_SHM_MAX_NODE,      /* size: cap on all segments on the node (this user's) */
-    TC_CFG_SHM_PLACEMENT,     /* enum touch,mbind,none */
-    TC_CFG_SHM_TW_RATIO,      /* int: t_w / t of the paper-000 model */
-    TC_CFG_SHM_STREAM_BYTES,  /* size: ring window for messages larger than the queue */
+    TC_CFG_VERBOSE,               /* int 0..3 */
+    TC_CFG_STATS,                 /* bool: print per-path call counts at finalize */
+    TC_CFG_WAIT_TIMEOUT,          /* double seconds, 0 = forever */
+    TC_CFG_SPIN_COUNT,            /* int polls before yielding */
+    TC_CFG_SHM,                   /* bool: use the shared-memory path */
+    TC_CFG_SHM_FRAGMENT_SIZE,     /* size; 0 = auto (model) */
+    TC_CFG_SHM_QUEUE_LENGTH,      /* int S; 0 = auto (budget / f) */
+    TC_CFG_SHM_BANKS,             /* int q */
+    TC_CFG_SHM_QUEUE_BYTES,       /* size: per-process queue budget used by auto S */
+    TC_CFG_SHM_DESIGN_SIZE,       /* size: message size m the auto fragment size is tuned for */
+    TC_CFG_SHM_TREE,              /* enum flat,chain,kary,knomial */
+    TC_CFG_SHM_TREE_ARITY,        /* int k >= 2 */
+    TC_CFG_SHM_MAX_SEGMENT,       /* size: cap per communicator segment */
+    TC_CFG_SHM_MAX_TOTAL,         /* size: cap on all segments mapped by one process */
+    TC_CFG_SHM_MAX_NODE,          /* size: cap on all segments on the node (this user's) */
+    TC_CFG_SHM_PLACEMENT,         /* enum touch,mbind,none */
+    TC_CFG_SHM_TW_RATIO,          /* int: t_w / t of the paper-000 model */
+    TC_CFG_SHM_STREAM_BYTES,      /* size: ring window for messages larger than the queue */
+    TC_CFG_SHM_REDUCE_SLOTS,      /* int: fragment slots per process (Reduce/Allreduce) */
+    TC_CFG_SHM_REDUCE_SLOT_BYTES, /* size: bytes per slot (rounded down to 64) */
+    TC_CFG_SHM_REDUCE_SLICE_MIN,  /* size: fragments from here are reduced slice by slice */
+    TC_CFG_HIER,                  /* bool: hierarchical algorithms across nodes / posed levels */
+    TC_CFG_HIER_LEVELS,           /* string: enabled levels (tc_hier_levels_parse) */
+    TC_CFG_NETWORK_TOPOLOGY_FILE, /* string: path of the network file, "" = none */
+    TC_CFG_LOCALITY_FILE,         /* string: path of the locality override file, "" = none */
+    TC_CFG_HIER_SHM_LEVEL,        /* enum auto,none,l2,l3,numa,package,node */
+    TC_CFG_HIER_BCAST,            /* string: per-level broadcast algorithms */
+    TC_CFG_HIER_REDUCE,           /* string: per-level reduce algorithms */
+    TC_CFG_HIER_ALLREDUCE,        /* enum rab,rb */
+    TC_CFG_HIER_ALLREDUCE_TOP,    /* enum auto,recdbl,ring */
+    TC_CFG_HIER_LARGE,            /* size: "auto" switches to the large-message algorithms */
+    TC_CFG_HIER_SEGMENT,          /* size: pieces large messages cross the levels in */
     TC_CFG_LAST
 } tc_cfg_id_t;
 
@@ -59,6 +75,32 @@ typedef enum {
     TC_PLACEMENT_NONE,
     TC_PLACEMENT_LAST
 } tc_placement_t;
+
+/* Values of TC_CFG_HIER_SHM_LEVEL (the words' order in its accepted list). */
+typedef enum {
+    TC_HIER_SHM_LEVEL_AUTO,
+    TC_HIER_SHM_LEVEL_NONE,
+    TC_HIER_SHM_LEVEL_L2,
+    TC_HIER_SHM_LEVEL_L3,
+    TC_HIER_SHM_LEVEL_NUMA,
+    TC_HIER_SHM_LEVEL_PACKAGE,
+    TC_HIER_SHM_LEVEL_NODE,
+    TC_HIER_SHM_LEVEL_LAST
+} tc_hier_shm_level_cfg_t;
+
+/* Values of TC_CFG_HIER_ALLREDUCE (same order as tc_hier_allreduce_scheme_t). */
+typedef enum { TC_HIER_SCHEME_RAB, TC_HIER_SCHEME_RB, TC_HIER_SCHEME_LAST } tc_hier_scheme_cfg_t;
+
+/* Values of TC_CFG_HIER_ALLREDUCE_TOP. */
+typedef enum {
+    TC_HIER_TOP_AUTO,
+    TC_HIER_TOP_RECDBL,
+    TC_HIER_TOP_RING,
+    TC_HIER_TOP_LAST
+} tc_hier_top_cfg_t;
+
+/* Longest TC_CFG_TYPE_STRING value, in bytes (after trimming). */
+#define TC_CFG_STRING_MAX 4096
 
 typedef struct tc_cfg_desc {
     const char *name; /* environment variable, e.g. "TC_SHM_BANKS" */
@@ -102,6 +144,9 @@ double tc_config_double(tc_cfg_id_t id);
 tc_cfg_source_t tc_config_source(tc_cfg_id_t id);
 /* The raw environment text, or NULL when unset. */
 const char *tc_config_raw(tc_cfg_id_t id);
+/* A STRING variable's value (trimmed), or its default text when unset or
+ * invalid; "" for an id that is not a STRING. Valid until tc_config_reset. */
+const char *tc_config_string(tc_cfg_id_t id);
 
 /* A size as the parser accepts it: exact multiples of MiB or GiB with the
  * suffix (so 1 TiB prints as 1024G), anything else in plain bytes. */

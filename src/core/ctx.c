@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../hier/hier_build.h"
 #include "../shm/params.h"
 #include "config.h"
 #include "log.h"
@@ -28,8 +29,11 @@ static atomic_int tc_ctx_disarmed;
 static void tc_ctx_free(tc_ctx_t *ctx)
 {
     tc_shm_comm_destroy(ctx->shm);
+    tc_hier_free(ctx->hier);
     /* Freeing a communicator is local in practice in both MPIs (no message
      * is exchanged), so contexts may be released in any order at finalize. */
+    if (ctx->shmcomm != MPI_COMM_NULL)
+        PMPI_Comm_free(&ctx->shmcomm);
     if (ctx->node != MPI_COMM_NULL)
         PMPI_Comm_free(&ctx->node);
     if (ctx->priv != MPI_COMM_NULL)
@@ -126,6 +130,9 @@ enum {
     TC_AGREE_ARITY,
     TC_AGREE_TW,
     TC_AGREE_STREAM,
+    TC_AGREE_RSLOTS,
+    TC_AGREE_RSLOT_BYTES,
+    TC_AGREE_RSLICE,
     TC_AGREE_LAST
 };
 static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
@@ -136,7 +143,10 @@ static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
                                                           "TC_SHM_TREE",
                                                           "TC_SHM_TREE_ARITY",
                                                           "TC_SHM_TW_RATIO",
-                                                          "TC_SHM_STREAM_BYTES"};
+                                                          "TC_SHM_STREAM_BYTES",
+                                                          "TC_SHM_REDUCE_SLOTS",
+                                                          "TC_SHM_REDUCE_SLOT_BYTES",
+                                                          "TC_SHM_REDUCE_SLICE_MIN"};
 
 static void tc_ctx_propose(const tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
 {
@@ -159,6 +169,10 @@ static void tc_ctx_propose(const tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
     v[TC_AGREE_ARITY] = tc_config_int(TC_CFG_SHM_TREE_ARITY);
     v[TC_AGREE_TW] = tw;
     v[TC_AGREE_STREAM] = tc_config_int(TC_CFG_SHM_STREAM_BYTES);
+    v[TC_AGREE_RSLOTS] = tc_config_int(TC_CFG_SHM_REDUCE_SLOTS);
+    /* Slots are cache-line multiples so no two processes' slots share a line. */
+    v[TC_AGREE_RSLOT_BYTES] = tc_config_int(TC_CFG_SHM_REDUCE_SLOT_BYTES) / 64 * 64;
+    v[TC_AGREE_RSLICE] = tc_config_int(TC_CFG_SHM_REDUCE_SLICE_MIN);
 }
 
 /* One allreduce gives each value's minimum and maximum (MAX over v and -v).
@@ -199,6 +213,60 @@ static void tc_ctx_name(tc_ctx_t *ctx)
         snprintf(ctx->comm_name, sizeof ctx->comm_name, "comm#%d (size %d)", ctx->id, ctx->size);
 }
 
+/* The segment of this rank's group at the hierarchy's shared-memory level:
+ * priv split by group leader (ranks alone in their unit get none), then the
+ * segment over that communicator, agreed all-or-nothing over priv. On
+ * failure no level uses shared memory and *seg_failed is set. */
+static int tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
+{
+    static bool logged_segment;
+    tc_hier_t *h = ctx->hier;
+    int rc, local = MPI_SUCCESS, ok, all_ok;
+
+    *seg_failed = 0;
+    if (!h || h->shm_level < 0)
+        return MPI_SUCCESS; /* the same on every rank: the hierarchy is */
+    const int i = tc_hier_shm_index(h);
+    /* key = rank: shmcomm ranks are the group's member indices. */
+    if ((rc = PMPI_Comm_split(ctx->priv, i >= 0 ? h->level[i].members[0] : MPI_UNDEFINED, ctx->rank,
+                              &ctx->shmcomm)) != MPI_SUCCESS)
+        return rc;
+    if (ctx->shmcomm != MPI_COMM_NULL) {
+        tc_shm_policy_t policy = {
+            .placement = (tc_placement_t)tc_config_int(TC_CFG_SHM_PLACEMENT),
+            .max_segment = (size_t)tc_config_int(TC_CFG_SHM_MAX_SEGMENT),
+            .max_total = (size_t)tc_config_int(TC_CFG_SHM_MAX_TOTAL),
+            .max_node = (size_t)tc_config_int(TC_CFG_SHM_MAX_NODE),
+            .fail = 0,
+        };
+        local =
+            tc_shm_comm_create(&ctx->shm, ctx->shmcomm, &ctx->shm_params, &policy, &ctx->wait_info);
+    }
+    /* Each group's creation agrees within the group only: a level is either
+     * shared memory everywhere or nowhere, so agree over priv. */
+    ok = local == MPI_SUCCESS;
+    if ((rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ctx->priv)) != MPI_SUCCESS)
+        return rc;
+    if (all_ok) {
+        if (i >= 0) {
+            h->level[i].shm = 1;
+            h->single_shm = h->level[i].size == ctx->size;
+        }
+        return MPI_SUCCESS;
+    }
+    tc_shm_comm_destroy(ctx->shm);
+    ctx->shm = NULL;
+    if (ctx->shmcomm != MPI_COMM_NULL)
+        PMPI_Comm_free(&ctx->shmcomm);
+    h->shm_level = -1;
+    *seg_failed = 1;
+    tc_log_once(logged_segment, TC_LOG_INFO,
+                "%s: a shared-memory segment could not be created on some rank (TC_VERBOSE=1 on "
+                "that rank says why): no level uses shared memory, TC_Bcast uses PMPI_Bcast",
+                ctx->comm_name);
+    return MPI_SUCCESS;
+}
+
 static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
 {
     int rc;
@@ -206,7 +274,7 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     if (!ctx)
         return MPI_ERR_NO_MEM;
     ctx->comm = comm;
-    ctx->priv = ctx->node = MPI_COMM_NULL;
+    ctx->priv = ctx->node = ctx->shmcomm = MPI_COMM_NULL;
     pthread_mutex_lock(&tc_ctx_lock);
     ctx->id = ++tc_ctx_created;
     pthread_mutex_unlock(&tc_ctx_lock);
@@ -239,46 +307,41 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     ctx->shm_params.arity = (int)v[TC_AGREE_ARITY];
     ctx->shm_params.tw_over_t = (double)v[TC_AGREE_TW];
     ctx->shm_params.stream_bytes = (size_t)v[TC_AGREE_STREAM];
+    ctx->shm_params.reduce_slots = (int)v[TC_AGREE_RSLOTS];
+    ctx->shm_params.reduce_slot_bytes = (size_t)v[TC_AGREE_RSLOT_BYTES];
+    ctx->shm_params.reduce_slice_min = (size_t)v[TC_AGREE_RSLICE];
 
-    static bool logged_multinode, logged_shm_off, logged_segment;
+    static bool logged_multinode, logged_shm_off;
+    int seg_failed = 0;
     if (ctx->size == 1) {
         ctx->bcast_path = TC_PATH_TRIVIAL;
-    } else if (!v[TC_AGREE_SINGLENODE]) {
-        ctx->bcast_path = TC_PATH_PMPI_MULTINODE;
-        tc_log_once(logged_multinode, TC_LOG_INFO,
-                    "%s spans several nodes: TC_Bcast uses PMPI_Bcast (hierarchical "
-                    "algorithms are not implemented yet)",
-                    ctx->comm_name);
-    } else if (!v[TC_AGREE_SHM]) {
-        ctx->bcast_path = TC_PATH_PMPI_SHM_OFF;
-        tc_log_once(logged_shm_off, TC_LOG_INFO,
-                    "%s: TC_SHM=0 on some rank: TC_Bcast uses PMPI_Bcast", ctx->comm_name);
     } else {
-        tc_shm_policy_t policy = {
-            .placement = (tc_placement_t)tc_config_int(TC_CFG_SHM_PLACEMENT),
-            .max_segment = (size_t)tc_config_int(TC_CFG_SHM_MAX_SEGMENT),
-            .max_total = (size_t)tc_config_int(TC_CFG_SHM_MAX_TOTAL),
-            .max_node = (size_t)tc_config_int(TC_CFG_SHM_MAX_NODE),
-            .fail = 0,
-        };
-        int local =
-            tc_shm_comm_create(&ctx->shm, ctx->node, &ctx->shm_params, &policy, &ctx->wait_info);
-        /* The node communicator is the whole communicator here, so the
-         * segment's own agreement already covers every rank; agree again over
-         * priv anyway so this stays right once segments exist per node. */
-        int ok = local == MPI_SUCCESS, all_ok = 0;
-        if ((rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ctx->priv)) != MPI_SUCCESS)
+        if ((rc = tc_hier_create(&ctx->hier, ctx->priv, ctx->node, (int)v[TC_AGREE_SHM],
+                                 ctx->comm_name)) != MPI_SUCCESS ||
+            (rc = tc_ctx_shm_create(ctx, &seg_failed)) != MPI_SUCCESS)
             goto fn_fail;
-        if (all_ok) {
-            ctx->bcast_path = TC_PATH_SHM;
-        } else {
-            tc_shm_comm_destroy(ctx->shm);
-            ctx->shm = NULL;
-            ctx->bcast_path = TC_PATH_PMPI_NO_SEGMENT;
-            tc_log_once(logged_segment, TC_LOG_INFO,
-                        "%s: the shared-memory segment could not be created on some rank "
-                        "(TC_VERBOSE=1 on that rank says why): TC_Bcast uses PMPI_Bcast",
+        /* Every input below is agreed (v) or the same on every rank (the
+         * hierarchy and the segment's all-or-nothing outcome). */
+        if (ctx->hier && ctx->hier->single_shm) {
+            ctx->bcast_path = TC_PATH_SHM; /* one segment serves the whole communicator */
+        } else if (ctx->hier && (!v[TC_AGREE_SINGLENODE] || (v[TC_AGREE_SHM] && !seg_failed))) {
+            /* Several nodes (real, or posed by TC_LOCALITY_FILE), or one node
+             * whose shared-memory level is below it or switched off with
+             * TC_HIER_SHM_LEVEL=none: the groups of the hierarchy. */
+            ctx->bcast_path = TC_PATH_HIER;
+        } else if (!v[TC_AGREE_SINGLENODE]) {
+            ctx->bcast_path = TC_PATH_PMPI_MULTINODE;
+            tc_log_once(logged_multinode, TC_LOG_INFO,
+                        "%s spans several nodes and TC_HIER=0 (or the hierarchy could not be "
+                        "built): TC_Bcast, TC_Reduce and TC_Allreduce use the MPI's own",
                         ctx->comm_name);
+        } else if (!v[TC_AGREE_SHM]) {
+            ctx->bcast_path = TC_PATH_PMPI_SHM_OFF;
+            tc_log_once(logged_shm_off, TC_LOG_INFO,
+                        "%s: TC_SHM=0 on some rank: the MPI's own collectives are used",
+                        ctx->comm_name);
+        } else {
+            ctx->bcast_path = TC_PATH_PMPI_NO_SEGMENT;
         }
     }
     tc_log(TC_LOG_DEBUG,

@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include "../hier/hier.h"
 #include "../shm/segment.h"
 #include "stats.h"
 #include "wait.h"
@@ -24,7 +25,12 @@ typedef struct tc_ctx {
     int is_inter;
     int id;                     /* creation number in this process, for messages */
     tc_path_t bcast_path;       /* agreed: TC_PATH_SHM or the reason for PMPI */
-    tc_shm_comm_t *shm;         /* NULL unless bcast_path == TC_PATH_SHM */
+    tc_hier_t *hier;            /* the hierarchy (size > 1, not an intercomm; NULL with TC_HIER=0
+                                   across nodes or after a failure on some rank) */
+    MPI_Comm shmcomm;           /* this rank's group at the shared-memory level (ranks in member
+                                   order), or MPI_COMM_NULL; spans priv when hier->single_shm */
+    tc_shm_comm_t *shm;         /* the segment over shmcomm, or NULL; serves hier's level with
+                                   .shm set (all ranks when bcast_path == TC_PATH_SHM) */
     tc_shm_params_t shm_params; /* the agreed values */
     char comm_name[MPI_MAX_OBJECT_NAME + 32];
     tc_wait_info_t wait_info;

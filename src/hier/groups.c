@@ -159,8 +159,10 @@ void tc_hier_groups_free(tc_hier_groups_t *g)
 
     if (!g)
         return;
-    for (i = 0; i < g->nlevels; i++)
+    for (i = 0; i < g->nlevels; i++) {
         free(g->group[i].members);
+        free(g->group[i].owner);
+    }
     memset(g, 0, sizeof *g);
 }
 
@@ -173,6 +175,7 @@ static int group_add(tc_hier_groups_t *out, tc_level_t level, const unit_entry_t
     int i;
 
     g->members = malloc((size_t)size * sizeof *g->members);
+    g->owner = NULL;
     if (!g->members)
         return -ENOMEM;
     g->level = level;
@@ -187,13 +190,35 @@ static int group_add(tc_hier_groups_t *out, tc_level_t level, const unit_entry_t
     return 0;
 }
 
-int tc_hier_groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
-                         tc_hier_groups_t *out)
+/* owner[x] of the group just added (members = @p ranks[0..size)): the index
+ * of x's representative rep[x] among them, -1 if rep[x] is not a member.
+ * @p idx is p entries of -1 on entry and on return. */
+static int owner_fill(tc_hier_group_t *g, const int *rep, int *idx, int p)
+{
+    int i, x;
+
+    g->owner = malloc((size_t)p * sizeof *g->owner);
+    if (!g->owner)
+        return -ENOMEM;
+    for (i = 0; i < g->size; i++)
+        idx[g->members[i]] = i;
+    for (x = 0; x < p; x++)
+        g->owner[x] = idx[rep[x]];
+    for (i = 0; i < g->size; i++)
+        idx[g->members[i]] = -1;
+    return 0;
+}
+
+/* The builder; with @p owners, also each group's owner map, tracking every
+ * rank's representative: rep[x] is the participant that stands for x (x
+ * itself until x's group at some level makes another rank lead it). */
+static int groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
+                        tc_hier_groups_t *out, int owners)
 {
     const unsigned net_bits = TC_HIER_LEVELS_ALL & ~((1u << TC_LEVEL_NODE) - 1u);
     unsigned known = 0, usable, keyed;
     unit_entry_t *ent = NULL;
-    int *part = NULL;
+    int *part = NULL, *rep = NULL, *newrep = NULL, *idx = NULL;
     int np, i, l, me_in = 1, rc = 0;
 
     if (!out)
@@ -222,6 +247,19 @@ int tc_hier_groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask
     if (!part || !ent) {
         rc = -ENOMEM;
         goto fn_fail;
+    }
+    if (owners) {
+        rep = malloc((size_t)p * sizeof *rep);
+        newrep = malloc((size_t)p * sizeof *newrep);
+        idx = malloc((size_t)p * sizeof *idx);
+        if (!rep || !newrep || !idx) {
+            rc = -ENOMEM;
+            goto fn_fail;
+        }
+        for (i = 0; i < p; i++) {
+            rep[i] = i;
+            idx[i] = -1;
+        }
     }
     for (i = 0; i < p; i++)
         part[i] = i;
@@ -265,13 +303,26 @@ int tc_hier_groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask
             }
             if (mine && end - start >= 2) {
                 rc = group_add(out, (tc_level_t)l, &ent[start], NULL, end - start, me);
+                /* rep[] still holds the representatives below this level. */
+                if (rc == 0 && owners)
+                    rc = owner_fill(&out->group[out->nlevels - 1], rep, idx, p);
                 if (rc)
                     goto fn_fail;
                 if (ent[start].rank != me)
                     me_in = 0; /* a non-leader stops here */
             }
+            if (owners) {
+                for (k = start; k < end; k++)
+                    newrep[ent[k].rank] = ent[start].rank;
+            }
             part[nlead++] = ent[start].rank; /* leaders go on */
             start = end;
+        }
+        if (owners) {
+            /* rep[x] was a participant of this level: its unit's leader now
+             * stands for x. */
+            for (i = 0; i < p; i++)
+                rep[i] = newrep[rep[i]];
         }
         np = nlead;
         qsort(part, (size_t)np, sizeof *part, int_cmp);
@@ -283,16 +334,33 @@ int tc_hier_groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask
         out->active_mask |= 1u << TC_HIER_LEVEL_TOP;
         if (me_in) {
             rc = group_add(out, TC_HIER_LEVEL_TOP, NULL, part, np, me);
+            if (rc == 0 && owners)
+                rc = owner_fill(&out->group[out->nlevels - 1], rep, idx, p);
             if (rc)
                 goto fn_fail;
         }
     }
 
 fn_exit:
+    free(idx);
+    free(newrep);
+    free(rep);
     free(ent);
     free(part);
     return rc;
 fn_fail:
     tc_hier_groups_free(out);
     goto fn_exit;
+}
+
+int tc_hier_groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
+                         tc_hier_groups_t *out)
+{
+    return groups_build(locs, p, me, mask, out, 0);
+}
+
+int tc_hier_groups_build_owners(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
+                                tc_hier_groups_t *out)
+{
+    return groups_build(locs, p, me, mask, out, 1);
 }

@@ -49,6 +49,10 @@ typedef struct tc_hier_group {
     int size;         /* >= 2 */
     int *members;     /* ascending comm ranks; members[0] is the leader */
     int my_index;     /* position of this rank in members (0: leader) */
+    int *owner;       /* tc_hier_groups_build_owners only (else NULL): p entries; owner[x] is
+                         the index in members of the member that represents rank x at this
+                         level (x itself, or the leader x's lower groups chain up to), or -1
+                         when x lies outside this group's unit */
 } tc_hier_group_t;
 
 typedef struct tc_hier_groups {
@@ -80,7 +84,21 @@ typedef struct tc_hier_groups {
 int tc_hier_groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
                          tc_hier_groups_t *out);
 
-/** Free the member arrays of @p g and reset it to empty. NULL is allowed. */
+/**
+ * tc_hier_groups_build() plus, for each of this rank's groups, the owner map
+ * (tc_hier_group_t.owner): how a message from (or a contribution of) any rank
+ * x enters the group. The member members[owner[x]] is the one whose subtree
+ * (the ranks it represents after the levels below) contains x; following the
+ * owners from the top group down reaches x through exactly one member per
+ * level. This routes a broadcast from any root and a reduction to any root.
+ *
+ * Same arguments, result and errors as tc_hier_groups_build(); O(L p) extra
+ * time and p ints per group of this rank.
+ */
+int tc_hier_groups_build_owners(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
+                                tc_hier_groups_t *out);
+
+/** Free the member and owner arrays of @p g and reset it to empty. NULL is allowed. */
 void tc_hier_groups_free(tc_hier_groups_t *g);
 
 /**

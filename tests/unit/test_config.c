@@ -125,7 +125,21 @@ static void test_table(void)
                  {TC_CFG_SHM_MAX_NODE, "TC_SHM_MAX_NODE"},
                  {TC_CFG_SHM_PLACEMENT, "TC_SHM_PLACEMENT"},
                  {TC_CFG_SHM_TW_RATIO, "TC_SHM_TW_RATIO"},
-                 {TC_CFG_SHM_STREAM_BYTES, "TC_SHM_STREAM_BYTES"}};
+                 {TC_CFG_SHM_STREAM_BYTES, "TC_SHM_STREAM_BYTES"},
+                 {TC_CFG_SHM_REDUCE_SLOTS, "TC_SHM_REDUCE_SLOTS"},
+                 {TC_CFG_SHM_REDUCE_SLOT_BYTES, "TC_SHM_REDUCE_SLOT_BYTES"},
+                 {TC_CFG_SHM_REDUCE_SLICE_MIN, "TC_SHM_REDUCE_SLICE_MIN"},
+                 {TC_CFG_HIER, "TC_HIER"},
+                 {TC_CFG_HIER_LEVELS, "TC_HIER_LEVELS"},
+                 {TC_CFG_NETWORK_TOPOLOGY_FILE, "TC_NETWORK_TOPOLOGY_FILE"},
+                 {TC_CFG_LOCALITY_FILE, "TC_LOCALITY_FILE"},
+                 {TC_CFG_HIER_SHM_LEVEL, "TC_HIER_SHM_LEVEL"},
+                 {TC_CFG_HIER_BCAST, "TC_HIER_BCAST"},
+                 {TC_CFG_HIER_REDUCE, "TC_HIER_REDUCE"},
+                 {TC_CFG_HIER_ALLREDUCE, "TC_HIER_ALLREDUCE"},
+                 {TC_CFG_HIER_ALLREDUCE_TOP, "TC_HIER_ALLREDUCE_TOP"},
+                 {TC_CFG_HIER_LARGE, "TC_HIER_LARGE"},
+                 {TC_CFG_HIER_SEGMENT, "TC_HIER_SEGMENT"}};
     if (sizeof names / sizeof names[0] != TC_CFG_LAST)
         fail("test list out of date");
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -157,7 +171,22 @@ static void test_defaults(void)
                 {TC_CFG_SHM_MAX_NODE, 4.0 * 1024 * 1024 * 1024},
                 {TC_CFG_SHM_PLACEMENT, TC_PLACEMENT_TOUCH},
                 {TC_CFG_SHM_TW_RATIO, 1000},
-                {TC_CFG_SHM_STREAM_BYTES, 128 * 1024}};
+                {TC_CFG_SHM_STREAM_BYTES, 128 * 1024},
+                {TC_CFG_SHM_REDUCE_SLOTS, 8},
+                {TC_CFG_SHM_REDUCE_SLOT_BYTES, 32 * 1024},
+                {TC_CFG_SHM_REDUCE_SLICE_MIN, 16 * 1024},
+                {TC_CFG_HIER, 1},
+                {TC_CFG_HIER_SHM_LEVEL, TC_HIER_SHM_LEVEL_AUTO},
+                {TC_CFG_HIER_ALLREDUCE, TC_HIER_SCHEME_RAB},
+                {TC_CFG_HIER_ALLREDUCE_TOP, TC_HIER_TOP_AUTO},
+                {TC_CFG_HIER_LARGE, 64 * 1024},
+                {TC_CFG_HIER_SEGMENT, 1024 * 1024},
+                /* STRING: the value is the trimmed length */
+                {TC_CFG_HIER_LEVELS, 49},
+                {TC_CFG_NETWORK_TOPOLOGY_FILE, 0},
+                {TC_CFG_LOCALITY_FILE, 0},
+                {TC_CFG_HIER_BCAST, 4},
+                {TC_CFG_HIER_REDUCE, 4}};
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
         const tc_cfg_desc_t *d = tc_config_desc(defs[i].id);
         tc_cfg_value_t v = {-7, -7};
@@ -355,6 +384,122 @@ static void test_enum(void)
         fail("enum_name out of range should be \"?\"");
 }
 
+/* The new enums: words in the order of their C enums. */
+static void test_hier_enums(void)
+{
+    const char *shm[] = {"auto", "none", "l2", "l3", "numa", "package", "node"};
+    for (int i = 0; i < TC_HIER_SHM_LEVEL_LAST; i++) {
+        expect_int(TC_CFG_HIER_SHM_LEVEL, shm[i], i);
+        if (strcmp(tc_config_enum_name(TC_CFG_HIER_SHM_LEVEL, i), shm[i]) != 0)
+            fail("enum_name(HIER_SHM_LEVEL, %d) = %s", i,
+                 tc_config_enum_name(TC_CFG_HIER_SHM_LEVEL, i));
+    }
+    expect_int(TC_CFG_HIER_SHM_LEVEL, "NUMA", TC_HIER_SHM_LEVEL_NUMA);
+    expect_bad(TC_CFG_HIER_SHM_LEVEL, "socket", "one of auto,none,l2,l3,numa,package,node");
+    expect_bad(TC_CFG_HIER_SHM_LEVEL, "core", "one of auto,none,l2,l3,numa,package,node");
+    expect_int(TC_CFG_HIER_ALLREDUCE, "rab", TC_HIER_SCHEME_RAB);
+    expect_int(TC_CFG_HIER_ALLREDUCE, "RB", TC_HIER_SCHEME_RB);
+    expect_bad(TC_CFG_HIER_ALLREDUCE, "ring", "one of rab,rb");
+    expect_int(TC_CFG_HIER_ALLREDUCE_TOP, "recdbl", TC_HIER_TOP_RECDBL);
+    expect_int(TC_CFG_HIER_ALLREDUCE_TOP, "ring", TC_HIER_TOP_RING);
+    expect_int(TC_CFG_HIER_ALLREDUCE_TOP, "auto", TC_HIER_TOP_AUTO);
+    if (strcmp(tc_config_enum_name(TC_CFG_HIER_ALLREDUCE, TC_HIER_SCHEME_RB), "rb") != 0 ||
+        strcmp(tc_config_enum_name(TC_CFG_HIER_ALLREDUCE_TOP, TC_HIER_TOP_RING), "ring") != 0 ||
+        strcmp(tc_config_enum_name(TC_CFG_HIER_ALLREDUCE_TOP, TC_HIER_TOP_LAST), "?") != 0)
+        fail("enum names of the hierarchy's enums");
+
+    /* Sizes of the new entries: bounds as documented. */
+    expect_int(TC_CFG_SHM_REDUCE_SLOT_BYTES, "1K", 1024);
+    expect_int(TC_CFG_SHM_REDUCE_SLOT_BYTES, "16M", 16 * 1024 * 1024);
+    expect_bad(TC_CFG_SHM_REDUCE_SLOT_BYTES, "1023", "1024..16M");
+    expect_int(TC_CFG_SHM_REDUCE_SLOTS, "2", 2);
+    expect_bad(TC_CFG_SHM_REDUCE_SLOTS, "1", "an integer in 2..1024");
+    expect_bad(TC_CFG_SHM_REDUCE_SLOTS, "1025", "an integer in 2..1024");
+    expect_int(TC_CFG_HIER_LARGE, "0", 0);
+    expect_int(TC_CFG_HIER_SEGMENT, "4K", 4096);
+    expect_bad(TC_CFG_HIER_SEGMENT, "4095", "4096..1G");
+}
+
+/* STRING: any text up to TC_CFG_STRING_MAX bytes after trimming; the value
+ * is its trimmed length; tc_config_string gives the text or the default. */
+static void test_string(void)
+{
+    const tc_cfg_id_t lf = TC_CFG_LOCALITY_FILE;
+    expect_int(lf, "", 0);
+    expect_int(lf, "   ", 0);
+    expect_int(lf, "/tmp/x.txt", 10);
+    expect_int(lf, "  a b  ", 3);
+    expect_int(lf, "\tnuma:flat, node:knomial:4\n", 25);
+    char *big = malloc(TC_CFG_STRING_MAX + 8);
+    if (!big) {
+        fail("out of memory");
+        return;
+    }
+    memset(big, 'x', TC_CFG_STRING_MAX);
+    big[TC_CFG_STRING_MAX] = '\0';
+    expect_int(lf, big, TC_CFG_STRING_MAX);
+    strcpy(big + TC_CFG_STRING_MAX, "  "); /* trailing blanks do not count */
+    expect_int(lf, big, TC_CFG_STRING_MAX);
+    strcpy(big + TC_CFG_STRING_MAX, "y");
+    {
+        /* Too long: quoted cut (test_messages), so check the tail of the message. */
+        tc_cfg_value_t v = {-7, -7};
+        char err[512] = "";
+        if (tc_config_parse(tc_config_desc(lf), big, &v, err, sizeof err) == 0 ||
+            !strstr(err, "TC_LOCALITY_FILE=\"xxx") ||
+            !strstr(err, "...\": expected at most 4096 bytes of text"))
+            fail("4097 bytes of text: \"%s\"", err);
+    }
+    free(big);
+
+    for (int id = 0; id < TC_CFG_LAST; id++)
+        unsetenv(tc_config_desc((tc_cfg_id_t)id)->name);
+    tc_config_reset();
+    if (strcmp(tc_config_string(TC_CFG_HIER_LEVELS),
+               "numa,package,node,switch1,switch2,switch3,switch4") != 0 ||
+        strcmp(tc_config_string(TC_CFG_LOCALITY_FILE), "") != 0 ||
+        strcmp(tc_config_string(TC_CFG_HIER_BCAST), "auto") != 0 ||
+        tc_config_source(TC_CFG_HIER_BCAST) != TC_CFG_SRC_DEFAULT)
+        fail("string defaults: \"%s\" \"%s\" \"%s\"", tc_config_string(TC_CFG_HIER_LEVELS),
+             tc_config_string(TC_CFG_LOCALITY_FILE), tc_config_string(TC_CFG_HIER_BCAST));
+    if (strcmp(tc_config_string(TC_CFG_SHM_BANKS), "") != 0 ||
+        strcmp(tc_config_string(TC_CFG_LAST), "") != 0)
+        fail("tc_config_string of a non-string should be \"\"");
+
+    setenv("TC_HIER_BCAST", "  numa:flat , node:knomial:4\t", 1);
+    setenv("TC_LOCALITY_FILE", "", 1); /* set, empty: valid, "" */
+    char *huge = malloc(TC_CFG_STRING_MAX + 2);
+    if (huge) {
+        memset(huge, 'z', TC_CFG_STRING_MAX + 1);
+        huge[TC_CFG_STRING_MAX + 1] = '\0';
+        setenv("TC_NETWORK_TOPOLOGY_FILE", huge, 1); /* too long: default "" */
+        free(huge);
+    }
+    tc_config_reset();
+    fprintf(stderr, "(one 'TC_NETWORK_TOPOLOGY_FILE=...' message is expected next)\n");
+    tc_config_load();
+    if (strcmp(tc_config_string(TC_CFG_HIER_BCAST), "numa:flat , node:knomial:4") != 0 ||
+        tc_config_source(TC_CFG_HIER_BCAST) != TC_CFG_SRC_ENV ||
+        tc_config_int(TC_CFG_HIER_BCAST) != 26)
+        fail("loaded string: \"%s\" source %d", tc_config_string(TC_CFG_HIER_BCAST),
+             (int)tc_config_source(TC_CFG_HIER_BCAST));
+    if (strcmp(tc_config_string(TC_CFG_LOCALITY_FILE), "") != 0 ||
+        tc_config_source(TC_CFG_LOCALITY_FILE) != TC_CFG_SRC_ENV)
+        fail("empty string from the environment");
+    if (strcmp(tc_config_string(TC_CFG_NETWORK_TOPOLOGY_FILE), "") != 0 ||
+        tc_config_source(TC_CFG_NETWORK_TOPOLOGY_FILE) != TC_CFG_SRC_INVALID)
+        fail("too long a string should be invalid and give the default");
+    /* The loaded text is a copy. */
+    setenv("TC_HIER_BCAST", "flat", 1);
+    if (strcmp(tc_config_string(TC_CFG_HIER_BCAST), "numa:flat , node:knomial:4") != 0)
+        fail("string follows the environment");
+    for (int id = 0; id < TC_CFG_LAST; id++)
+        unsetenv(tc_config_desc((tc_cfg_id_t)id)->name);
+    tc_config_reset();
+    if (strcmp(tc_config_string(TC_CFG_HIER_BCAST), "auto") != 0)
+        fail("string after reset: \"%s\"", tc_config_string(TC_CFG_HIER_BCAST));
+}
+
 static void test_messages(void)
 {
     tc_cfg_value_t v;
@@ -525,6 +670,8 @@ int main(void)
     test_size();
     test_double();
     test_enum();
+    test_hier_enums();
+    test_string();
     test_messages();
     test_load();
     test_load_threads();

@@ -118,6 +118,80 @@ static const tc_hier_group_t *group_at(const tc_hier_groups_t *g, int level)
     return NULL;
 }
 
+/* Owner maps (tc_hier_groups_build_owners), checked against definitions
+ * computed here from the plain builder's parent links:
+ *  - the same groups as tc_hier_groups_build;
+ *  - owner[x] == -1 exactly when x lies outside the group's unit;
+ *  - otherwise members[owner[x]] is the first of x, parent(x),
+ *    parent(parent(x)), ... that is a member (x's representative);
+ *  - from rank 0 down, following at each leader the highest group whose
+ *    owner map holds x ends at x. */
+static void check_owners(const tc_hier_loc_t *locs, int p, unsigned mask, const tc_hier_groups_t *g,
+                         const int *parent)
+{
+    tc_hier_groups_t *o = calloc((size_t)p, sizeof *o);
+    int r, i, x, k, f0 = failures;
+
+    if (!o) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    for (r = 0; r < p; r++) {
+        CHECK(tc_hier_groups_build_owners(locs, p, r, mask, &o[r]) == 0);
+        CHECK(o[r].nlevels == g[r].nlevels && o[r].active_mask == g[r].active_mask);
+        for (i = 0; i < o[r].nlevels && i < g[r].nlevels; i++) {
+            const tc_hier_group_t *y = &o[r].group[i], *z = &g[r].group[i];
+            CHECK(z->owner == NULL && y->owner != NULL);
+            CHECK(y->level == z->level && y->size == z->size && y->my_index == z->my_index &&
+                  memcmp(y->members, z->members, (size_t)y->size * sizeof(int)) == 0);
+            if (!y->owner)
+                continue;
+            for (x = 0; x < p; x++) {
+                int in = (int)y->level == TC_HIER_LEVEL_TOP ||
+                         same_unit(locs, p, mask, (int)y->level, x, y->members[0]);
+                int rep = x, steps = 0, member = -1;
+                CHECK((y->owner[x] == -1) == !in);
+                if (!in || y->owner[x] < 0 || y->owner[x] >= y->size)
+                    continue;
+                for (;;) {
+                    for (k = 0; k < y->size && y->members[k] != rep; k++)
+                        ;
+                    if (k < y->size) {
+                        member = k;
+                        break;
+                    }
+                    if (parent[rep] < 0 || ++steps > TC_HIER_MAX_GROUPS)
+                        break;
+                    rep = parent[rep];
+                }
+                CHECK(member >= 0 && y->owner[x] == member);
+            }
+        }
+    }
+    /* Routing from rank 0 down reaches every rank. */
+    for (x = 0; x < p; x++) {
+        int cur = 0, lev = TC_HIER_LEVEL_TOP + 1, hops = 0;
+        for (;;) {
+            const tc_hier_group_t *next = NULL;
+            for (i = o[cur].nlevels - 1; i >= 0; i--) {
+                const tc_hier_group_t *y = &o[cur].group[i];
+                if ((int)y->level < lev && y->my_index == 0 && y->owner && y->owner[x] >= 0) {
+                    next = y;
+                    break;
+                }
+            }
+            if (!next || ++hops > TC_HIER_MAX_GROUPS + 1)
+                break;
+            cur = next->members[next->owner[x]];
+            lev = (int)next->level;
+        }
+        CHECK(cur == x);
+    }
+    if (failures != f0)
+        fprintf(stderr, "  (owner check p=%d mask=0x%x)\n", p, mask);
+    free_all(o, p);
+}
+
 static void check_properties(const tc_hier_loc_t *locs, int p, unsigned mask)
 {
     tc_hier_groups_t *g = build_all(locs, p, mask);
@@ -205,6 +279,7 @@ static void check_properties(const tc_hier_loc_t *locs, int p, unsigned mask)
         }
         CHECK(cur == 0);
     }
+    check_owners(locs, p, mask, g, parent);
     if (failures != f0)
         fprintf(stderr, "  (property check p=%d mask=0x%x)\n", p, mask);
     free(in);
@@ -269,6 +344,36 @@ static void test_paper(const char *levels)
         if (local == 0 && (base == 0 || base == 72))
             CHECK(GROUP2(&g[r], n++, r, TC_LEVEL_SWITCH2, 0, 72));
         CHECK(g[r].nlevels == n);
+    }
+    /* Owner maps of process 0's four groups, as the paper's tree implies:
+     * G1 (0..17) holds ranks 0..17 themselves; G2 (0,18) represents the
+     * node, 18 standing for 18..35; G3 (0,36) the leaf switch, 36 for node
+     * 2; G4 (0,72) the spine, 72 for node 48. */
+    {
+        tc_hier_groups_t o;
+        CHECK(tc_hier_groups_build_owners(locs, 108, 0, mask, &o) == 0 && o.nlevels == 4);
+        if (o.nlevels == 4) {
+            const int *g1 = o.group[0].owner, *g2 = o.group[1].owner;
+            const int *g3 = o.group[2].owner, *g4 = o.group[3].owner;
+            for (r = 0; r < 108; r++) {
+                CHECK(g1[r] == (r < 18 ? r : -1));
+                CHECK(g2[r] == (r < 18 ? 0 : r < 36 ? 1 : -1));
+                CHECK(g3[r] == (r < 36 ? 0 : r < 72 ? 1 : -1));
+                CHECK(g4[r] == (r < 72 ? 0 : 1));
+            }
+        }
+        tc_hier_groups_free(&o);
+        /* Process 36: its NUMA group, node group (36,54), and G3 (0,36) as a
+         * non-leader, where it stands for all of node 2. */
+        CHECK(tc_hier_groups_build_owners(locs, 108, 36, mask, &o) == 0 && o.nlevels == 3);
+        if (o.nlevels == 3) {
+            for (r = 0; r < 108; r++) {
+                CHECK(o.group[0].owner[r] == (r >= 36 && r < 54 ? r - 36 : -1));
+                CHECK(o.group[1].owner[r] == (r >= 36 && r < 54 ? 0 : r >= 54 && r < 72 ? 1 : -1));
+                CHECK(o.group[2].owner[r] == (r < 36 ? 0 : r < 72 ? 1 : -1));
+            }
+        }
+        tc_hier_groups_free(&o);
     }
     /* Package = NUMA here: inactive. switch3/4 unknown: skipped when asked. */
     CHECK(g[0].active_mask == (BIT(TC_LEVEL_NUMA) | BIT(TC_LEVEL_NODE) | BIT(TC_LEVEL_SWITCH1) |
