@@ -81,6 +81,51 @@ TC_API int TC_Get_version(int *major, int *minor, int *patch);
 TC_API int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
 
 /**
+ * Reduction to a root, same arguments and semantics as MPI_Reduce.
+ *
+ * Inside a node the processes combine their data in a shared-memory segment
+ * (each process places fragments in its own queue; the combining processes
+ * read peers' fragments directly, pipelined by fragments); across nodes (or
+ * the levels set by TC_HIER_LEVELS / TC_LOCALITY_FILE) partial results go up
+ * the hierarchy of groups, one per level, with the per-level algorithm of
+ * TC_HIER_REDUCE. Contributions are combined in rank order inside a node, so
+ * non-commutative operations (MPI_Op_create(..., commute = 0, ...)) give the
+ * same result as PMPI_Reduce on one node; across several levels they use
+ * PMPI_Reduce. MPI_IN_PLACE is accepted as @p sendbuf at the root.
+ * Datatypes: predefined types and derived types built from one predefined
+ * type with predefined operations, MPI_MINLOC/MPI_MAXLOC pair types, and
+ * contiguous types with user-defined operations; others use PMPI_Reduce.
+ *
+ * Collective over @p comm; the first call on a communicator creates its
+ * context.
+ *
+ * @param sendbuf   this process's contribution, or MPI_IN_PLACE at the root
+ * @param recvbuf   the result at the root (significant only there)
+ * @param count     number of elements (>= 0)
+ * @param datatype  committed datatype (not MPI_DATATYPE_NULL)
+ * @param op        operation (not MPI_OP_NULL)
+ * @param root      rank of the root in @p comm
+ * @param comm      communicator (not MPI_COMM_NULL)
+ * @return MPI_SUCCESS, or MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_OP,
+ *         MPI_ERR_ROOT, MPI_ERR_COMM, MPI_ERR_BUFFER (after the error handler
+ *         returned)
+ */
+TC_API int TC_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm);
+
+/**
+ * Reduction whose result every process receives, same arguments and
+ * semantics as MPI_Allreduce. Algorithms as TC_Reduce; across levels either
+ * ReduceAllreduceBcast or ReduceBcast (TC_HIER_ALLREDUCE). Every process
+ * receives the same bits, floating point included. MPI_IN_PLACE is accepted
+ * as @p sendbuf on every process.
+ *
+ * @return as TC_Reduce (no root)
+ */
+TC_API int TC_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm);
+
+/**
  * Create the library's context on @p comm now instead of lazily at the first
  * TC_ call (so set-up cost is not charged to the first timed collective).
  * Collective over @p comm; a no-op if the context exists.

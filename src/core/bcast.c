@@ -3,12 +3,23 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "../hier/hier_coll.h"
 #include "ctx.h"
 #include "datatype.h"
 #include "log.h"
 #include "topocoll.h"
 
-/* Datatypes the flattener does not know: pack at the root, broadcast bytes,
+/* Contiguous bytes over the agreed path (shared memory or the hierarchy). */
+static int tc_bcast_bytes(tc_ctx_t *ctx, void *buf, size_t nbytes, int root)
+{
+    if (ctx->bcast_path == TC_PATH_HIER)
+        return tc_hier_bcast(ctx->hier, ctx->shm, ctx->priv, buf, nbytes, root);
+    tc_shm_bcast_pipelined(ctx->shm, buf, nbytes, root, NULL);
+    return MPI_SUCCESS;
+}
+
+/* Datatypes the flattener does not know (and every derived datatype on the
+ * hierarchical path): pack at the root, broadcast bytes,
  * unpack elsewhere (whole message staged). MPI_Pack's "native"
  * representation is the type signature's bytes on both MPIs, so every rank's
  * packed size equals count * type size, as for the flattened stream. */
@@ -42,7 +53,9 @@ static int tc_bcast_packed(tc_ctx_t *ctx, void *buf, int count, MPI_Datatype dt,
         rc = PMPI_Pack(buf, count, dt, tmp, (int)nbytes, &pos, ctx->priv);
     /* Every rank runs the broadcast even if its pack failed: the others are
      * already in it. */
-    tc_shm_bcast_pipelined(ctx->shm, tmp, nbytes, root, NULL);
+    int brc = tc_bcast_bytes(ctx, tmp, nbytes, root);
+    if (rc == MPI_SUCCESS)
+        rc = brc;
     if (rc == MPI_SUCCESS && ctx->rank != root)
         rc = PMPI_Unpack(tmp, (int)nbytes, &pos, buf, count, dt, ctx->priv);
     free(tmp);
@@ -84,16 +97,16 @@ int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm com
         tc_stats_count(TC_OP_BCAST, TC_PATH_TRIVIAL);
         return MPI_SUCCESS;
     }
-    if (ctx->bcast_path != TC_PATH_SHM) {
+    if (ctx->bcast_path != TC_PATH_SHM && ctx->bcast_path != TC_PATH_HIER) {
         tc_stats_count(TC_OP_BCAST, ctx->bcast_path);
         return PMPI_Bcast(buf, count, datatype, root, comm);
     }
     MPI_Aint lb;
     if (tc_datatype_is_contiguous(datatype, count, &lb)) {
         /* Integer arithmetic: with MPI_BOTTOM, lb is an absolute address. */
-        tc_shm_bcast_pipelined(ctx->shm, (void *)((uintptr_t)buf + (uintptr_t)lb), nbytes, root,
-                               NULL);
-        rc = MPI_SUCCESS;
+        rc = tc_bcast_bytes(ctx, (void *)((uintptr_t)buf + (uintptr_t)lb), nbytes, root);
+    } else if (ctx->bcast_path == TC_PATH_HIER) {
+        rc = tc_bcast_packed(ctx, buf, count, datatype, root, nbytes);
     } else {
         /* Fragment by fragment through the flattened type map; the map is
          * local (ranks may use different types of the same signature). */
@@ -109,9 +122,9 @@ int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm com
             rc = tc_bcast_packed(ctx, buf, count, datatype, root, nbytes);
         }
     }
-    tc_stats_count(TC_OP_BCAST, TC_PATH_SHM);
+    tc_stats_count(TC_OP_BCAST, ctx->bcast_path);
     if (rc != MPI_SUCCESS)
-        return tc_ctx_error(comm, rc, "TC_Bcast: packing failed");
+        return tc_ctx_error(comm, rc, "TC_Bcast failed");
     return MPI_SUCCESS;
 }
 

@@ -8,11 +8,16 @@
 
 static _Atomic unsigned long long tc_stats_counts[TC_OP_LAST][TC_PATH_LAST];
 
-static const char *const tc_stats_op_names[TC_OP_LAST] = {"bcast"};
+static const char *const tc_stats_op_names[TC_OP_LAST] = {"bcast", "reduce", "allreduce"};
 
-static const char *const tc_stats_path_names[TC_PATH_LAST] = {
-    "shm",           "hier", "trivial", "pmpi_multinode", "pmpi_shm_off", "pmpi_no_segment",
-    "pmpi_intercomm"};
+static const char *const tc_stats_path_names[TC_PATH_LAST] = {"shm",
+                                                              "hier",
+                                                              "trivial",
+                                                              "pmpi_multinode",
+                                                              "pmpi_shm_off",
+                                                              "pmpi_no_segment",
+                                                              "pmpi_intercomm",
+                                                              "pmpi_op"};
 
 const char *tc_stats_path_name(tc_path_t path)
 {
@@ -37,14 +42,15 @@ void tc_stats_print(void)
         if (calls == 0)
             continue;
         unsigned long long pmpi = c[TC_PATH_PMPI_MULTINODE] + c[TC_PATH_PMPI_SHM_OFF] +
-                                  c[TC_PATH_PMPI_NO_SEGMENT] + c[TC_PATH_PMPI_INTERCOMM];
+                                  c[TC_PATH_PMPI_NO_SEGMENT] + c[TC_PATH_PMPI_INTERCOMM] +
+                                  c[TC_PATH_PMPI_OP];
         /* key=value on one line: stable for scripts (tests/pmpi greps it). */
         fprintf(stderr,
                 "topocoll-stats rank=%d op=%s calls=%llu shm=%llu hier=%llu trivial=%llu "
                 "pmpi=%llu pmpi_multinode=%llu pmpi_shm_off=%llu pmpi_no_segment=%llu "
-                "pmpi_intercomm=%llu\n",
+                "pmpi_intercomm=%llu pmpi_op=%llu\n",
                 tc_log_rank, tc_stats_op_names[op], calls, c[TC_PATH_SHM], c[TC_PATH_HIER],
                 c[TC_PATH_TRIVIAL], pmpi, c[TC_PATH_PMPI_MULTINODE], c[TC_PATH_PMPI_SHM_OFF],
-                c[TC_PATH_PMPI_NO_SEGMENT], c[TC_PATH_PMPI_INTERCOMM]);
+                c[TC_PATH_PMPI_NO_SEGMENT], c[TC_PATH_PMPI_INTERCOMM], c[TC_PATH_PMPI_OP]);
     }
 }

@@ -4,16 +4,18 @@
 #ifndef TC_CORE_STATS_H
 #define TC_CORE_STATS_H
 
-typedef enum { TC_OP_BCAST, TC_OP_LAST } tc_op_t;
+typedef enum { TC_OP_BCAST, TC_OP_REDUCE, TC_OP_ALLREDUCE, TC_OP_LAST } tc_op_t;
 
 typedef enum {
     TC_PATH_SHM,             /* shared-memory algorithm */
-    TC_PATH_HIER,            /* hierarchical algorithm (later issue) */
+    TC_PATH_HIER,            /* hierarchical algorithm (several levels) */
     TC_PATH_TRIVIAL,         /* nothing to move: count 0 or one process */
     TC_PATH_PMPI_MULTINODE,  /* communicator spans nodes: PMPI until the hierarchy lands */
     TC_PATH_PMPI_SHM_OFF,    /* TC_SHM=0 on some rank */
     TC_PATH_PMPI_NO_SEGMENT, /* segment could not be created or was over the cap */
     TC_PATH_PMPI_INTERCOMM,  /* intercommunicator */
+    TC_PATH_PMPI_OP,         /* (datatype, op) the library does not reduce itself, or a
+                                non-commutative op across several levels */
     TC_PATH_LAST
 } tc_path_t;
 

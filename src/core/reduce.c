@@ -1,0 +1,244 @@
+/* TC_Reduce and TC_Allreduce: argument checks, then the path agreed when the
+ * context was made. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../hier/hier_coll.h"
+#include "ctx.h"
+#include "log.h"
+#include "redop.h"
+#include "topocoll.h"
+
+/* Checks shared by both operations; has_root false for Allreduce. Returns
+ * MPI_SUCCESS or the error class (handler already called); *inter tells the
+ * caller to hand the call to PMPI. */
+static int tc_reduce_check(const char *fn, const void *sendbuf, const void *recvbuf, int count,
+                           MPI_Datatype dt, MPI_Op op, bool has_root, int root, MPI_Comm comm,
+                           int *inter)
+{
+    int size, rank, tsize;
+    char what[96];
+    if (comm == MPI_COMM_NULL) {
+        snprintf(what, sizeof what, "%s: MPI_COMM_NULL", fn);
+        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, what);
+    }
+    if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS) {
+        snprintf(what, sizeof what, "%s: invalid communicator", fn);
+        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, what);
+    }
+    if (count < 0) {
+        snprintf(what, sizeof what, "%s: negative count", fn);
+        return tc_ctx_error(comm, MPI_ERR_COUNT, what);
+    }
+    if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &tsize) != MPI_SUCCESS) {
+        snprintf(what, sizeof what, "%s: invalid datatype", fn);
+        return tc_ctx_error(comm, MPI_ERR_TYPE, what);
+    }
+    if (op == MPI_OP_NULL) {
+        snprintf(what, sizeof what, "%s: MPI_OP_NULL", fn);
+        return tc_ctx_error(comm, MPI_ERR_OP, what);
+    }
+    if (*inter)
+        return MPI_SUCCESS; /* root semantics differ (MPI_ROOT, ...): MPI's */
+    PMPI_Comm_size(comm, &size);
+    PMPI_Comm_rank(comm, &rank);
+    if (has_root && (root < 0 || root >= size)) {
+        snprintf(what, sizeof what, "%s: root out of range", fn);
+        return tc_ctx_error(comm, MPI_ERR_ROOT, what);
+    }
+    bool receives = !has_root || rank == root;
+    if (sendbuf == MPI_IN_PLACE && !receives) {
+        snprintf(what, sizeof what, "%s: MPI_IN_PLACE at a process other than the root", fn);
+        return tc_ctx_error(comm, MPI_ERR_BUFFER, what);
+    }
+    if (receives && count > 0 && tsize > 0 && sendbuf == recvbuf) {
+        snprintf(what, sizeof what, "%s: sendbuf and recvbuf alias (use MPI_IN_PLACE)", fn);
+        return tc_ctx_error(comm, MPI_ERR_BUFFER, what);
+    }
+    return MPI_SUCCESS;
+}
+
+/* PMPI_Reduce, except that MPI_IN_PLACE at a root other than 0 becomes an
+ * explicit send buffer: Debian's MPICH 4.0.2 segfaults on that case above
+ * about 2 KiB. */
+static int tc_reduce_pmpi(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                          int root, MPI_Comm comm)
+{
+    int rank;
+    PMPI_Comm_rank(comm, &rank);
+    if (sendbuf != MPI_IN_PLACE || root == 0 || count == 0)
+        return PMPI_Reduce(sendbuf, recvbuf, count, dt, op, root, comm);
+    MPI_Aint tlb, textent, lb, extent;
+    PMPI_Type_get_true_extent(dt, &tlb, &textent);
+    PMPI_Type_get_extent(dt, &lb, &extent);
+    size_t span = (size_t)textent + (size_t)(count - 1) * (size_t)(extent < 0 ? -extent : extent);
+    char *tmp = malloc(span ? span : 1);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    /* The whole span, holes included: only the type map's bytes are read. */
+    const char *first = (const char *)recvbuf + tlb;
+    if (extent < 0)
+        first += (MPI_Aint)(count - 1) * extent;
+    memcpy(tmp, first, span);
+    char *send = tmp - (first - (const char *)recvbuf);
+    int rc = PMPI_Reduce(send, recvbuf, count, dt, op, root, comm);
+    free(tmp);
+    return rc;
+}
+
+/* The packed operation on the agreed path: the single-node segment, or the
+ * hierarchy. root < 0: Allreduce. Returns 0, or -1 when the segment cannot
+ * take it (the same on every process). */
+static int tc_reduce_packed(tc_ctx_t *ctx, const tc_redop_t *r, const void *send, void *recv,
+                            int root, int *mpi_rc)
+{
+    *mpi_rc = MPI_SUCCESS;
+    if (ctx->bcast_path == TC_PATH_SHM)
+        return tc_shm_reduce(ctx->shm, send, recv, r->nelem, r, root);
+    if (root < 0)
+        *mpi_rc = tc_hier_allreduce(ctx->hier, ctx->shm, ctx->priv, send, recv, r);
+    else
+        *mpi_rc = tc_hier_reduce(ctx->hier, ctx->shm, ctx->priv, send, recv, r, root);
+    return 0;
+}
+
+/* Stage derived datatypes through packed buffers around tc_reduce_packed().
+ * Returns MPI_SUCCESS, an MPI error code, or -1 (fall back, everywhere). */
+static int tc_reduce_staged(tc_ctx_t *ctx, const tc_redop_t *r, const void *sendbuf, void *recvbuf,
+                            int root)
+{
+    const bool receives = root < 0 || ctx->rank == root;
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    char *tmp = NULL;
+    const void *send = NULL;
+    void *recv = NULL;
+    int rc = MPI_SUCCESS;
+    if (!r->contiguous) {
+        /* Derived datatypes: the packed streams are staged whole (one
+         * buffer for the contribution, one for the result). */
+        tmp = malloc(2 * r->nbytes);
+        if (!tmp)
+            return MPI_ERR_NO_MEM;
+    }
+    if (!in_place)
+        send = r->contiguous ? tc_redop_stream(r, sendbuf) : tmp;
+    if (!in_place && !r->contiguous)
+        tc_redop_pack(r, sendbuf, tmp);
+    if (receives) {
+        recv = r->contiguous ? tc_redop_stream(r, recvbuf) : tmp + r->nbytes;
+        if (in_place && !r->contiguous)
+            tc_redop_pack(r, recvbuf, recv);
+    }
+    if (tc_reduce_packed(ctx, r, send, recv, root, &rc) != 0)
+        rc = -1;
+    else if (rc == MPI_SUCCESS && receives && !r->contiguous)
+        tc_redop_unpack(r, recv, recvbuf);
+    free(tmp);
+    return rc;
+}
+
+/* Both operations after the checks. root < 0: Allreduce. */
+static int tc_reduce_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, void *recvbuf,
+                              int count, MPI_Datatype dt, MPI_Op op, int root)
+{
+    const bool receives = root < 0 || ctx->rank == root;
+    tc_redop_t r;
+    int rc;
+    tc_path_t path = ctx->bcast_path;
+    if (tc_redop_init(&r, count, dt, op) != 0) {
+        path = TC_PATH_PMPI_OP;
+        goto fn_pmpi;
+    }
+    if (count == 0 || ctx->size == 1) {
+        /* Nothing to combine: the result is our own contribution. */
+        if (receives && sendbuf != MPI_IN_PLACE && r.nbytes > 0) {
+            if (r.contiguous) {
+                memcpy(tc_redop_stream(&r, recvbuf), tc_redop_stream(&r, sendbuf), r.nbytes);
+            } else {
+                char *tmp = malloc(r.nbytes);
+                if (!tmp) {
+                    tc_redop_free(&r);
+                    return MPI_ERR_NO_MEM;
+                }
+                tc_redop_pack(&r, sendbuf, tmp);
+                tc_redop_unpack(&r, tmp, recvbuf);
+                free(tmp);
+            }
+        }
+        tc_redop_free(&r);
+        tc_stats_count(which, TC_PATH_TRIVIAL);
+        return MPI_SUCCESS;
+    }
+    if (ctx->bcast_path == TC_PATH_HIER && !r.commutative) {
+        /* Groups follow the machine, not rank order. */
+        static bool logged;
+        tc_log_once(logged, TC_LOG_INFO,
+                    "%s: a non-commutative operation over several hierarchy levels uses "
+                    "PMPI_%s",
+                    ctx->comm_name, root < 0 ? "Allreduce" : "Reduce");
+        path = TC_PATH_PMPI_OP;
+        goto fn_pmpi;
+    }
+    if (ctx->bcast_path == TC_PATH_HIER && r.elem > ctx->shm_params.reduce_slot_bytes) {
+        path = TC_PATH_PMPI_OP; /* an element larger than a reduce slot */
+        goto fn_pmpi;
+    }
+    if (ctx->bcast_path == TC_PATH_SHM || ctx->bcast_path == TC_PATH_HIER) {
+        rc = tc_reduce_staged(ctx, &r, sendbuf, recvbuf, root);
+        if (rc != -1) {
+            tc_redop_free(&r);
+            tc_stats_count(which, ctx->bcast_path);
+            return rc;
+        }
+        path = TC_PATH_PMPI_OP; /* an element larger than a slot, or no reduce area */
+    }
+fn_pmpi:
+    tc_redop_free(&r);
+    tc_stats_count(which, path);
+    if (root < 0)
+        return PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, ctx->comm);
+    return tc_reduce_pmpi(sendbuf, recvbuf, count, dt, op, root, ctx->comm);
+}
+
+int TC_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              int root, MPI_Comm comm)
+{
+    int rc, inter = 0;
+    if ((rc = tc_reduce_check("TC_Reduce", sendbuf, recvbuf, count, datatype, op, true, root, comm,
+                              &inter)) != MPI_SUCCESS)
+        return rc;
+    if (inter) {
+        tc_stats_count(TC_OP_REDUCE, TC_PATH_PMPI_INTERCOMM);
+        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    }
+    tc_ctx_t *ctx;
+    if ((rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS)
+        return tc_ctx_error(comm, rc, "TC_Reduce: could not create the context");
+    if (tc_log_level >= TC_LOG_TRACE)
+        tc_log(TC_LOG_TRACE, "TC_Reduce on %s: count %d to root %d", ctx->comm_name, count, root);
+    rc = tc_reduce_dispatch(ctx, TC_OP_REDUCE, sendbuf, recvbuf, count, datatype, op, root);
+    return rc == MPI_SUCCESS ? rc : tc_ctx_error(comm, rc, "TC_Reduce failed");
+}
+
+int TC_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm)
+{
+    int rc, inter = 0;
+    if ((rc = tc_reduce_check("TC_Allreduce", sendbuf, recvbuf, count, datatype, op, false, 0, comm,
+                              &inter)) != MPI_SUCCESS)
+        return rc;
+    if (inter) {
+        tc_stats_count(TC_OP_ALLREDUCE, TC_PATH_PMPI_INTERCOMM);
+        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    }
+    tc_ctx_t *ctx;
+    if ((rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS)
+        return tc_ctx_error(comm, rc, "TC_Allreduce: could not create the context");
+    if (tc_log_level >= TC_LOG_TRACE)
+        tc_log(TC_LOG_TRACE, "TC_Allreduce on %s: count %d", ctx->comm_name, count);
+    rc = tc_reduce_dispatch(ctx, TC_OP_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, -1);
+    return rc == MPI_SUCCESS ? rc : tc_ctx_error(comm, rc, "TC_Allreduce failed");
+}
