@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
 # run-comparison.sh — build libtopocoll for Open MPI and MPICH, run topocoll-bench
-# (TC_Bcast against the MPI's own PMPI_Bcast, plus the raw two-process copy
-# pipeline as the bandwidth reference) with and without --off-cache, and summarise
-# the tc/mpi time ratios.
+# for each operation (TC_Bcast, TC_Reduce, TC_Allreduce against the MPI's own
+# collective; for bcast also the raw two-process copy pipeline as the bandwidth
+# reference) with and without --off-cache, and summarise the tc/mpi time ratios,
+# one table per operation.
 #
 #   bench/run-comparison.sh [--np N] [--runs R] [--quick] [--mpi openmpi|mpich|both]
-#                           [--results DIR] [--build-root DIR]
+#                           [--ops bcast,reduce,allreduce] [--type float|double|int]
+#                           [--reduce-op sum|max] [--results DIR] [--build-root DIR]
 #
 # Writes into DIR (default results/ under the repository root):
-#   bcast-<mpi>-np<N>-<cache|offcache>-run<k>.{txt,csv,png}   one per run
-#   build-<mpi>.log                                             configure + build log
-#   summary.txt                                                 the final tables
+#   <op>-<mpi>-np<N>-<cache|offcache>-run<k>.{txt,csv,png}   one per run
+#   build-<mpi>.log                                            configure + build log
+#   summary.txt                                                the final tables
 # Build directories: build-openmpi and build-mpich under the repository root
 # (Release). As root, missing dependencies are installed with apt-get.
 set -euo pipefail
 
 NP=2
 RUNS=1
+OPS=bcast,reduce,allreduce
+RTYPE=float
+ROP=sum
 QUICK=0
 MPIS=both
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,6 +37,11 @@ Options:
   --np N        processes per run (default 2; MPICH is very slow oversubscribed)
   --runs R      repeat every run R times; the summary shows the median ratio (default 1)
   --quick       fewer blocks per size (a smoke run, not a measurement)
+  --ops LIST    comma-separated operations among bcast, reduce, allreduce
+                (default all three)
+  --type T      element type of reduce and allreduce: float, double or int
+                (default float)
+  --reduce-op O reduction of reduce and allreduce: sum or max (default sum)
   --mpi M       openmpi, mpich or both (default both)
   --results D   output directory (default results/ under the repository root)
   --build-root D  where build-openmpi/ and build-mpich/ go (default the repository root)
@@ -59,6 +69,21 @@ while [ $# -gt 0 ]; do
     --quick)
         QUICK=1
         shift
+        ;;
+    --ops)
+        [ $# -ge 2 ] || die "--ops needs a value"
+        OPS=$2
+        shift 2
+        ;;
+    --type)
+        [ $# -ge 2 ] || die "--type needs a value"
+        RTYPE=$2
+        shift 2
+        ;;
+    --reduce-op)
+        [ $# -ge 2 ] || die "--reduce-op needs a value"
+        ROP=$2
+        shift 2
         ;;
     --mpi)
         [ $# -ge 2 ] || die "--mpi needs a value"
@@ -89,6 +114,17 @@ openmpi | mpich) MPI_LIST=$MPIS ;;
 both) MPI_LIST="openmpi mpich" ;;
 *) die "--mpi '$MPIS': expected openmpi, mpich or both" ;;
 esac
+OP_LIST=
+for op in ${OPS//,/ }; do
+    case "$op" in
+    bcast | reduce | allreduce) [[ " $OP_LIST " == *" $op "* ]] || OP_LIST="$OP_LIST $op" ;;
+    *) die "--ops: unknown operation '$op' (known: bcast, reduce, allreduce)" ;;
+    esac
+done
+OP_LIST=${OP_LIST# }
+[ -n "$OP_LIST" ] || die "--ops '$OPS': no operation"
+case "$RTYPE" in float | double | int) ;; *) die "--type '$RTYPE': expected float, double or int" ;; esac
+case "$ROP" in sum | max) ;; *) die "--reduce-op '$ROP': expected sum or max" ;; esac
 
 # Open MPI refuses to run as root or oversubscribed without these. They go
 # through the environment because MPICH's launcher rejects Open MPI's flags.
@@ -150,29 +186,43 @@ done
 
 # ---------------------------------------------------------------------------
 # Runs
-BENCH_ARGS=(-o bcast -m 4:16M)
-[ "$NP" -ge 2 ] && BENCH_ARGS+=(--raw)
 # 20 blocks: the median then shrugs off a few blocks disturbed by other load
-if [ "$QUICK" = 1 ]; then BENCH_ARGS+=(--blocks 3); else BENCH_ARGS+=(--blocks 20); fi
+if [ "$QUICK" = 1 ]; then COMMON_ARGS=(--blocks 3); else COMMON_ARGS=(--blocks 20); fi
 if [ "$NP" -gt 2 ] && [[ " $MPI_LIST " == *" mpich "* ]]; then
     echo "== note: MPICH is very slow oversubscribed (np=$NP on $(nproc) cores)"
 fi
 
+# bench_args OP: the topocoll-bench arguments of one operation
+bench_args() {
+    case $1 in
+    bcast)
+        BENCH_ARGS=(-o bcast -m 4:16M)
+        [ "$NP" -ge 2 ] && BENCH_ARGS+=(--raw)
+        ;;
+    *) BENCH_ARGS=(-o "$1" -m 4:16M --type "$RTYPE" --op "$ROP") ;;
+    esac
+    BENCH_ARGS+=("${COMMON_ARGS[@]}")
+}
+
 failed=0
 t_start=$(date +%s)
 for ((run = 1; run <= RUNS; run++)); do
-    for m in $MPI_LIST; do
-        for mode in cache offcache; do
-            base=$RESULTS/bcast-$m-np$NP-$mode-run$run
-            args=("${BENCH_ARGS[@]}" --csv "$base.csv" --plot "$base.png")
-            [ $mode = offcache ] && args+=(--off-cache)
-            echo
-            echo "== run $run/$RUNS: $m, np=$NP, $mode"
-            if ! timeout 1200 "${LAUNCHER[$m]}" -n "$NP" "$BUILD_ROOT/build-$m/bench/topocoll-bench" \
-                "${args[@]}" 2>&1 | tee "$base.txt"; then
-                echo "== run failed: $m $mode (see $base.txt)" >&2
-                failed=1
-            fi
+    for op in $OP_LIST; do
+        bench_args "$op"
+        for m in $MPI_LIST; do
+            for mode in cache offcache; do
+                base=$RESULTS/$op-$m-np$NP-$mode-run$run
+                args=("${BENCH_ARGS[@]}" --csv "$base.csv" --plot "$base.png")
+                [ $mode = offcache ] && args+=(--off-cache)
+                echo
+                echo "== run $run/$RUNS: $op, $m, np=$NP, $mode"
+                if ! timeout 1200 "${LAUNCHER[$m]}" -n "$NP" \
+                    "$BUILD_ROOT/build-$m/bench/topocoll-bench" "${args[@]}" 2>&1 |
+                    tee "$base.txt"; then
+                    echo "== run failed: $op $m $mode (see $base.txt)" >&2
+                    failed=1
+                fi
+            done
         done
     done
 done
@@ -186,10 +236,10 @@ human() {
         else printf "%dB", n }'
 }
 
-# median_col MPI MODE SIZE EXPR: EXPR is an awk expression over the CSV fields
+# median_col OP MPI MODE SIZE EXPR: EXPR is an awk expression over the CSV fields
 median_col() {
-    local m=$1 mode=$2 size=$3 expr=$4 f
-    for f in "$RESULTS"/bcast-"$m"-np"$NP"-"$mode"-run*.csv; do
+    local op=$1 m=$2 mode=$3 size=$4 expr=$5 f
+    for f in "$RESULTS"/"$op"-"$m"-np"$NP"-"$mode"-run*.csv; do
         [ -e "$f" ] || continue
         awk -F, -v s="$size" 'NR > 1 && $3 == s { v = '"$expr"'; if (v == v + 0) print v }' "$f"
     done | sort -g | awk '{ v[NR] = $1 }
@@ -198,8 +248,9 @@ median_col() {
               printf "%7.3f", m }'
 }
 
+# table OP TITLE SIZES EXPR
 table() {
-    local title=$1 sizes=$2 expr=$3 m mode s
+    local op=$1 title=$2 sizes=$3 expr=$4 m mode s
     echo "$title"
     printf "%-20s" "MPI"
     for s in $sizes; do printf "%7s" "$(human "$s")"; done
@@ -207,7 +258,7 @@ table() {
     for m in $MPI_LIST; do
         for mode in cache offcache; do
             if [ $mode = offcache ]; then printf "%-20s" "$m off-cache"; else printf "%-20s" "$m"; fi
-            for s in $sizes; do median_col "$m" "$mode" "$s" "$expr"; done
+            for s in $sizes; do median_col "$op" "$m" "$mode" "$s" "$expr"; done
             echo
         done
     done
@@ -216,14 +267,22 @@ table() {
 {
     echo
     echo "== summary: np=$NP, $RUNS run(s), median over runs; $(date -u '+%Y-%m-%d %H:%M UTC')"
-    # shellcheck disable=SC2016 # awk expressions, expanded by awk
-    table "TC_Bcast time / MPI_Bcast time (< 1: TC_Bcast faster)" "$SUMMARY_SIZES" '$6'
-    if [ "$NP" -ge 2 ]; then
+    for op in $OP_LIST; do
+        case $op in
+        bcast) M=Bcast what="" ;;
+        reduce) M=Reduce what=" ($RTYPE, $ROP, root 0)" ;;
+        allreduce) M=Allreduce what=" ($RTYPE, $ROP)" ;;
+        esac
         echo
-        # shellcheck disable=SC2016
-        table "TC_Bcast bandwidth / raw 2-process copy pipeline (target >= 0.80 from 1 MiB)" \
-            "$RAW_SIZES" '($4 > 0 && $9 != "") ? $9 / $4 : "x"'
-    fi
+        # shellcheck disable=SC2016 # awk expressions, expanded by awk
+        table "$op" "TC_$M time / MPI_$M time$what (< 1: TC_$M faster)" "$SUMMARY_SIZES" '$6'
+        if [ "$op" = bcast ] && [ "$NP" -ge 2 ]; then
+            echo
+            # shellcheck disable=SC2016
+            table bcast "TC_Bcast bandwidth / raw 2-process copy pipeline (target >= 0.80 from 1 MiB)" \
+                "$RAW_SIZES" '($4 > 0 && $9 != "") ? $9 / $4 : "x"'
+        fi
+    done
     echo "results in $RESULTS; wall time $(($(date +%s) - t_start)) s for the runs"
 } | tee "$RESULTS/summary.txt"
 

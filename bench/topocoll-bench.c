@@ -10,9 +10,15 @@
  * reported value is the median over blocks, with the minimum over blocks in
  * the *_min columns.
  *
+ * Operations: bcast (MPI_BYTE), reduce (root -r, default 0) and allreduce on
+ * --type float|double|int with --op sum|max; a size is bytes, the count is
+ * size / type size (sizes below one element are skipped).
+ *
  * The MPI side always calls PMPI_* (and so does every barrier and reduction of
- * the harness), so the baseline stays the MPI's own collective even when the
- * program runs under LD_PRELOAD=libtopocoll_pmpi.so.
+ * the harness): that is the MPI's own MPI_Bcast / MPI_Reduce / MPI_Allreduce
+ * (MPI_x and PMPI_x are one function when no tool is preloaded), and the
+ * baseline stays the MPI's own even when the program runs under
+ * LD_PRELOAD=libtopocoll_pmpi.so.
  *
  * Only the public header: this is what an application sees.
  */
@@ -42,12 +48,21 @@
 enum { IMPL_TC, IMPL_MPI, IMPL_RAW, IMPL_LAST };
 static const char *const impl_names[IMPL_LAST] = {"tc", "mpi", "raw"};
 
-/* One collective call's arguments. Ops without a root ignore it; ops that
- * need two buffers (reduce, allreduce) will use sbuf and rbuf. */
+/* Element types and reduction ops of --type / --op. */
+enum { BT_FLOAT, BT_DOUBLE, BT_INT, BT_LAST };
+static const char *const btype_names[BT_LAST] = {"float", "double", "int"};
+enum { BO_SUM, BO_MAX, BO_LAST };
+static const char *const bop_names[BO_LAST] = {"sum", "max"};
+
+/* One collective call's arguments. Ops without a root ignore it; ops with two
+ * buffers (reduce, allreduce) get distinct sbuf and rbuf, bcast uses rbuf. */
 typedef struct bench_args {
     void *sbuf;
     void *rbuf;
-    int count; /* bytes: the benchmark moves MPI_BYTE (or a type of the op's choice) */
+    int count; /* elements of dt: bytes for bcast (MPI_BYTE) */
+    MPI_Datatype dt;
+    MPI_Op op;
+    int btype, bop; /* reduce, allreduce: which of the enums above */
     int root;
     MPI_Comm comm;
 } bench_args_t;
@@ -58,6 +73,7 @@ typedef struct bench_op {
     const char *name;  /* for -o */
     const char *mname; /* MPI spelling, for the plot: "Bcast" */
     int has_root;
+    int reduces; /* sbuf and rbuf distinct; --type and --op apply */
     int (*call_tc)(const bench_args_t *a);
     int (*call_mpi)(const bench_args_t *a);
     /* --check: fill this rank's buffers for a call with pattern `seed` */
@@ -125,8 +141,127 @@ static size_t bcast_verify(const bench_args_t *a, int rank, uint32_t seed, size_
     return pattern_check(a->rbuf, (size_t)a->count, seed, bad_at);
 }
 
+/* ---- reduce, allreduce ------------------------------------------------------------ */
+
+/* --check input of `rank`, element i, call pattern `seed`: integers in
+ * [-1000, 1000], so sums over any number of ranks that fit are exact in float
+ * and double whatever order the implementation adds them in, and an exact
+ * comparison with the locally computed result is fair. */
+static inline int red_input(uint32_t seed, int rank, size_t i)
+{
+    uint32_t m = seed ^ ((uint32_t)rank * 2654435761u) ^ ((uint32_t)i * 40503u);
+    m ^= m >> 15;
+    m *= 0x2c1b3c6du;
+    m ^= m >> 12;
+    return (int)(m % 2001u) - 1000;
+}
+
+static void red_fill(void *buf, int btype, size_t n, uint32_t seed, int rank)
+{
+    for (size_t i = 0; i < n; i++) {
+        int v = red_input(seed, rank, i);
+        if (btype == BT_FLOAT)
+            ((float *)buf)[i] = (float)v;
+        else if (btype == BT_DOUBLE)
+            ((double *)buf)[i] = (double)v;
+        else
+            ((int *)buf)[i] = v;
+    }
+}
+
+/* Receivers start from a value no result can be: NaN, or INT_MIN (sums of
+ * np values in [-1000, 1000] are far from it). */
+static void red_poison(void *buf, int btype, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (btype == BT_FLOAT)
+            ((float *)buf)[i] = NAN;
+        else if (btype == BT_DOUBLE)
+            ((double *)buf)[i] = NAN;
+        else
+            ((int *)buf)[i] = INT_MIN;
+    }
+}
+
+static int bench_np; /* MPI_COMM_WORLD's size, for the expected results */
+
+/* Compares buf with the reduction of ranks 0..nranks-1 (nranks 1 and `rank`:
+ * the send buffer must still hold this rank's input). */
+static size_t red_check(const void *buf, int btype, int bop, size_t n, uint32_t seed, int rank,
+                        int nranks, size_t *bad_at)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        long long want = red_input(seed, nranks == 1 ? rank : 0, i);
+        for (int r = 1; r < nranks; r++) {
+            int v = red_input(seed, r, i);
+            want = bop == BO_SUM ? want + v : (v > want ? v : want);
+        }
+        int ok;
+        if (btype == BT_FLOAT)
+            ok = ((const float *)buf)[i] == (float)want;
+        else if (btype == BT_DOUBLE)
+            ok = ((const double *)buf)[i] == (double)want;
+        else
+            ok = ((const int *)buf)[i] == (int)want;
+        if (!ok && bad++ == 0)
+            *bad_at = i;
+    }
+    return bad;
+}
+
+static int reduce_tc(const bench_args_t *a)
+{
+    return TC_Reduce(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->root, a->comm);
+}
+
+static int reduce_mpi(const bench_args_t *a)
+{
+    return PMPI_Reduce(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->root, a->comm);
+}
+
+static int allreduce_tc(const bench_args_t *a)
+{
+    return TC_Allreduce(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+static int allreduce_mpi(const bench_args_t *a)
+{
+    return PMPI_Allreduce(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+static void red_prepare(const bench_args_t *a, int rank, uint32_t seed)
+{
+    red_fill(a->sbuf, a->btype, (size_t)a->count, seed, rank);
+    red_poison(a->rbuf, a->btype, (size_t)a->count);
+}
+
+/* Every rank: its send buffer unchanged. Reduce: the root's result; allreduce:
+ * every rank's. Results count as one wrong element per element; the offset
+ * reported is an element index. */
+static size_t red_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at, int all)
+{
+    size_t n = (size_t)a->count, bad;
+    bad = red_check(a->sbuf, a->btype, a->bop, n, seed, rank, 1, bad_at);
+    if (bad == 0 && (all || rank == a->root))
+        bad = red_check(a->rbuf, a->btype, a->bop, n, seed, rank, bench_np, bad_at);
+    return bad;
+}
+
+static size_t reduce_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    return red_verify(a, rank, seed, bad_at, 0);
+}
+
+static size_t allreduce_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    return red_verify(a, rank, seed, bad_at, 1);
+}
+
 static const bench_op_t bench_ops[] = {
-    {"bcast", "Bcast", 1, bcast_tc, bcast_mpi, bcast_prepare, bcast_verify},
+    {"bcast", "Bcast", 1, 0, bcast_tc, bcast_mpi, bcast_prepare, bcast_verify},
+    {"reduce", "Reduce", 1, 1, reduce_tc, reduce_mpi, red_prepare, reduce_verify},
+    {"allreduce", "Allreduce", 0, 1, allreduce_tc, allreduce_mpi, red_prepare, allreduce_verify},
 };
 #define NOPS ((int)(sizeof(bench_ops) / sizeof(bench_ops[0])))
 
@@ -147,6 +282,7 @@ typedef struct bench_opts {
     int raw;
     size_t raw_frag;
     long raw_slots;
+    int btype, bop; /* --type, --op */
 } bench_opts_t;
 
 enum {
@@ -159,6 +295,8 @@ enum {
     OPT_RAW,
     OPT_RAW_FRAG,
     OPT_RAW_SLOTS,
+    OPT_TYPE,
+    OPT_OP,
 };
 
 static void usage(FILE *f, const char *prog)
@@ -178,7 +316,10 @@ static void usage(FILE *f, const char *prog)
             "                  16 MiB/size clamped to [4,200])\n"
             "  -x WARMUP       untimed calls per implementation and size before the\n"
             "                  first block (default ITER/5, at least 2)\n"
-            "  -r ROOT         root rank (default 0)\n"
+            "  -r ROOT         root rank for bcast and reduce (default 0)\n"
+            "  --type T        reduce, allreduce: element type float, double or int\n"
+            "                  (default float); count = size / type size\n"
+            "  --op OP         reduce, allreduce: sum or max (default sum)\n"
             "  --root-shift    the root moves to the next rank every call (IMB -root_shift)\n"
             "  --off-cache     every call uses a different buffer, cycling through >= 64 MiB\n"
             "                  per rank (at least 2 buffers), like IMB -off_cache\n"
@@ -187,7 +328,9 @@ static void usage(FILE *f, const char *prog)
             "  --csv FILE      also write the results as CSV\n"
             "  --plot FILE     also plot them (PNG, needs gnuplot)\n"
             "  --check         verify every received buffer (each call is then timed alone,\n"
-            "                  after a barrier: latency, not throughput)\n"
+            "                  after a barrier: latency, not throughput); reduce and\n"
+            "                  allreduce: inputs f(rank, i, call), result compared with\n"
+            "                  the reduction computed locally, send buffers unchanged\n"
             "  --raw           add the raw two-process shared-memory copy pipeline between\n"
             "                  ranks 0 and 1 (same node, np >= 2) as a bandwidth reference\n"
             "  --raw-frag B    its fragment size (default %d)\n"
@@ -221,6 +364,8 @@ static int parse_options(int argc, char **argv, int rank, bench_opts_t *o)
                                              {"raw", no_argument, NULL, OPT_RAW},
                                              {"raw-frag", required_argument, NULL, OPT_RAW_FRAG},
                                              {"raw-slots", required_argument, NULL, OPT_RAW_SLOTS},
+                                             {"type", required_argument, NULL, OPT_TYPE},
+                                             {"op", required_argument, NULL, OPT_OP},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     FILE *err = rank == 0 ? stderr : NULL;
@@ -315,6 +460,24 @@ static int parse_options(int argc, char **argv, int rank, bench_opts_t *o)
             if (parse_long(optarg, 1, 65536, &o->raw_slots) != 0)
                 BAD("--raw-slots '%s': expected 1..65536", optarg);
             break;
+        case OPT_TYPE: {
+            int i;
+            for (i = 0; i < BT_LAST && strcmp(optarg, btype_names[i]) != 0; i++)
+                ;
+            if (i == BT_LAST)
+                BAD("--type '%s': expected float, double or int", optarg);
+            o->btype = i;
+            break;
+        }
+        case OPT_OP: {
+            int i;
+            for (i = 0; i < BO_LAST && strcmp(optarg, bop_names[i]) != 0; i++)
+                ;
+            if (i == BO_LAST)
+                BAD("--op '%s': expected sum or max", optarg);
+            o->bop = i;
+            break;
+        }
         case 'h':
             if (rank == 0)
                 usage(stdout, argv[0]);
@@ -351,6 +514,11 @@ static long warmup_for(const bench_opts_t *o, long iters)
     if (o->warmup >= 0)
         return o->warmup;
     return iters / 5 < 2 ? 2 : iters / 5;
+}
+
+static size_t btype_size(int btype)
+{
+    return btype == BT_FLOAT ? sizeof(float) : btype == BT_DOUBLE ? sizeof(double) : sizeof(int);
 }
 
 static size_t round_up(size_t n, size_t a)
@@ -458,22 +626,26 @@ static void raw_teardown(raw_state_t *rs)
 typedef struct bench_run {
     const bench_opts_t *o;
     int rank, np;
-    char *arena;       /* all buffers of this rank */
-    size_t arena_size; /* bytes */
+    char *arena;       /* all buffers of this rank (send buffers for reduce ops) */
+    char *rarena;      /* reduce ops: receive buffers, same layout; else NULL */
+    size_t arena_size; /* bytes, of each */
     uint64_t cursor;   /* --off-cache: calls made so far, selects the next buffer */
     raw_state_t raw;
     long errors[IMPL_LAST]; /* --check: wrong buffers seen by this rank, this size */
     int err_reports;
 } bench_run_t;
 
-static void *next_buffer(bench_run_t *r, size_t n)
+/* The next call's buffers: a->rbuf, and a->sbuf (the same one for bcast). */
+static void next_buffers(bench_run_t *r, size_t n, bench_args_t *a)
 {
-    size_t stride, nbuf;
-    if (!r->o->off_cache)
-        return r->arena;
-    stride = round_up(n ? n : 1, 64);
-    nbuf = r->arena_size / stride;
-    return r->arena + (r->cursor++ % nbuf) * stride;
+    size_t stride, nbuf, off = 0;
+    if (r->o->off_cache) {
+        stride = round_up(n ? n : 1, 64);
+        nbuf = r->arena_size / stride;
+        off = (r->cursor++ % nbuf) * stride;
+    }
+    a->sbuf = r->arena + off;
+    a->rbuf = r->rarena ? r->rarena + off : a->sbuf;
 }
 
 static uint32_t check_seed(size_t n, long call, int impl)
@@ -529,14 +701,24 @@ static double run_block(bench_run_t *r, int impl, size_t n, long iters, long cal
     bench_args_t a;
     double t = 0.0, t0;
 
-    a.count = (int)n;
     a.comm = MPI_COMM_WORLD;
     a.root = o->root;
+    a.btype = o->btype;
+    a.bop = o->bop;
+    a.op = o->bop == BO_SUM ? MPI_SUM : MPI_MAX;
+    if (op->reduces) {
+        static const MPI_Datatype types[BT_LAST] = {MPI_FLOAT, MPI_DOUBLE, MPI_INT};
+        a.dt = types[o->btype];
+        a.count = (int)(n / btype_size(o->btype));
+    } else {
+        a.dt = MPI_BYTE;
+        a.count = (int)n;
+    }
 
     if (!o->check) {
         t0 = MPI_Wtime();
         for (long it = 0; it < iters; it++) {
-            a.sbuf = a.rbuf = next_buffer(r, n);
+            next_buffers(r, n, &a);
             if (impl == IMPL_RAW) {
                 raw_move(r, a.rbuf, n);
                 continue;
@@ -558,7 +740,7 @@ static double run_block(bench_run_t *r, int impl, size_t n, long iters, long cal
         size_t bad = 0, bad_at = 0;
         int rc = MPI_SUCCESS;
 
-        a.sbuf = a.rbuf = next_buffer(r, n);
+        next_buffers(r, n, &a);
         if (o->root_shift)
             a.root = (int)((o->root + it) % r->np);
         if (impl == IMPL_RAW)
@@ -595,7 +777,7 @@ static void write_plot(const bench_opts_t *o, const bench_row_t *rows, int nrows
 {
     char dat[] = "/tmp/topocoll-bench-dat-XXXXXX";
     char gp[] = "/tmp/topocoll-bench-gp-XXXXXX";
-    char title[256], cmd[128];
+    char title[256], what[64], cmd[128];
     FILE *f;
     int fd, rc, k = 0;
 
@@ -605,7 +787,12 @@ static void write_plot(const bench_opts_t *o, const bench_row_t *rows, int nrows
     }
     /* Title: the MPI's name up to the first comma ("Open MPI v4.1.4", "MPICH
      * Version: 4.0.2"); gnuplot strings are single-quoted below, so no quotes. */
-    snprintf(title, sizeof(title), "%s, np=%d%s%s - %.*s", o->op->name, np,
+    if (o->op->reduces)
+        snprintf(what, sizeof(what), "%s %s %s", o->op->name, btype_names[o->btype],
+                 bop_names[o->bop]);
+    else
+        snprintf(what, sizeof(what), "%s", o->op->name);
+    snprintf(title, sizeof(title), "%s, np=%d%s%s - %.*s", what, np,
              o->off_cache ? ", off-cache" : "", o->root_shift ? ", root-shift" : "",
              (int)strcspn(mpi, ","), mpi);
     for (char *p = title; *p; p++)
@@ -673,7 +860,7 @@ int main(int argc, char **argv)
     char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
     FILE *csv = NULL;
     double wall0;
-    int nsizes, nimpl, rc, csv_ok = 1, status = 0, tcmaj = 0, tcmin = 0, tcpat = 0;
+    int nsizes, nimpl, rc, dropped = 0, csv_ok = 1, status = 0, tcmaj = 0, tcmin = 0, tcpat = 0;
     long total_errors = 0;
 
     MPI_Init(&argc, &argv);
@@ -690,9 +877,22 @@ int main(int argc, char **argv)
         rc = 2;
     }
     nsizes = tc_bench_range_sizes(o.min, o.max, sizes, MAX_SIZES);
+    if (rc == 0 && o.op->reduces) {
+        /* A reduction moves whole elements: drop the sizes below one. */
+        int k = 0;
+        for (int i = 0; i < nsizes; i++) {
+            if (sizes[i] == 0 || sizes[i] >= btype_size(o.btype))
+                sizes[k++] = sizes[i];
+            else
+                dropped++;
+        }
+        nsizes = k;
+    }
+    bench_np = r.np;
     if (rc == 0 && nsizes == 0) {
         if (r.rank == 0)
-            fprintf(stderr, "topocoll-bench: -m %zu:%zu contains no power of two\n", o.min, o.max);
+            fprintf(stderr, "topocoll-bench: -m %zu:%zu contains no power of two%s\n", o.min, o.max,
+                    o.op->reduces ? " of at least one element" : "");
         rc = 2;
     }
     if (rc == 0 && r.rank == 0 && o.csv != NULL) {
@@ -722,6 +922,16 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     memset(r.arena, 0, r.arena_size);
+    if (o.op->reduces) {
+        if (posix_memalign((void **)&r.rarena, BUF_ALIGN, r.arena_size) != 0) {
+            fprintf(stderr, "topocoll-bench: rank %d: cannot allocate %zu bytes\n", r.rank,
+                    r.arena_size);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        memset(r.rarena, 0, r.arena_size);
+        /* Finite operands (small integers) for the timed calls. */
+        red_fill(r.arena, o.btype, r.arena_size / btype_size(o.btype), 0, r.rank);
+    }
 
     mpi_name(mpi, sizeof(mpi));
     TC_Get_version(&tcmaj, &tcmin, &tcpat);
@@ -741,7 +951,11 @@ int main(int argc, char **argv)
                o.raw ? "on" : "off");
         if (o.raw)
             printf(" raw_frag=%zu raw_slots=%ld", o.raw_frag, o.raw_slots);
+        if (o.op->reduces)
+            printf(" type=%s reduce_op=%s", btype_names[o.btype], bop_names[o.bop]);
         printf("\n");
+        if (dropped)
+            printf("# %d size(s) below one %s element skipped\n", dropped, btype_names[o.btype]);
         fflush(stdout);
     }
 
@@ -865,6 +1079,7 @@ int main(int argc, char **argv)
     free(global);
     free(col);
     free(r.arena);
+    free(r.rarena);
     MPI_Finalize();
     return status;
 }

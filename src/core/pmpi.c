@@ -1,54 +1,75 @@
 /*
  * PMPI drop-in: `LD_PRELOAD=libtopocoll_pmpi.so mpiexec ... ./app` makes an
- * unmodified application's MPI_Bcast run TC_Bcast.
+ * unmodified application's MPI_Bcast, MPI_Reduce and MPI_Allreduce run
+ * TC_Bcast, TC_Reduce and TC_Allreduce.
  *
- * How it binds. This library defines MPI_Bcast (and, for Open MPI, the Fortran
- * entry points below) with default visibility. The dynamic linker searches the
- * preloaded objects before the application's libmpi, so the application and
- * every library that calls MPI_Bcast through the PLT bind to this definition.
- * libtopocoll itself calls PMPI_* only, so nothing recurses.
+ * How it binds. This library defines MPI_Bcast, MPI_Reduce, MPI_Allreduce
+ * (and, for Open MPI, the Fortran entry points below) with default
+ * visibility. The dynamic linker searches the preloaded objects before the
+ * application's libmpi, so the application and every library that calls them
+ * through the PLT bind to these definitions. libtopocoll itself calls PMPI_*
+ * only, so nothing recurses.
  *
- * C: MPI_Bcast. The MPI-4 large-count MPI_Bcast_c and the nonblocking and
- * persistent variants (MPI_Ibcast, MPI_Bcast_init) are NOT intercepted.
+ * C: MPI_Bcast, MPI_Reduce, MPI_Allreduce. The MPI-4 large-count variants
+ * (MPI_Bcast_c, ...), the nonblocking and persistent ones (MPI_Ibcast,
+ * MPI_Reduce_init, ...) and MPI_Reduce_local are NOT intercepted.
  *
- * Fortran, Open MPI (checked with nm -D on 4.1.4). libmpi_mpifh.so's
- * mpi_bcast_ and friends call PMPI_Bcast in C, bypassing a C-only shim, so
- * every Fortran name it exports for Bcast is defined here too:
+ * Fortran, Open MPI (checked with nm -D and objdump on 4.1.4).
+ * libmpi_mpifh.so's mpi_bcast_ and friends call PMPI_Bcast in C, bypassing a
+ * C-only shim, so every Fortran name it exports is defined here too (shown
+ * for bcast; reduce and allreduce have the same set):
  *   mpif.h and `use mpi`       mpi_bcast_ (gfortran), mpi_bcast, mpi_bcast__,
  *                              MPI_BCAST (other compilers' manglings)
  *   `use mpi_f08`              mpi_bcast_f08_ (libmpi_usempif08.so, the wrapper
  *                              gfortran calls); MPI_Bcast_f08 and MPI_Bcast_f
  *                              (aliases in libmpi_mpifh.so that an f08 module
  *                              built without wrappers binds to directly)
- * All of these are, in Open MPI <= 4, one function with one ABI (ompi_bcast_f):
- *   (void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root,
- *    MPI_Fint *comm, MPI_Fint *ierr)
- * where for mpi_f08 TYPE(MPI_Datatype)/TYPE(MPI_Comm) are BIND(C) structs
- * holding one INTEGER, so the pointer to the struct is a pointer to the
- * handle, and the OPTIONAL ierror arrives as NULL when absent. The buffer is a
- * plain address: Open MPI 4's f08 wrappers declare it assumed-size ("mpi_f08
- * subarrays: no" in ompi_info), so a non-contiguous section arrives as
- * gfortran's contiguous temporary. Open MPI 5 passes f08 buffers as
- * descriptors under other names; the f08 names are therefore defined for
- * Open MPI <= 4 only (later versions: mpi_f08 not intercepted).
+ * All names of one operation are, in Open MPI <= 4, one function with one ABI
+ * (ompi_bcast_f, ompi_reduce_f, ompi_allreduce_f):
+ *   bcast      (void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root,
+ *               MPI_Fint *comm, MPI_Fint *ierr)
+ *   reduce     (void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type,
+ *               MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+ *   allreduce  as reduce without root
+ * where for mpi_f08 TYPE(MPI_Datatype)/TYPE(MPI_Op)/TYPE(MPI_Comm) are
+ * BIND(C) structs holding one INTEGER, so the pointer to the struct is a
+ * pointer to the handle, and the OPTIONAL ierror arrives as NULL when absent.
+ * Buffers are plain addresses: Open MPI 4's f08 wrappers declare them
+ * assumed-size ("mpi_f08 subarrays: no" in ompi_info), so a non-contiguous
+ * section arrives as gfortran's contiguous temporary. Open MPI 5 passes f08
+ * buffers as descriptors under other names; the f08 names are therefore
+ * defined for Open MPI <= 4 only (later versions: mpi_f08 not intercepted).
  * The PMPI_/pmpi_ Fortran names are of course left alone.
  *
- * MPI_BOTTOM from Fortran is not a null pointer but the address of a common
- * block: Open MPI compares the buffer with &mpi_fortran_bottom_ (the name
- * follows the compiler's mangling; libmpi.so exports the one it was built
- * with), so all four manglings are referenced weakly and a match is turned
- * into MPI_BOTTOM exactly as ompi_bcast_f does, then goes through the same
- * path as a C caller's MPI_Bcast(MPI_BOTTOM, ...). MPI_IN_PLACE is not valid
- * for Bcast.
+ * Fortran sentinels, Open MPI. MPI_BOTTOM and MPI_IN_PLACE from Fortran are
+ * not the C constants but the addresses of common blocks,
+ * mpi_fortran_bottom_ and mpi_fortran_in_place_ (the name follows the
+ * compiler's mangling; libmpi.so exports the one it was built with, and mpif.h,
+ * `use mpi` and `use mpi_f08` all name the same block). ompi_reduce_f
+ * compares sendbuf with &mpi_fortran_in_place_ and then with
+ * &mpi_fortran_bottom_, and recvbuf with &mpi_fortran_bottom_ (read off its
+ * GLOB_DAT relocations), and so does this file: all four manglings are
+ * referenced weakly, and a match becomes MPI_IN_PLACE or MPI_BOTTOM exactly as
+ * a C caller would have passed it. The addresses compared are those the
+ * dynamic linker bound, i.e. the same block the application and libmpi_mpifh
+ * use. MPI_IN_PLACE is not valid for Bcast.
  *
- * Fortran, MPICH (checked on 4.0.2): libmpichfort.so's mpi_bcast_ (all
- * manglings, including pmpi_bcast_) and the mpi_f08 entry mpi_bcast_f08ts_
- * call the C MPI_Bcast, not PMPI_Bcast, after MPICH has converted the handles,
- * its own MPI_BOTTOM and (f08) descriptors. The C symbol is therefore enough
- * and no Fortran symbol is defined for MPICH or other MPIs: a second
- * conversion here could only get MPI_BOTTOM wrong. Not intercepted on MPICH:
- * mpi_bcast_f08ts_large_ (INTEGER(MPI_COUNT_KIND) counts), which calls
- * MPI_Bcast_c.
+ * Fortran handles become C handles with PMPI_Comm_f2c, PMPI_Type_f2c and
+ * PMPI_Op_f2c, as ompi_reduce_f does. An op made by MPI_Op_create in Fortran
+ * keeps its Fortran calling convention inside the MPI: TC_Reduce applies such
+ * ops only through PMPI_Reduce_local or PMPI_Reduce, which call it correctly.
+ *
+ * Fortran, MPICH (checked on 4.0.2): libmpichfort.so's mpi_bcast_,
+ * mpi_reduce_, mpi_allreduce_ (all manglings, including pmpi_*_) and the
+ * mpi_f08 entries mpi_*_f08ts_ call the C MPI_Bcast / MPI_Reduce /
+ * MPI_Allreduce through the PLT, not PMPI_*, after MPICH has converted the
+ * handles, its own sentinels (MPIR_F_MPI_IN_PLACE and MPIR_F_MPI_BOTTOM from
+ * the mpifcmb/mpipriv common blocks; MPIR_F08_MPI_IN_PLACE and
+ * MPIR_F08_MPI_BOTTOM for mpi_f08) and (f08) descriptors. The C symbols are
+ * therefore enough and no Fortran symbol is defined for MPICH or other MPIs: a
+ * second conversion here could only get a sentinel wrong. Not intercepted on
+ * MPICH: mpi_*_f08ts_large_ (INTEGER(MPI_COUNT_KIND) counts), which call the
+ * MPI_*_c large-count functions.
  */
 #include <mpi.h>
 
@@ -64,6 +85,24 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     return TC_Bcast(buffer, count, datatype, root, comm);
 }
 
+TC_PMPI_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                              MPI_Op op, int root, MPI_Comm comm);
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               int root, MPI_Comm comm)
+{
+    return TC_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm)
+{
+    return TC_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
 #if defined(OPEN_MPI) && OPEN_MPI
 
 /* Weak: only the mangling Open MPI was built with exists; the others are NULL. */
@@ -71,6 +110,10 @@ extern char mpi_fortran_bottom __attribute__((weak));
 extern char mpi_fortran_bottom_ __attribute__((weak));
 extern char mpi_fortran_bottom__ __attribute__((weak));
 extern char MPI_FORTRAN_BOTTOM __attribute__((weak));
+extern char mpi_fortran_in_place __attribute__((weak));
+extern char mpi_fortran_in_place_ __attribute__((weak));
+extern char mpi_fortran_in_place__ __attribute__((weak));
+extern char MPI_FORTRAN_IN_PLACE __attribute__((weak));
 
 static int tc_pmpi_is_fortran_bottom(const void *buffer)
 {
@@ -82,7 +125,33 @@ static int tc_pmpi_is_fortran_bottom(const void *buffer)
     return 0;
 }
 
-/* The one Fortran ABI of every name below (see the top of the file). */
+static int tc_pmpi_is_fortran_in_place(const void *buffer)
+{
+    const void *const in_places[] = {&mpi_fortran_in_place, &mpi_fortran_in_place_,
+                                     &mpi_fortran_in_place__, &MPI_FORTRAN_IN_PLACE};
+    for (size_t i = 0; i < sizeof in_places / sizeof in_places[0]; i++)
+        if (in_places[i] != NULL && buffer == in_places[i])
+            return 1;
+    return 0;
+}
+
+/* A Fortran send buffer as C sees it: MPI_IN_PLACE checked first, as
+ * ompi_reduce_f does. */
+static const void *tc_pmpi_fortran_sendbuf(const void *buffer)
+{
+    if (tc_pmpi_is_fortran_in_place(buffer))
+        return MPI_IN_PLACE;
+    if (tc_pmpi_is_fortran_bottom(buffer))
+        return MPI_BOTTOM;
+    return buffer;
+}
+
+static void *tc_pmpi_fortran_recvbuf(void *buffer)
+{
+    return tc_pmpi_is_fortran_bottom(buffer) ? MPI_BOTTOM : buffer;
+}
+
+/* The Fortran ABIs of the names below (see the top of the file). */
 static void tc_pmpi_bcast_f(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root,
                             MPI_Fint *comm, MPI_Fint *ierr)
 {
@@ -94,20 +163,62 @@ static void tc_pmpi_bcast_f(void *buffer, MPI_Fint *count, MPI_Fint *datatype, M
         *ierr = (MPI_Fint)rc;
 }
 
-#define TC_PMPI_FORTRAN_ALIAS(name)                                                                \
+static void tc_pmpi_reduce_f(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype,
+                             MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    int rc =
+        TC_Reduce(tc_pmpi_fortran_sendbuf(sendbuf), tc_pmpi_fortran_recvbuf(recvbuf), (int)*count,
+                  PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), (int)*root, PMPI_Comm_f2c(*comm));
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+static void tc_pmpi_allreduce_f(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype,
+                                MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    int rc =
+        TC_Allreduce(tc_pmpi_fortran_sendbuf(sendbuf), tc_pmpi_fortran_recvbuf(recvbuf),
+                     (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+#define TC_PMPI_BCAST_ALIAS(name)                                                                  \
     TC_PMPI_EXPORT void name(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root,    \
                              MPI_Fint *comm, MPI_Fint *ierr)                                       \
         __attribute__((alias("tc_pmpi_bcast_f")))
+#define TC_PMPI_REDUCE_ALIAS(name)                                                                 \
+    TC_PMPI_EXPORT void name(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype,    \
+                             MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)         \
+        __attribute__((alias("tc_pmpi_reduce_f")))
+#define TC_PMPI_ALLREDUCE_ALIAS(name)                                                              \
+    TC_PMPI_EXPORT void name(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype,    \
+                             MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)                         \
+        __attribute__((alias("tc_pmpi_allreduce_f")))
 
-TC_PMPI_FORTRAN_ALIAS(mpi_bcast);
-TC_PMPI_FORTRAN_ALIAS(mpi_bcast_);
-TC_PMPI_FORTRAN_ALIAS(mpi_bcast__);
-TC_PMPI_FORTRAN_ALIAS(MPI_BCAST);
+TC_PMPI_BCAST_ALIAS(mpi_bcast);
+TC_PMPI_BCAST_ALIAS(mpi_bcast_);
+TC_PMPI_BCAST_ALIAS(mpi_bcast__);
+TC_PMPI_BCAST_ALIAS(MPI_BCAST);
+TC_PMPI_REDUCE_ALIAS(mpi_reduce);
+TC_PMPI_REDUCE_ALIAS(mpi_reduce_);
+TC_PMPI_REDUCE_ALIAS(mpi_reduce__);
+TC_PMPI_REDUCE_ALIAS(MPI_REDUCE);
+TC_PMPI_ALLREDUCE_ALIAS(mpi_allreduce);
+TC_PMPI_ALLREDUCE_ALIAS(mpi_allreduce_);
+TC_PMPI_ALLREDUCE_ALIAS(mpi_allreduce__);
+TC_PMPI_ALLREDUCE_ALIAS(MPI_ALLREDUCE);
 
 #if OMPI_MAJOR_VERSION <= 4
-TC_PMPI_FORTRAN_ALIAS(mpi_bcast_f08_);
-TC_PMPI_FORTRAN_ALIAS(MPI_Bcast_f08);
-TC_PMPI_FORTRAN_ALIAS(MPI_Bcast_f);
+TC_PMPI_BCAST_ALIAS(mpi_bcast_f08_);
+TC_PMPI_BCAST_ALIAS(MPI_Bcast_f08);
+TC_PMPI_BCAST_ALIAS(MPI_Bcast_f);
+TC_PMPI_REDUCE_ALIAS(mpi_reduce_f08_);
+TC_PMPI_REDUCE_ALIAS(MPI_Reduce_f08);
+TC_PMPI_REDUCE_ALIAS(MPI_Reduce_f);
+TC_PMPI_ALLREDUCE_ALIAS(mpi_allreduce_f08_);
+TC_PMPI_ALLREDUCE_ALIAS(MPI_Allreduce_f08);
+TC_PMPI_ALLREDUCE_ALIAS(MPI_Allreduce_f);
 #endif
 
 #endif /* OPEN_MPI */

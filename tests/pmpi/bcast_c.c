@@ -2,7 +2,8 @@
  * An unmodified MPI program: it includes only mpi.h and calls MPI_Bcast. Run
  * with LD_PRELOAD=libtopocoll_pmpi.so by run_with_stats.sh, which checks from
  * TC_STATS=1 output that every one of its MPI_Bcast calls went through the
- * library. It prints the number of MPI_Bcast calls it made for that check.
+ * library. It prints the number of MPI_Bcast calls it made for that check
+ * (and of MPI_Allreduce calls: the final error tally, intercepted too).
  *
  * Each broadcast carries value(root, index, iteration), which every rank
  * computes on its own, into a buffer the receivers first fill with a poison
@@ -160,9 +161,10 @@ int main(int argc, char **argv)
     MPI_Comm_free(&dup);
     free(buf);
 
-    int all_errors = 0;
+    int all_errors = 0, allreduces = 1;
     MPI_Allreduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    printf("tc-pmpi-test rank=%d bcasts=%lld errors=%d\n", rank, bcast_calls, errors);
+    printf("tc-pmpi-test rank=%d bcasts=%lld allreduces=%d errors=%d\n", rank, bcast_calls,
+           allreduces, errors);
     fflush(stdout);
     MPI_Finalize();
     return all_errors == 0 ? 0 : 1;

@@ -3,7 +3,7 @@
 ! `use mpi_f08` (-DTC_USE_MPI_F08). run_with_stats.sh runs it with
 ! LD_PRELOAD=libtopocoll_pmpi.so and checks from TC_STATS=1 output that each
 ! of its MPI_Bcast calls went through the library; the program prints how many
-! it made for that check.
+! it made for that check (and its one MPI_Allreduce, the error tally).
 !
 ! Each broadcast carries value_of(root, index, iteration), which every rank
 ! computes on its own, into a buffer the receivers poison first: INTEGER and
@@ -61,7 +61,8 @@ program bcast_f
     call MPI_Comm_free(comm, ierr)
 
     call MPI_Allreduce(errors, all_errors, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-    write (*, '(a,i0,a,i0,a,i0)') 'tc-pmpi-test rank=', rank, ' bcasts=', bcasts, ' errors=', errors
+    write (*, '(a,i0,a,i0,a,i0)') 'tc-pmpi-test rank=', rank, ' bcasts=', bcasts, &
+        ' allreduces=1 errors=', errors
     flush (6)
     call MPI_Finalize(ierr)
     if (all_errors /= 0) stop 1

@@ -5,13 +5,20 @@
 #
 # Runs PROGRAM (one MPI process; it inherits the launcher's environment) with
 # LD_PRELOAD=$TC_PMPI_PRELOAD and TC_STATS=1, and checks this process's
-# output: the program's line "tc-pmpi-test rank=R bcasts=N errors=E" and the
-# library's "topocoll-stats rank=R op=bcast calls=C shm=S ... pmpi=P ..." line.
-# Passes only if the program passed, C == N (every MPI_Bcast was intercepted),
-# P == 0 and every pmpi_* counter is 0 (no fallback), and S > 0 when NP >= 2
-# (the shared-memory path ran). The launcher fails if any rank fails, so every
-# rank is checked. The preload is set here rather than for the whole test so
-# that the launcher, this shell and awk do not load the library.
+# output: the program's line "tc-pmpi-test rank=R [bcasts=N] [reduces=N]
+# [allreduces=N] errors=E" and the library's "topocoll-stats rank=R op=OP
+# calls=C shm=S ... pmpi=P ..." lines. Passes only if the program passed and,
+# for each count the program reports:
+#   bcasts=N      C == N (every MPI_Bcast was intercepted), P == 0 and every
+#                 pmpi_* counter is 0 (no fallback), S > 0 when NP >= 2 (the
+#                 shared-memory path ran);
+#   reduces=N,    when N > 0: an op=reduce / op=allreduce line with C >= N
+#   allreduces=N  (every call the program made reached the library; ">=" and
+#                 no path asserted, so an algorithm that counts an inner call
+#                 or takes any path - shm, hier, trivial, pmpi_* - still passes).
+# The launcher fails if any rank fails, so every rank is checked. The preload
+# is set here rather than for the whole test so that the launcher, this shell
+# and awk do not load the library.
 set -u
 
 if [ -z "${TC_PMPI_PRELOAD:-}" ] || [ ! -f "$TC_PMPI_PRELOAD" ]; then
@@ -46,26 +53,49 @@ awk -v np="${TC_TEST_NP:-0}" '
         return ""
     }
     /^tc-pmpi-exit-status / { prog_rc = $2; next }
-    /^tc-pmpi-test / { nprog++; rank = field($0, "rank"); bcasts = field($0, "bcasts") }
-    /^topocoll-stats / && field($0, "op") == "bcast" { nstats++; stats = $0 }
+    /^tc-pmpi-test / {
+        nprog++
+        rank = field($0, "rank")
+        want["bcast"] = field($0, "bcasts")
+        want["reduce"] = field($0, "reduces")
+        want["allreduce"] = field($0, "allreduces")
+    }
+    /^topocoll-stats / { op = field($0, "op"); nstats[op]++; stats[op] = $0 }
     END {
         if (prog_rc == "") { print "run_with_stats.sh: no exit status from the program"; exit 1 }
         if (prog_rc != 0) { print "run_with_stats.sh: the program exited with " prog_rc; exit prog_rc }
         if (nprog != 1) { print "run_with_stats.sh: expected one tc-pmpi-test line, got " nprog + 0; exit 1 }
-        if (nstats != 1) {
-            print "run_with_stats.sh: rank " rank ": expected one topocoll-stats op=bcast line, got " nstats + 0 " (was the library used?)"
-            exit 1
+        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "") {
+            print "run_with_stats.sh: the program reported no call counts"; exit 1
         }
-        bad = ""
-        if (field(stats, "rank") != rank) bad = bad " rank mismatch;"
-        if (field(stats, "calls") + 0 != bcasts + 0) bad = bad " calls != " bcasts " MPI_Bcast calls made;"
-        split("pmpi pmpi_multinode pmpi_shm_off pmpi_no_segment pmpi_intercomm", keys, " ")
-        for (k in keys) {
-            v = field(stats, keys[k])
-            if (v == "" || v + 0 != 0) bad = bad " " keys[k] "=" v " (want 0);"
+        bad = ""; summary = ""; checked = 0
+        split("bcast reduce allreduce", ops, " ")
+        for (k = 1; k <= 3; k++) {
+            op = ops[k]
+            if (want[op] == "" || (op != "bcast" && want[op] + 0 == 0))
+                continue
+            if (nstats[op] != 1) {
+                bad = bad " expected one topocoll-stats op=" op " line, got " nstats[op] + 0 " (was the library used?);"
+                continue
+            }
+            s = stats[op]
+            checked++
+            if (field(s, "rank") != rank) bad = bad " " op ": rank mismatch;"
+            if (op == "bcast") {
+                if (field(s, "calls") + 0 != want[op] + 0) bad = bad " bcast: calls=" field(s, "calls") " != " want[op] " MPI_Bcast calls made;"
+                split("pmpi pmpi_multinode pmpi_shm_off pmpi_no_segment pmpi_intercomm", keys, " ")
+                for (j in keys) {
+                    v = field(s, keys[j])
+                    if (v == "" || v + 0 != 0) bad = bad " bcast: " keys[j] "=" v " (want 0);"
+                }
+                if (np + 0 >= 2 && field(s, "shm") + 0 <= 0) bad = bad " bcast: shm=" field(s, "shm") " (want > 0);"
+            } else if (field(s, "calls") + 0 < want[op] + 0) {
+                bad = bad " " op ": calls=" field(s, "calls") " < " want[op] " calls made;"
+            }
+            summary = summary " " op ": " want[op] " calls, stats calls=" field(s, "calls") " shm=" field(s, "shm") " hier=" field(s, "hier") " trivial=" field(s, "trivial") " pmpi=" field(s, "pmpi") ";"
         }
-        if (np + 0 >= 2 && field(stats, "shm") + 0 <= 0) bad = bad " shm=" field(stats, "shm") " (want > 0);"
+        if (bad == "" && checked == 0) bad = " nothing to check (all counts 0);"
         if (bad != "") { print "run_with_stats.sh: rank " rank ":" bad; exit 1 }
-        print "run_with_stats.sh: rank " rank ": " bcasts " MPI_Bcast calls, all through the library (shm=" field(stats, "shm") ", trivial=" field(stats, "trivial") ", hier=" field(stats, "hier") ")"
+        print "run_with_stats.sh: rank " rank ": all through the library:" summary
     }
 ' "$log"
