@@ -383,6 +383,18 @@ int tc_ctx_get(MPI_Comm comm, tc_ctx_t **out)
     return tc_ctx_create(comm, out);
 }
 
+tc_ctx_t *tc_ctx_peek(MPI_Comm comm)
+{
+    int found = 0;
+    void *attr = NULL;
+    /* acquire: pairs with the release in tc_ctx_init_once() */
+    if (!atomic_load_explicit(&tc_ctx_ready, memory_order_acquire))
+        return NULL;
+    if (PMPI_Comm_get_attr(comm, tc_ctx_keyval, &attr, &found) != MPI_SUCCESS || !found)
+        return NULL;
+    return attr;
+}
+
 int tc_ctx_release(MPI_Comm comm)
 {
     int found = 0;

@@ -41,6 +41,11 @@ typedef struct tc_ctx {
  * or an MPI error class (nothing cached then). */
 int tc_ctx_get(MPI_Comm comm, tc_ctx_t **out);
 
+/* The context of @p comm if it exists already (no MPI call but the
+ * attribute lookup, nothing created), else NULL. For argument checks on the
+ * call path; @p comm must not be MPI_COMM_NULL. */
+tc_ctx_t *tc_ctx_peek(MPI_Comm comm);
+
 /* Release @p comm's context now (TC_Comm_detach). */
 int tc_ctx_release(MPI_Comm comm);
 
