@@ -262,7 +262,8 @@ static int tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
     *seg_failed = 1;
     tc_log_once(logged_segment, TC_LOG_INFO,
                 "%s: a shared-memory segment could not be created on some rank (TC_VERBOSE=1 on "
-                "that rank says why): no level uses shared memory, TC_Bcast uses PMPI_Bcast",
+                "that rank says why): no level uses shared memory (one node: the MPI's own "
+                "collectives; several: point-to-point algorithms at every level)",
                 ctx->comm_name);
     return MPI_SUCCESS;
 }
