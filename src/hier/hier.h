@@ -74,6 +74,11 @@ typedef struct tc_hier {
     size_t segment; /* TC_HIER_SEGMENT: large messages go level by level in pieces */
     tc_hier_groups_t groups; /* owns the member arrays */
     tc_hier_loc_t *locs;     /* every rank's locality (for reports); p entries */
+    /* Temporaries of the hierarchical reductions (hier_coll.c), kept between
+     * calls and grown on demand so the call path does not allocate; one
+     * collective at a time per communicator (MPI's rule) makes this safe. */
+    char *scratch;
+    size_t scratch_bytes;
 } tc_hier_t;
 
 /* Algorithm a level uses for a message of @p nbytes (resolves "auto"). */

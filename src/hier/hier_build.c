@@ -450,6 +450,7 @@ void tc_hier_free(tc_hier_t *h)
         return;
     tc_hier_groups_free(&h->groups);
     free(h->locs);
+    free(h->scratch);
     free(h);
 }
 

@@ -137,13 +137,19 @@ static int tc_hier_reduce_piece(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm
     return rc;
 }
 
-/* Temporaries for pieces of at most @p nb bytes (two, back to back). */
-static int tc_hier_rbufs_alloc(tc_hier_rbufs_t *b, size_t nb)
+/* Temporaries for pieces of at most @p nb bytes (two, back to back), from
+ * the hierarchy's scratch, grown when a larger piece first needs it. */
+static int tc_hier_rbufs_alloc(tc_hier_t *h, tc_hier_rbufs_t *b, size_t nb)
 {
-    b->t[0] = malloc(2 * (nb ? nb : 1));
-    if (!b->t[0])
-        return MPI_ERR_NO_MEM;
-    b->t[1] = b->t[0] + nb;
+    if (h->scratch_bytes < 2 * nb || !h->scratch) {
+        char *grown = realloc(h->scratch, 2 * (nb ? nb : 1));
+        if (!grown)
+            return MPI_ERR_NO_MEM;
+        h->scratch = grown;
+        h->scratch_bytes = 2 * (nb ? nb : 1);
+    }
+    b->t[0] = h->scratch;
+    b->t[1] = h->scratch + nb;
     return MPI_SUCCESS;
 }
 
@@ -155,15 +161,15 @@ static size_t tc_hier_piece_elems(const tc_hier_t *h, const tc_redop_t *op, size
     return per < nelem ? per : nelem;
 }
 
-int tc_hier_reduce(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, const void *send,
-                   void *recv, const tc_redop_t *op, int root)
+int tc_hier_reduce(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, const void *send, void *recv,
+                   const tc_redop_t *op, int root)
 {
     const size_t nelem = op->nelem, e = op->elem;
     if (nelem == 0)
         return MPI_SUCCESS;
     const size_t per = tc_hier_piece_elems(h, op, nelem);
     tc_hier_rbufs_t b;
-    int rc = tc_hier_rbufs_alloc(&b, per * e);
+    int rc = tc_hier_rbufs_alloc(h, &b, per * e);
     const bool at_root = h->rank == root;
     for (size_t first = 0; first < nelem && rc == MPI_SUCCESS; first += per) {
         const size_t n = nelem - first < per ? nelem - first : per;
@@ -172,7 +178,6 @@ int tc_hier_reduce(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, const 
         b.out = out;
         rc = tc_hier_reduce_piece(h, shm, priv, &b, n, op, root);
     }
-    free(b.t[0]);
     return rc;
 }
 
@@ -213,15 +218,15 @@ static int tc_hier_allreduce_rab_piece(const tc_hier_t *h, tc_shm_comm_t *shm, M
     return rc;
 }
 
-int tc_hier_allreduce(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, const void *send,
-                      void *recv, const tc_redop_t *op)
+int tc_hier_allreduce(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, const void *send, void *recv,
+                      const tc_redop_t *op)
 {
     const size_t nelem = op->nelem, e = op->elem;
     if (nelem == 0)
         return MPI_SUCCESS;
     const size_t per = tc_hier_piece_elems(h, op, nelem);
     tc_hier_rbufs_t b;
-    int rc = tc_hier_rbufs_alloc(&b, per * e);
+    int rc = tc_hier_rbufs_alloc(h, &b, per * e);
     for (size_t first = 0; first < nelem && rc == MPI_SUCCESS; first += per) {
         const size_t n = nelem - first < per ? nelem - first : per;
         char *out = (char *)recv + first * e;
@@ -235,6 +240,5 @@ int tc_hier_allreduce(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, con
             rc = tc_hier_allreduce_rab_piece(h, shm, priv, &b, n, op);
         }
     }
-    free(b.t[0]);
     return rc;
 }

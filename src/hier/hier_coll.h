@@ -45,12 +45,12 @@ int tc_hier_bcast(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, void *b
  * contribution; NULL at the root means it is in @p recv (MPI_IN_PLACE).
  * @p recv: the result at the root (ignored elsewhere). A commutative op is
  * required when the hierarchy has more than one level (the caller checks). */
-int tc_hier_reduce(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, const void *send,
-                   void *recv, const tc_redop_t *op, int root);
+int tc_hier_reduce(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, const void *send, void *recv,
+                   const tc_redop_t *op, int root);
 
 /** Allreduce: every rank receives the same bits in @p recv. @p send NULL:
  * the contribution is in @p recv. Scheme h->allreduce_scheme (RAB or RB). */
-int tc_hier_allreduce(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, const void *send,
-                      void *recv, const tc_redop_t *op);
+int tc_hier_allreduce(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, const void *send, void *recv,
+                      const tc_redop_t *op);
 
 #endif /* TC_HIER_HIER_COLL_H */

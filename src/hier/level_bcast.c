@@ -26,6 +26,11 @@ size_t tc_hier_bcast_piece_max_set(size_t bytes)
     return old;
 }
 
+size_t tc_hier_piece_max(void)
+{
+    return piece_max;
+}
+
 static const char *const alg_names[TC_HIER_BCAST_LAST] = {
     [TC_HIER_BCAST_FLAT] = "flat",
     [TC_HIER_BCAST_KNOMIAL] = "knomial",

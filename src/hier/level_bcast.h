@@ -81,4 +81,8 @@ int tc_hier_bcast_alg_parse(const char *word, tc_hier_bcast_alg_t *alg);
  * value. */
 size_t tc_hier_bcast_piece_max_set(size_t bytes);
 
+/** The largest piece sent at once by the per-level algorithms (broadcast and
+ * reduction share it): TC_HIER_BCAST_PIECE_MAX unless a test changed it. */
+size_t tc_hier_piece_max(void);
+
 #endif /* TC_HIER_LEVEL_BCAST_H */

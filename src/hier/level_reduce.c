@@ -12,7 +12,7 @@
  * the vector into blocks that travel around the group in an order unrelated
  * to member indices: they need a commutative op.
  *
- * Transfers are split into pieces of at most piece_max bytes (1 GiB, as the
+ * Transfers are split into pieces of at most tc_hier_piece_max() bytes (1 GiB, shared with the
  * group broadcast) so MPI int counts never overflow. Both ends derive every
  * length from (nelem, elem, nmembers, indices), so they agree on the piece
  * sequence, and a zero-length transfer (an empty ring block) sends nothing.
@@ -24,17 +24,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
-
-static size_t piece_max = TC_HIER_BCAST_PIECE_MAX;
-
-size_t tc_hier_reduce_piece_max_set(size_t bytes)
-{
-    size_t old = piece_max;
-    if (bytes == 0 || bytes > TC_HIER_BCAST_PIECE_MAX)
-        bytes = TC_HIER_BCAST_PIECE_MAX;
-    piece_max = bytes;
-    return old;
-}
 
 static const char *const reduce_names[TC_HIER_REDUCE_LAST] = {
     [TC_HIER_REDUCE_FLAT] = "flat",
@@ -98,12 +87,12 @@ typedef struct {
 
 static size_t piece_len(size_t len, size_t off)
 {
-    return len - off < piece_max ? len - off : piece_max;
+    return len - off < tc_hier_piece_max() ? len - off : tc_hier_piece_max();
 }
 
 static int send_bytes(const grp_t *g, const char *buf, size_t len, int dest)
 {
-    for (size_t off = 0; off < len; off += piece_max) {
+    for (size_t off = 0; off < len; off += tc_hier_piece_max()) {
         int rc = PMPI_Send(buf + off, (int)piece_len(len, off), MPI_BYTE, dest, g->tag, g->comm);
         if (rc != MPI_SUCCESS)
             return rc;
@@ -113,7 +102,7 @@ static int send_bytes(const grp_t *g, const char *buf, size_t len, int dest)
 
 static int recv_bytes(const grp_t *g, char *buf, size_t len, int src)
 {
-    for (size_t off = 0; off < len; off += piece_max) {
+    for (size_t off = 0; off < len; off += tc_hier_piece_max()) {
         int rc = PMPI_Recv(buf + off, (int)piece_len(len, off), MPI_BYTE, src, g->tag, g->comm,
                            MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS)
@@ -129,7 +118,7 @@ static int recv_bytes(const grp_t *g, char *buf, size_t len, int src)
 static int exchange_bytes(const grp_t *g, const char *sbuf, size_t slen, int dest, char *rbuf,
                           size_t rlen, int src)
 {
-    for (size_t off = 0; off < slen || off < rlen; off += piece_max) {
+    for (size_t off = 0; off < slen || off < rlen; off += tc_hier_piece_max()) {
         int ns = off < slen ? (int)piece_len(slen, off) : 0;
         int nr = off < rlen ? (int)piece_len(rlen, off) : 0;
         int rc;

@@ -32,7 +32,8 @@
  * Only members call; PMPI_* point-to-point only (never a collective on
  * @p comm). Consecutive calls may reuse @p tag (messages between a pair are
  * matched in order). Messages longer than TC_HIER_BCAST_PIECE_MAX bytes are
- * split so counts stay below INT_MAX.
+ * split so counts stay below INT_MAX (tc_hier_piece_max(), shared with the
+ * group broadcast).
  */
 #ifndef TC_HIER_LEVEL_REDUCE_H
 #define TC_HIER_LEVEL_REDUCE_H
@@ -86,12 +87,6 @@ int tc_hier_reduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_
 int tc_hier_allreduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_t *op,
                             const int *members, int nmembers, int my_index,
                             tc_hier_allreduce_alg_t alg, MPI_Comm comm, int tag);
-
-/** Tests only: the largest piece sent at once (1 <= bytes <= 1 GiB; 0
- * restores the default), so the splitting of long transfers runs with small
- * buffers. Process-global, not thread-safe, the same at every rank.
- * @return the previous value. */
-size_t tc_hier_reduce_piece_max_set(size_t bytes);
 
 /** Names as accepted by the parsers: "flat", "binomial", "rsg"; "recdbl",
  * "ring"; "?" when out of range. */

@@ -680,7 +680,7 @@ int main(int argc, char **argv)
     }
     /* Pieces of 1000 bytes: not a multiple of the 16-byte matrix element, so
      * pieces cut elements and the reassembly must still be exact. */
-    tc_hier_reduce_piece_max_set(1000);
+    tc_hier_bcast_piece_max_set(1000);
     {
         size_t psizes[] = {3, 250, 1000};
         for (int gi = 0; gi < (quick ? 1 : ngroups); gi += 2)
@@ -690,7 +690,7 @@ int main(int argc, char **argv)
                         run_batch(comm, &groups[gi], &configs[ci], (type_t)t, psizes, 3, 0, 1000,
                                   buf, scratch, aux, 0, &ncases);
     }
-    tc_hier_reduce_piece_max_set(0);
+    tc_hier_bcast_piece_max_set(0);
     snprintf(current, sizeof(current), "rank %d: final reduction", rank);
 
     for (int gi = 0; gi < ngroups; gi++)
