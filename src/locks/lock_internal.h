@@ -1,0 +1,186 @@
+/* Shared pieces of the lock schemes: the header line every lock memory starts
+ * with, the spin-then-yield wait, robust-mutex helpers, the scheme table.
+ * Private to src/locks. */
+#ifndef TC_LOCKS_LOCK_INTERNAL_H
+#define TC_LOCKS_LOCK_INTERNAL_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "rwlock.h"
+
+/* ---- atomics with their order in the name (STYLE.md) ------------------- */
+
+typedef _Atomic uint32_t tc_lock_atomic_u32_t;
+
+static inline uint32_t tc_lock_load_acquire(tc_lock_atomic_u32_t *p)
+{
+    return atomic_load_explicit(p, memory_order_acquire);
+}
+
+static inline uint32_t tc_lock_load_relaxed(tc_lock_atomic_u32_t *p)
+{
+    return atomic_load_explicit(p, memory_order_relaxed);
+}
+
+static inline void tc_lock_store_release(tc_lock_atomic_u32_t *p, uint32_t v)
+{
+    atomic_store_explicit(p, v, memory_order_release);
+}
+
+static inline void tc_lock_store_relaxed(tc_lock_atomic_u32_t *p, uint32_t v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
+}
+
+static inline uint32_t tc_lock_exchange_acq_rel(tc_lock_atomic_u32_t *p, uint32_t v)
+{
+    return atomic_exchange_explicit(p, v, memory_order_acq_rel);
+}
+
+/* Success: release (the lock is being handed back); failure: relaxed (the caller
+ * then waits with acquire loads). */
+static inline int tc_lock_cas_release(tc_lock_atomic_u32_t *p, uint32_t expect, uint32_t desired)
+{
+    return atomic_compare_exchange_strong_explicit(p, &expect, desired, memory_order_release,
+                                                   memory_order_relaxed);
+}
+
+/* Success: acquire (taking a lock); failure: relaxed. */
+static inline int tc_lock_cas_acquire(tc_lock_atomic_u32_t *p, uint32_t expect, uint32_t desired)
+{
+    return atomic_compare_exchange_strong_explicit(p, &expect, desired, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+
+static inline void tc_lock_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* ---- shared header ------------------------------------------------------ */
+
+#define TC_LOCK_MAGIC 0x74636c6bu /* "tclk" */
+
+/* First line of every lock memory. Read-only after init except `broken`, which is
+ * written at most once (N-MCS gave up), so readers share the line without traffic. */
+typedef struct tc_lock_hdr {
+    _Alignas(TC_CACHELINE) tc_lock_atomic_u32_t magic; /* TC_LOCK_MAGIC once init is done */
+    uint32_t scheme;
+    int32_t nreaders;
+    tc_lock_atomic_u32_t broken; /* 1: an N-MCS wait gave up; every call fails */
+} tc_lock_hdr_t;
+_Static_assert(sizeof(tc_lock_hdr_t) == TC_CACHELINE, "header is one line");
+
+static inline tc_lock_hdr_t *tc_lock_hdr(const tc_rwlock_t *lk)
+{
+    return (tc_lock_hdr_t *)lk->mem;
+}
+
+/* The scheme's state follows the header line. */
+static inline void *tc_lock_body(const tc_rwlock_t *lk)
+{
+    return (char *)lk->mem + sizeof(tc_lock_hdr_t);
+}
+
+void tc_lock_log(const tc_rwlock_t *lk, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- spin-then-yield wait with a deadline ------------------------------ */
+
+typedef struct tc_lock_wait {
+    const tc_rwlock_t *lk;
+    uint32_t polls;
+    uint32_t yields;
+    double deadline; /* monotonic seconds; 0 until the first clock read */
+} tc_lock_wait_t;
+
+static inline void tc_lock_wait_init(tc_lock_wait_t *w, const tc_rwlock_t *lk)
+{
+    w->lk = lk;
+    w->polls = 0;
+    w->yields = 0;
+    w->deadline = 0.0;
+}
+
+double tc_lock_now(void);
+
+/* Out of line: clock, deadline and broken-flag checks (every 16 yields). */
+int tc_lock_wait_check(tc_lock_wait_t *w);
+
+/* One pause of a wait loop: cpu relax for spin_polls polls, then sched_yield() so
+ * that oversubscribed runs (8 processes on 2 cores) make progress.
+ * @return 0 to keep waiting, ETIMEDOUT past the deadline, ENOTRECOVERABLE if the
+ * lock was marked broken meanwhile. */
+static inline int tc_lock_wait_pause(tc_lock_wait_t *w)
+{
+    if (w->polls < w->lk->opts.spin_polls) {
+        w->polls++;
+        tc_lock_cpu_relax();
+        return 0;
+    }
+    sched_yield();
+    if ((w->yields++ & 15u) == 0)
+        return tc_lock_wait_check(w);
+    return 0;
+}
+
+/* ---- robust process-shared mutexes ------------------------------------ */
+
+/* One mutex on its own line (it is written by every party that takes it). */
+typedef struct tc_lock_mutex {
+    _Alignas(TC_CACHELINE) pthread_mutex_t m;
+} tc_lock_mutex_t;
+_Static_assert(sizeof(tc_lock_mutex_t) % TC_CACHELINE == 0, "mutex padded to lines");
+
+int tc_lock_mutex_init(tc_lock_mutex_t *m);
+int tc_lock_mutex_destroy(tc_lock_mutex_t *m);
+
+/* Lock; on EOWNERDEAD make the mutex consistent, log, and return EOWNERDEAD with
+ * the mutex held. Any other nonzero return: not held. */
+int tc_lock_mutex_take(const tc_rwlock_t *lk, tc_lock_mutex_t *m, const char *what, int x);
+
+/* trylock with the same EOWNERDEAD handling; EBUSY if held by someone alive. */
+int tc_lock_mutex_try(const tc_rwlock_t *lk, tc_lock_mutex_t *m, const char *what, int x);
+
+static inline int tc_lock_mutex_give(tc_lock_mutex_t *m)
+{
+    return pthread_mutex_unlock(&m->m);
+}
+
+/* Keep the "worst" code when several locks are taken: an error beats EOWNERDEAD,
+ * EOWNERDEAD beats 0. */
+static inline int tc_lock_rc_merge(int acc, int rc)
+{
+    if (acc != 0 && acc != EOWNERDEAD)
+        return acc;
+    return rc != 0 ? rc : acc;
+}
+
+/* ---- scheme table ------------------------------------------------------ */
+
+typedef struct tc_lock_ops {
+    const char *name;
+    size_t (*body_size)(int nreaders); /* bytes after the header, multiple of a line */
+    int (*init)(tc_rwlock_t *lk);
+    int (*destroy)(tc_rwlock_t *lk);
+    int (*rdlock)(tc_rwlock_t *lk, int x);
+    int (*rdunlock)(tc_rwlock_t *lk, int x);
+    int (*wrlock)(tc_rwlock_t *lk);
+    int (*wrunlock)(tc_rwlock_t *lk);
+} tc_lock_ops_t;
+
+extern const tc_lock_ops_t tc_lock_ops_rwlock;
+extern const tc_lock_ops_t tc_lock_ops_1n_mutex;
+extern const tc_lock_ops_t tc_lock_ops_2n_mutex;
+extern const tc_lock_ops_t tc_lock_ops_n_mutex_signal;
+extern const tc_lock_ops_t tc_lock_ops_n_mcs;
+
+#endif /* TC_LOCKS_LOCK_INTERNAL_H */

@@ -1,0 +1,159 @@
+/* "n-mutex-signal": N(mutex+signal) (paper 004, proposed). 2N-mutex with the signal
+ * mutex LS_x replaced by a plain variable VS_x:
+ *   Writer: for i: VS[i] = 1; for i: lock(LP[i]).
+ *   Reader x: while VS[x] == 1: wait; lock(LP[x]); read; unlock(LP[x]).
+ * Exclusion and data visibility come from the robust mutexes LP_i alone; VS only
+ * steers readers away from LP_x while a writer wants it (glibc mutexes are not FIFO,
+ * so a reader re-locking in a loop could otherwise keep the writer out).
+ *
+ * Unlock (implicit in the paper), our choice: for each i, unlock(LP[i]) and then
+ * VS[i] = 0. In this order a reader spinning on VS[x] finds LP[x] already free and
+ * takes it without a futex sleep/wake pair.
+ *
+ * Additions, both for robustness:
+ * - A robust writer mutex WM, held by the writer from before it raises the first VS
+ *   until after it clears the last. It serialises writers (the paper has one) and
+ *   lets a waiting reader tell a live writer from a dead one: a dead writer would
+ *   leave VS[x] = 1 forever. Every 64 yields a waiting reader try-locks WM: EBUSY
+ *   means a writer is alive; success (or EOWNERDEAD) means no writer is active, so
+ *   any VS still raised is stale and is cleared. Cost: one uncontended lock/unlock
+ *   per write, on a line only writers touch.
+ * - The writer's VS stores and the reader's VS loads are relaxed: VS carries no data,
+ *   the LP_i mutexes order everything the lock protects. */
+#include "lock_internal.h"
+
+typedef struct tc_lock_signal {
+    _Alignas(TC_CACHELINE) tc_lock_atomic_u32_t vs; /* written by the writer only */
+} tc_lock_signal_t;
+_Static_assert(sizeof(tc_lock_signal_t) == TC_CACHELINE, "one signal per line");
+
+typedef struct tc_lock_nms_reader {
+    tc_lock_signal_t vs;
+    tc_lock_mutex_t lp;
+} tc_lock_nms_reader_t;
+
+typedef struct tc_lock_nms {
+    tc_lock_mutex_t wm;
+    tc_lock_nms_reader_t r[]; /* nreaders */
+} tc_lock_nms_t;
+
+static tc_lock_nms_t *tc_lock_nms(const tc_rwlock_t *lk)
+{
+    return tc_lock_body(lk);
+}
+
+static size_t tc_lock_nms_body_size(int nreaders)
+{
+    return sizeof(tc_lock_nms_t) + (size_t)nreaders * sizeof(tc_lock_nms_reader_t);
+}
+
+static int tc_lock_nms_init(tc_rwlock_t *lk)
+{
+    tc_lock_nms_t *s = tc_lock_nms(lk);
+    int rc = tc_lock_mutex_init(&s->wm);
+    for (int i = 0; rc == 0 && i < lk->nreaders; i++) {
+        tc_lock_store_relaxed(&s->r[i].vs.vs, 0);
+        rc = tc_lock_mutex_init(&s->r[i].lp);
+    }
+    return rc;
+}
+
+static int tc_lock_nms_destroy(tc_rwlock_t *lk)
+{
+    tc_lock_nms_t *s = tc_lock_nms(lk);
+    int acc = tc_lock_mutex_destroy(&s->wm);
+    for (int i = 0; i < lk->nreaders; i++)
+        acc = tc_lock_rc_merge(acc, tc_lock_mutex_destroy(&s->r[i].lp));
+    return acc;
+}
+
+/* Reader x has seen VS[x] raised for a while: is a writer alive? EBUSY: yes, keep
+ * waiting. 0 / EOWNERDEAD: no writer is active (a dead one's signals were cleared). */
+static int tc_lock_nms_probe(tc_rwlock_t *lk, int x)
+{
+    tc_lock_nms_t *s = tc_lock_nms(lk);
+    int rc = tc_lock_mutex_try(lk, &s->wm, "reader probing the writer mutex", x);
+    if (rc != 0 && rc != EOWNERDEAD)
+        return rc;
+    /* Holding WM: no writer is between raising and clearing the signals, so any
+     * raised VS is left by a writer that died. */
+    for (int i = 0; i < lk->nreaders; i++)
+        tc_lock_store_relaxed(&s->r[i].vs.vs, 0);
+    tc_lock_mutex_give(&s->wm);
+    return rc;
+}
+
+static int tc_lock_nms_rdlock(tc_rwlock_t *lk, int x)
+{
+    tc_lock_nms_reader_t *r = &tc_lock_nms(lk)->r[x];
+    uint32_t polls = 0, yields = 0;
+    int acc = 0;
+    /* relaxed: VS is advice; LP[x] below provides the acquire. */
+    while (tc_lock_load_relaxed(&r->vs.vs)) {
+        if (polls < lk->opts.spin_polls) {
+            polls++;
+            tc_lock_cpu_relax();
+            continue;
+        }
+        sched_yield();
+        if ((++yields & 63u) == 0) {
+            int rc = tc_lock_nms_probe(lk, x);
+            if (rc == EOWNERDEAD)
+                acc = EOWNERDEAD;
+            else if (rc != 0 && rc != EBUSY)
+                return rc;
+        }
+    }
+    return tc_lock_rc_merge(acc, tc_lock_mutex_take(lk, &r->lp, "reader data mutex", x));
+}
+
+static int tc_lock_nms_rdunlock(tc_rwlock_t *lk, int x)
+{
+    return tc_lock_mutex_give(&tc_lock_nms(lk)->r[x].lp);
+}
+
+static int tc_lock_nms_wrlock(tc_rwlock_t *lk)
+{
+    tc_lock_nms_t *s = tc_lock_nms(lk);
+    const int n = lk->nreaders;
+    int acc = tc_lock_mutex_take(lk, &s->wm, "writer mutex", 0);
+    if (acc != 0 && acc != EOWNERDEAD)
+        return acc;
+    for (int i = 0; i < n; i++)
+        tc_lock_store_relaxed(&s->r[i].vs.vs, 1); /* relaxed: advice, see the top */
+    for (int i = 0; i < n; i++) {
+        int rc = tc_lock_mutex_take(lk, &s->r[i].lp, "writer: data mutex", i);
+        if (rc != 0 && rc != EOWNERDEAD) {
+            while (i-- > 0)
+                tc_lock_mutex_give(&s->r[i].lp);
+            for (int k = 0; k < n; k++)
+                tc_lock_store_relaxed(&s->r[k].vs.vs, 0);
+            tc_lock_mutex_give(&s->wm);
+            return rc;
+        }
+        acc = tc_lock_rc_merge(acc, rc);
+    }
+    return acc;
+}
+
+static int tc_lock_nms_wrunlock(tc_rwlock_t *lk)
+{
+    tc_lock_nms_t *s = tc_lock_nms(lk);
+    int acc = 0;
+    for (int i = 0; i < lk->nreaders; i++) {
+        acc = tc_lock_rc_merge(acc, tc_lock_mutex_give(&s->r[i].lp));
+        tc_lock_store_relaxed(&s->r[i].vs.vs, 0);
+    }
+    return tc_lock_rc_merge(acc, tc_lock_mutex_give(&s->wm));
+}
+
+const tc_lock_ops_t tc_lock_ops_n_mutex_signal = {
+    .name = "n-mutex-signal",
+    .body_size = tc_lock_nms_body_size,
+    .init = tc_lock_nms_init,
+    .destroy = tc_lock_nms_destroy,
+    .rdlock = tc_lock_nms_rdlock,
+    .rdunlock = tc_lock_nms_rdunlock,
+    .wrlock = tc_lock_nms_wrlock,
+    .wrunlock = tc_lock_nms_wrunlock,
+};

@@ -1,0 +1,211 @@
+/* "n-mcs": one two-party MCS lock per reader (paper 004, proposed).
+ *
+ * Lock x is shared by reader x (record 1, the "client") and the writer (record 2,
+ * the "server"); head = 0 when free, else the index of the tail record. Each record
+ * is {blocked, next}. As the paper specifies:
+ *   Acquire: rec.next = 0; prev = swap(head, me); if prev == 0: done;
+ *            rec.blocked = 1; record[prev].next = me; while rec.blocked: wait.
+ *   Release: if CAS(head, me, 0): done; while rec.next == 0: wait;
+ *            record[rec.next].blocked = 0.
+ * One atomic read-modify-write per acquire (swap) and per release (CAS), FIFO
+ * hand-over: a party that enqueued while the other held the lock gets it before the
+ * holder can take it again. The writer takes the N locks in index order.
+ *
+ * Layout: per reader three lines: head (touched by both parties' RMWs), the client
+ * record (written by the server: next and the hand-over; spun on by the client), the
+ * server record (the mirror image). A party therefore spins on a line only the other
+ * party writes, once.
+ *
+ * Additions:
+ * - A writer gate (test-and-test-and-set word on its own line) so several writers
+ *   exclude each other: the two-record lock has one server record. Uncontended it
+ *   costs one CAS and one store per write.
+ * - Timeouts. An MCS waiter cannot leave the queue (its predecessor will hand the lock
+ *   to it later), so a wait that exceeds opts.timeout_s -- the holder or the
+ *   successor died, or stalled that long -- marks the whole lock broken, logs, and
+ *   returns ETIMEDOUT; every later call and every other waiter (at its next clock
+ *   check) returns ENOTRECOVERABLE. The owner of the memory re-initialises it. */
+#include "lock_internal.h"
+
+enum { TC_NMCS_FREE = 0, TC_NMCS_CLIENT = 1, TC_NMCS_SERVER = 2 };
+
+typedef struct tc_nmcs_rec {
+    _Alignas(TC_CACHELINE) tc_lock_atomic_u32_t blocked;
+    tc_lock_atomic_u32_t next;
+} tc_nmcs_rec_t;
+
+typedef struct tc_nmcs_head {
+    _Alignas(TC_CACHELINE) tc_lock_atomic_u32_t head;
+} tc_nmcs_head_t;
+
+typedef struct tc_nmcs_lock {
+    tc_nmcs_head_t h;
+    tc_nmcs_rec_t rec[2]; /* rec[TC_NMCS_CLIENT - 1], rec[TC_NMCS_SERVER - 1] */
+} tc_nmcs_lock_t;
+_Static_assert(sizeof(tc_nmcs_lock_t) == 3 * TC_CACHELINE, "three lines per reader");
+
+typedef struct tc_nmcs {
+    tc_nmcs_head_t gate; /* writers' gate: 0 free, 1 held */
+    tc_nmcs_lock_t q[];  /* nreaders */
+} tc_nmcs_t;
+
+static tc_nmcs_t *tc_nmcs(const tc_rwlock_t *lk)
+{
+    return tc_lock_body(lk);
+}
+
+static size_t tc_nmcs_body_size(int nreaders)
+{
+    return sizeof(tc_nmcs_t) + (size_t)nreaders * sizeof(tc_nmcs_lock_t);
+}
+
+static int tc_nmcs_init(tc_rwlock_t *lk)
+{
+    /* tc_rwlock_init() zeroed the memory: every head free, gate open. */
+    (void)lk;
+    return 0;
+}
+
+static int tc_nmcs_destroy(tc_rwlock_t *lk)
+{
+    (void)lk;
+    return 0;
+}
+
+static int tc_nmcs_broken(const tc_rwlock_t *lk)
+{
+    /* relaxed: a stop flag, it publishes nothing. */
+    return tc_lock_load_relaxed(&tc_lock_hdr(lk)->broken) != 0;
+}
+
+static int tc_nmcs_give_up(const tc_rwlock_t *lk, int rc, const char *what, int x)
+{
+    if (rc == ETIMEDOUT) {
+        tc_lock_store_relaxed(&tc_lock_hdr(lk)->broken, 1);
+        tc_lock_log(lk,
+                    "%s %d: gave up after %.3g s (the other party died or stalled); lock "
+                    "marked broken",
+                    what, x, lk->opts.timeout_s);
+    }
+    return rc;
+}
+
+static int tc_nmcs_acquire(tc_rwlock_t *lk, int x, uint32_t me)
+{
+    tc_nmcs_lock_t *q = &tc_nmcs(lk)->q[x];
+    tc_nmcs_rec_t *r = &q->rec[me - 1];
+    if (tc_nmcs_broken(lk))
+        return ENOTRECOVERABLE;
+    /* relaxed: published to our successor by the release half of the swap below. */
+    tc_lock_store_relaxed(&r->next, 0);
+    /* acq_rel: acquire pairs with the release CAS in tc_nmcs_release() (lock handed
+     * back through head = 0); release pairs with the successor's swap, so its store
+     * to our `next` is ordered after our reset above. */
+    uint32_t prev = tc_lock_exchange_acq_rel(&q->h.head, me);
+    if (prev == TC_NMCS_FREE)
+        return 0;
+    /* relaxed: ordered before the predecessor's hand-over by the release below. */
+    tc_lock_store_relaxed(&r->blocked, 1);
+    /* release: pairs with the acquire load of `next` in the predecessor's
+     * tc_nmcs_release(); it then clears our `blocked` after our store of 1. */
+    tc_lock_store_release(&q->rec[prev - 1].next, me);
+    tc_lock_wait_t w;
+    tc_lock_wait_init(&w, lk);
+    /* acquire: pairs with the release store of blocked = 0 in the predecessor's
+     * tc_nmcs_release(): its critical section happens before ours. */
+    while (tc_lock_load_acquire(&r->blocked)) {
+        int rc = tc_lock_wait_pause(&w);
+        if (rc != 0)
+            return tc_nmcs_give_up(lk, rc, me == TC_NMCS_CLIENT ? "reader" : "writer on lock", x);
+    }
+    return 0;
+}
+
+static int tc_nmcs_release(tc_rwlock_t *lk, int x, uint32_t me)
+{
+    tc_nmcs_lock_t *q = &tc_nmcs(lk)->q[x];
+    tc_nmcs_rec_t *r = &q->rec[me - 1];
+    if (tc_nmcs_broken(lk))
+        return ENOTRECOVERABLE;
+    /* release: pairs with the acquire half of the next acquirer's swap. */
+    if (tc_lock_cas_release(&q->h.head, me, TC_NMCS_FREE))
+        return 0;
+    /* A successor swapped head; wait until it links itself. */
+    tc_lock_wait_t w;
+    tc_lock_wait_init(&w, lk);
+    uint32_t nx;
+    /* acquire: pairs with the successor's release store of our `next`. */
+    while ((nx = tc_lock_load_acquire(&r->next)) == TC_NMCS_FREE) {
+        int rc = tc_lock_wait_pause(&w);
+        if (rc != 0)
+            return tc_nmcs_give_up(
+                lk, rc, me == TC_NMCS_CLIENT ? "reader (release)" : "writer (release)", x);
+    }
+    /* release: pairs with the successor's acquire spin on `blocked`; hands over our
+     * critical section. */
+    tc_lock_store_release(&q->rec[nx - 1].blocked, 0);
+    return 0;
+}
+
+static int tc_nmcs_rdlock(tc_rwlock_t *lk, int x)
+{
+    return tc_nmcs_acquire(lk, x, TC_NMCS_CLIENT);
+}
+
+static int tc_nmcs_rdunlock(tc_rwlock_t *lk, int x)
+{
+    return tc_nmcs_release(lk, x, TC_NMCS_CLIENT);
+}
+
+static int tc_nmcs_wrlock(tc_rwlock_t *lk)
+{
+    tc_lock_atomic_u32_t *gate = &tc_nmcs(lk)->gate.head;
+    tc_lock_wait_t w;
+    tc_lock_wait_init(&w, lk);
+    if (tc_nmcs_broken(lk))
+        return ENOTRECOVERABLE;
+    /* acquire: pairs with the release store opening the gate in tc_nmcs_wrunlock().
+     * The relaxed pre-check keeps waiting writers off the line (test-and-test-and-set). */
+    while (tc_lock_load_relaxed(gate) != 0 || !tc_lock_cas_acquire(gate, 0, 1)) {
+        int rc = tc_lock_wait_pause(&w);
+        if (rc != 0)
+            return tc_nmcs_give_up(lk, rc, "writer gate", 0);
+    }
+    for (int i = 0; i < lk->nreaders; i++) {
+        int rc = tc_nmcs_acquire(lk, i, TC_NMCS_SERVER);
+        if (rc != 0)
+            return rc; /* the lock is broken now: nothing to hand back */
+    }
+    return 0;
+}
+
+static int tc_nmcs_wrunlock(tc_rwlock_t *lk)
+{
+    for (int i = lk->nreaders - 1; i >= 0; i--) {
+        int rc = tc_nmcs_release(lk, i, TC_NMCS_SERVER);
+        if (rc != 0)
+            return rc;
+    }
+    /* release: pairs with the acquire CAS of the next writer in tc_nmcs_wrlock(). */
+    tc_lock_store_release(&tc_nmcs(lk)->gate.head, 0);
+    return 0;
+}
+
+int tc_rwlock_nmcs_tail(const tc_rwlock_t *lk, int x)
+{
+    if (lk->scheme != TC_LOCK_SCHEME_N_MCS || x < 0 || x >= lk->nreaders)
+        return -1;
+    /* relaxed: a snapshot for tests; whoever acts on it synchronises otherwise. */
+    return (int)tc_lock_load_relaxed(&tc_nmcs(lk)->q[x].h.head);
+}
+
+const tc_lock_ops_t tc_lock_ops_n_mcs = {
+    .name = "n-mcs",
+    .body_size = tc_nmcs_body_size,
+    .init = tc_nmcs_init,
+    .destroy = tc_nmcs_destroy,
+    .rdlock = tc_nmcs_rdlock,
+    .rdunlock = tc_nmcs_rdunlock,
+    .wrlock = tc_nmcs_wrlock,
+    .wrunlock = tc_nmcs_wrunlock,
+};

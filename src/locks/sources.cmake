@@ -1,0 +1,9 @@
+# Sources of src/locks (included by src/CMakeLists.txt). A leaf module: the lock
+# benchmark compiles the same list on its own (TOPOCOLL_LOCKS_SOURCES), without MPI.
+set(TOPOCOLL_LOCKS_SOURCES
+    locks/rwlock.c
+    locks/posix_rwlock.c
+    locks/mutex.c
+    locks/mutex_signal.c
+    locks/nmcs.c)
+list(APPEND TOPOCOLL_SOURCES ${TOPOCOLL_LOCKS_SOURCES})
