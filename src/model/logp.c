@@ -1,0 +1,448 @@
+/* LogP / LogGP parameter tables: names, defaults, the file format, TC_LOGP.
+ * See logp.h for the formats and docs/model.md for where every default
+ * comes from. Pure C + libc: nothing else of ours (DESIGN.md). */
+#include "logp.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const level_names[TC_MODEL_LEVEL_LAST] = {
+    "core", "l2", "l3", "numa", "package", "node", "switch1", "switch2", "switch3", "switch4",
+};
+
+#define ACCEPTED_LEVELS "core, l2, l3, numa, package (or socket), node, switch1..switch4"
+#define ACCEPTED_FIELDS "L, o_s, o_r, g, G"
+#define NFIELDS         5
+
+/* Field order of the file format and of tc_logp_t. */
+static const char *const field_names[NFIELDS] = {"L", "o_s", "o_r", "g", "G"};
+
+/* Built-in defaults (microseconds; G in us/byte). Provenance in
+ * docs/model.md, "Defaults":
+ *  - core..numa: ping-pong of 8 B between two ranks of Open MPI 4 (vader) on
+ *    the 2-core AMD EPYC KVM guest of CI (the two cores share the L3, not an
+ *    L2): one-way 0.22-0.25 us, send call 0.07 us (Wtime cost removed), gap of
+ *    back-to-back Isends 0.10-0.13 us, 1 MiB ping-pong 0.00012 us/B. Levels
+ *    closer than l3 are taken as l3 (a shared L2 saves little on a message
+ *    path), numa adds an AMD cross-CCD hop;
+ *  - package/node: not measurable here (one socket); a cross-socket cache
+ *    line transfer costs ~2-3x a same-socket one, hence L 0.20 / 0.35 and a
+ *    lower copy bandwidth;
+ *  - switch1..4: InfiniBand EDR (100 Gb/s, ~12 GB/s payload -> G = 1/12000
+ *    us/B), MPI one-way ~1.0 us through one switch, +2 switch hops of ~90 ns
+ *    per extra level (up and down), o ~0.3 us, g ~0.2 us. */
+static const tc_logp_t level_defaults[TC_MODEL_LEVEL_LAST] = {
+    /*            L      o_s    o_r    g      G          */
+    [TC_MODEL_LEVEL_CORE] = {0.08, 0.07, 0.08, 0.10, 0.00012},
+    [TC_MODEL_LEVEL_L2] = {0.08, 0.07, 0.08, 0.10, 0.00012},
+    [TC_MODEL_LEVEL_L3] = {0.08, 0.07, 0.08, 0.10, 0.00012},
+    [TC_MODEL_LEVEL_NUMA] = {0.12, 0.07, 0.08, 0.10, 0.00012},
+    [TC_MODEL_LEVEL_PACKAGE] = {0.20, 0.07, 0.08, 0.10, 0.00015},
+    [TC_MODEL_LEVEL_NODE] = {0.35, 0.07, 0.08, 0.10, 0.00020},
+    [TC_MODEL_LEVEL_SWITCH1] = {1.00, 0.30, 0.30, 0.20, 1.0 / 12000.0},
+    [TC_MODEL_LEVEL_SWITCH2] = {1.18, 0.30, 0.30, 0.20, 1.0 / 12000.0},
+    [TC_MODEL_LEVEL_SWITCH3] = {1.36, 0.30, 0.30, 0.20, 1.0 / 12000.0},
+    [TC_MODEL_LEVEL_SWITCH4] = {1.54, 0.30, 0.30, 0.20, 1.0 / 12000.0},
+};
+
+static double *logp_field(tc_logp_t *p, int i)
+{
+    switch (i) {
+    case 0:
+        return &p->L;
+    case 1:
+        return &p->o_s;
+    case 2:
+        return &p->o_r;
+    case 3:
+        return &p->g;
+    default:
+        return &p->G;
+    }
+}
+
+static double logp_field_get(const tc_logp_t *p, int i)
+{
+    const double v[NFIELDS] = {p->L, p->o_s, p->o_r, p->g, p->G};
+    return v[i];
+}
+
+static int lower(int c)
+{
+    return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
+}
+
+/* Case-insensitive comparison of the @p n bytes at @p s with the string @p w. */
+static int word_eq(const char *s, size_t n, const char *w)
+{
+    if (strlen(w) != n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (lower((unsigned char)s[i]) != lower((unsigned char)w[i]))
+            return 0;
+    return 1;
+}
+
+static int is_space(int c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+static int level_parse_n(const char *s, size_t n)
+{
+    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++)
+        if (word_eq(s, n, level_names[i]))
+            return i;
+    if (word_eq(s, n, "socket"))
+        return TC_MODEL_LEVEL_PACKAGE;
+    return -1;
+}
+
+const char *tc_model_level_name(tc_model_level_t level)
+{
+    if ((int)level < 0 || level >= TC_MODEL_LEVEL_LAST)
+        return NULL;
+    return level_names[level];
+}
+
+int tc_model_level_parse(const char *name)
+{
+    if (name == NULL)
+        return -1;
+    return level_parse_n(name, strlen(name));
+}
+
+void tc_logp_table_defaults(tc_logp_table_t *t)
+{
+    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++) {
+        t->level[i] = level_defaults[i];
+        t->source[i] = TC_LOGP_SOURCE_DEFAULT;
+    }
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* A model parameter: the whole of [s, s+n) is one finite number >= 0.
+ * strtod alone would accept "nan", "inf" and a trailing "us". */
+static int number_parse_n(const char *s, size_t n, double *out)
+{
+    char buf[64];
+    if (n == 0 || n >= sizeof buf)
+        return -1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (end != buf + n || errno == ERANGE || !isfinite(v) || v < 0.0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Parse one line of the file format (comment already cut off). Returns 1 for
+ * a parameter line (*level, *val set), 0 for a blank line, -1 on error. */
+static int file_line_parse(const char *s, const char *name, int lineno, int *level, tc_logp_t *val,
+                           char *err, size_t errlen)
+{
+    const char *tok[NFIELDS + 1];
+    size_t len[NFIELDS + 1];
+    int ntok = 0;
+    while (*s) {
+        while (is_space((unsigned char)*s))
+            s++;
+        if (!*s)
+            break;
+        const char *b = s;
+        while (*s && !is_space((unsigned char)*s))
+            s++;
+        /* Columns after G are ignored (logp.h): only the first six matter. */
+        if (ntok < NFIELDS + 1) {
+            tok[ntok] = b;
+            len[ntok] = (size_t)(s - b);
+        }
+        ntok++;
+    }
+    if (ntok == 0)
+        return 0;
+    int lv = level_parse_n(tok[0], len[0]);
+    if (lv < 0) {
+        set_err(err, errlen, "%s:%d: unknown level '%.*s' (accepted: " ACCEPTED_LEVELS ")", name,
+                lineno, (int)len[0], tok[0]);
+        return -1;
+    }
+    if (ntok < NFIELDS + 1) {
+        set_err(err, errlen,
+                "%s:%d: level '%s' has %d number%s, expected 5: L o_s o_r g G "
+                "(microseconds; G in us/byte)",
+                name, lineno, level_names[lv], ntok - 1, ntok == 2 ? "" : "s");
+        return -1;
+    }
+    tc_logp_t v;
+    for (int i = 0; i < NFIELDS; i++) {
+        if (number_parse_n(tok[i + 1], len[i + 1], logp_field(&v, i)) != 0) {
+            set_err(err, errlen, "%s:%d: %s of level '%s' is '%.*s': expected a finite number >= 0",
+                    name, lineno, field_names[i], level_names[lv], (int)len[i + 1], tok[i + 1]);
+            return -1;
+        }
+    }
+    *level = lv;
+    *val = v;
+    return 1;
+}
+
+int tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const char *name, char *err,
+                            size_t errlen)
+{
+    if (name == NULL)
+        name = "(text)";
+    if (text == NULL) {
+        set_err(err, errlen, "%s: no text", name);
+        return -1;
+    }
+    const char *p = text;
+    int lineno = 0;
+    char line[1024];
+    while (*p) {
+        lineno++;
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        const char *hash = memchr(p, '#', n);
+        size_t used = hash ? (size_t)(hash - p) : n;
+        if (used >= sizeof line) {
+            set_err(err, errlen, "%s:%d: line longer than %zu characters", name, lineno,
+                    sizeof line - 1);
+            return -1;
+        }
+        memcpy(line, p, used);
+        line[used] = '\0';
+        int level;
+        tc_logp_t val;
+        int rc = file_line_parse(line, name, lineno, &level, &val, err, errlen);
+        if (rc < 0)
+            return -1;
+        if (rc > 0) {
+            t->level[level] = val;
+            t->source[level] = TC_LOGP_SOURCE_FILE;
+        }
+        p = eol ? eol + 1 : p + n;
+    }
+    return 0;
+}
+
+int tc_logp_table_load_file(tc_logp_table_t *t, const char *path, char *err, size_t errlen)
+{
+    /* A parameter file is a dozen lines; the cap only guards against being
+     * pointed at something that is not one. */
+    enum { MAX_BYTES = 1 << 20 };
+    if (path == NULL) {
+        set_err(err, errlen, "(null): no file name");
+        return -1;
+    }
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    char *buf = malloc(MAX_BYTES + 1);
+    if (buf == NULL) {
+        fclose(f);
+        set_err(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    size_t n = fread(buf, 1, MAX_BYTES + 1, f);
+    int rc = -1;
+    if (ferror(f)) {
+        set_err(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+    } else if (n > MAX_BYTES) {
+        set_err(err, errlen, "%s: larger than %d bytes: not a LogP parameter file", path,
+                (int)MAX_BYTES);
+    } else if (memchr(buf, '\0', n) != NULL) {
+        set_err(err, errlen, "%s: contains a NUL byte: not a LogP parameter file", path);
+    } else {
+        buf[n] = '\0';
+        rc = tc_logp_table_load_text(t, buf, path, err, errlen);
+    }
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+/* Trim spaces at both ends of [*s, *s + *n). */
+static void trim(const char **s, size_t *n)
+{
+    while (*n > 0 && is_space((unsigned char)**s)) {
+        (*s)++;
+        (*n)--;
+    }
+    while (*n > 0 && is_space((unsigned char)(*s)[*n - 1]))
+        (*n)--;
+}
+
+/* Apply "f=v,f=v" in [s, s+n) to @p p (field names are case-sensitive: g and
+ * G differ). @p entry names the whole entry in messages. */
+static int env_fields_apply(tc_logp_t *p, const char *s, size_t n, const char *entry,
+                            size_t entrylen, char *err, size_t errlen)
+{
+    const char *end = s + n;
+    while (s < end) {
+        const char *comma = memchr(s, ',', (size_t)(end - s));
+        const char *aend = comma ? comma : end;
+        const char *a = s;
+        size_t an = (size_t)(aend - s);
+        trim(&a, &an);
+        s = comma ? comma + 1 : end;
+        if (an == 0)
+            continue;
+        const char *eq = memchr(a, '=', an);
+        if (eq == NULL) {
+            set_err(err, errlen,
+                    "TC_LOGP: '%.*s' in '%.*s' is not field=value (fields: " ACCEPTED_FIELDS ")",
+                    (int)an, a, (int)entrylen, entry);
+            return -1;
+        }
+        const char *k = a, *v = eq + 1;
+        size_t kn = (size_t)(eq - a), vn = an - kn - 1;
+        trim(&k, &kn);
+        trim(&v, &vn);
+        int fi = -1;
+        for (int i = 0; i < NFIELDS; i++)
+            if (strlen(field_names[i]) == kn && memcmp(k, field_names[i], kn) == 0)
+                fi = i;
+        if (fi < 0) {
+            set_err(err, errlen,
+                    "TC_LOGP: unknown field '%.*s' in '%.*s' (accepted: " ACCEPTED_FIELDS
+                    ", case-sensitive)",
+                    (int)kn, k, (int)entrylen, entry);
+            return -1;
+        }
+        if (number_parse_n(v, vn, logp_field(p, fi)) != 0) {
+            set_err(err, errlen,
+                    "TC_LOGP: bad number '%.*s' for %s in '%.*s': expected a finite number >= 0 "
+                    "(microseconds; G in us/byte)",
+                    (int)vn, v, field_names[fi], (int)entrylen, entry);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, size_t errlen)
+{
+    if (spec == NULL)
+        return 0;
+    /* Work on a copy so that an error leaves @p t unchanged. */
+    tc_logp_table_t tmp = *t;
+    const char *s = spec;
+    while (*s) {
+        const char *semi = strchr(s, ';');
+        size_t n = semi ? (size_t)(semi - s) : strlen(s);
+        const char *e = s;
+        size_t en = n;
+        trim(&e, &en);
+        if (en > 0) {
+            const char *colon = memchr(e, ':', en);
+            if (colon == NULL) {
+                /* No level: the fields apply to every level. */
+                for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++) {
+                    if (env_fields_apply(&tmp.level[i], e, en, e, en, err, errlen) != 0)
+                        return -1;
+                    tmp.source[i] = TC_LOGP_SOURCE_ENV;
+                }
+            } else {
+                const char *ln = e;
+                size_t lnn = (size_t)(colon - e);
+                trim(&ln, &lnn);
+                int lv = level_parse_n(ln, lnn);
+                if (lv < 0) {
+                    set_err(err, errlen,
+                            "TC_LOGP: unknown level '%.*s' in '%.*s' (accepted: " ACCEPTED_LEVELS
+                            ")",
+                            (int)lnn, ln, (int)en, e);
+                    return -1;
+                }
+                if (env_fields_apply(&tmp.level[lv], colon + 1, (size_t)(e + en - colon - 1), e, en,
+                                     err, errlen) != 0)
+                    return -1;
+                tmp.source[lv] = TC_LOGP_SOURCE_ENV;
+            }
+        }
+        s = semi ? semi + 1 : s + n;
+    }
+    *t = tmp;
+    return 0;
+}
+
+/* The shortest %.*g that reads back as the same double, so that write then
+ * load gives the table back bit for bit and the file stays readable. */
+static void number_format(char *buf, size_t len, double v)
+{
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, len, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+static const char *source_name(tc_logp_source_t s)
+{
+    switch (s) {
+    case TC_LOGP_SOURCE_FILE:
+        return "file";
+    case TC_LOGP_SOURCE_ENV:
+        return "TC_LOGP";
+    default:
+        return "default";
+    }
+}
+
+int tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *origin)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f, "# libtopocoll LogP/LogGP parameters (TC_LOGP_FILE format)\n");
+    if (origin != NULL && *origin) {
+        /* One comment line per line of origin, so a newline in it cannot
+         * turn into a parameter line. */
+        fputs("# origin: ", f);
+        for (const char *c = origin; *c; c++) {
+            fputc(*c, f);
+            if (*c == '\n' && c[1])
+                fputs("#   ", f);
+        }
+        if (origin[strlen(origin) - 1] != '\n')
+            fputc('\n', f);
+    }
+    fprintf(f, "# units: microseconds (L, o_s, o_r, g), microseconds per byte (G)\n");
+    fprintf(f, "# %-8s %-10s %-10s %-10s %-10s %s\n", "level", "L", "o_s", "o_r", "g", "G");
+    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++) {
+        fprintf(f, "%-10s", level_names[i]);
+        for (int k = 0; k < NFIELDS; k++) {
+            char num[40];
+            number_format(num, sizeof num, logp_field_get(&t->level[i], k));
+            fprintf(f, " %-10s", num);
+        }
+        fprintf(f, " # %s\n", source_name(t->source[i]));
+    }
+    int werr = ferror(f);
+    int cerr = fclose(f);
+    if (werr || cerr != 0) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,95 @@
+/* LogP / LogGP parameters per hierarchy level (papers 002, 003), and where
+ * they come from: TC_LOGP_FILE, TC_LOGP, or documented defaults.
+ *
+ * Pure arithmetic and parsing: this module includes nothing else of ours
+ * (DESIGN.md), so it names levels itself, with the same short names and the
+ * same order as hier/locality.h's tc_level_t ("core", "l2", "l3", "numa",
+ * "package", "node", "switch1".."switch4"). The parameters of level X are
+ * those of two processes whose closest common unit is an X: "numa" = same
+ * NUMA node, "package" = same socket but another NUMA node, "node" = same
+ * node, another socket, "switch1" = other nodes under one leaf switch...
+ *
+ * Units: microseconds (L, o_s, o_r, g) and microseconds per byte (G).
+ *
+ * File format (TC_LOGP_FILE; written by tools/topocoll-logp):
+ *     # comment lines and blank lines are ignored
+ *     # level    L        o_s      o_r      g        G
+ *     numa       0.210    0.050    0.060    0.040    0.000080
+ *     node       0.350    0.070    0.080    0.060    0.000110
+ * One line per level, five numbers (non-negative, finite), any order of
+ * lines; a level not listed keeps its default. Extra columns after G are
+ * ignored (topocoll-logp writes the spread there, after a '#').
+ *
+ * TC_LOGP (string): "L=1.2,o_s=0.3,o_r=0.3,g=0.2,G=0.0001" sets those
+ * fields for every level; "node:L=0.3,o_s=0.1;switch1:L=1.5" sets them per
+ * level (entries separated by ';'). Fields not named keep their value.
+ * Applied after the file.
+ *
+ * Bad input (unreadable file, unknown level, malformed or negative number,
+ * unknown field) -> a message naming the file and line (or the variable and
+ * the offending text) through the caller's error buffer; the caller logs it
+ * and keeps the defaults for what was bad.
+ */
+#ifndef TC_MODEL_LOGP_H
+#define TC_MODEL_LOGP_H
+
+#include <stddef.h>
+
+typedef enum {
+    TC_MODEL_LEVEL_CORE,
+    TC_MODEL_LEVEL_L2,
+    TC_MODEL_LEVEL_L3,
+    TC_MODEL_LEVEL_NUMA,
+    TC_MODEL_LEVEL_PACKAGE,
+    TC_MODEL_LEVEL_NODE,
+    TC_MODEL_LEVEL_SWITCH1,
+    TC_MODEL_LEVEL_SWITCH2,
+    TC_MODEL_LEVEL_SWITCH3,
+    TC_MODEL_LEVEL_SWITCH4,
+    TC_MODEL_LEVEL_LAST
+} tc_model_level_t;
+
+typedef struct tc_logp {
+    double L;   /* latency: wire / coherence time of one small message */
+    double o_s; /* send overhead (CPU busy in the send call) */
+    double o_r; /* receive overhead */
+    double g;   /* gap between consecutive small messages (1 / message rate) */
+    double G;   /* gap per byte (LogGP): 1 / bandwidth */
+} tc_logp_t;
+
+typedef enum {
+    TC_LOGP_SOURCE_DEFAULT, /* built-in default for the level */
+    TC_LOGP_SOURCE_FILE,    /* TC_LOGP_FILE */
+    TC_LOGP_SOURCE_ENV      /* TC_LOGP */
+} tc_logp_source_t;
+
+typedef struct tc_logp_table {
+    tc_logp_t level[TC_MODEL_LEVEL_LAST];
+    tc_logp_source_t source[TC_MODEL_LEVEL_LAST]; /* where the last value set came from */
+} tc_logp_table_t;
+
+/* "core" .. "switch4"; NULL for an invalid level. */
+const char *tc_model_level_name(tc_model_level_t level);
+/* Parse a level name ("socket" is accepted for "package"); -1 if unknown. */
+int tc_model_level_parse(const char *name);
+
+/* The documented built-in defaults for every level. */
+void tc_logp_table_defaults(tc_logp_table_t *t);
+
+/* Read @p path into @p t (levels it lists only). Returns 0, or -1 with a
+ * message "<path>:<line>: ..." in @p err (levels parsed before the bad line
+ * are kept; nothing after it is applied). */
+int tc_logp_table_load_file(tc_logp_table_t *t, const char *path, char *err, size_t errlen);
+/* Parse the same format from a string (for tests and the fuzzer); @p name
+ * appears in messages in place of the path. */
+int tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const char *name, char *err,
+                            size_t errlen);
+/* Apply a TC_LOGP string. Returns 0, or -1 with a message in @p err and @p t
+ * unchanged. */
+int tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, size_t errlen);
+
+/* Write @p t in the file format (with a header comment naming @p origin,
+ * e.g. "topocoll-logp, np=2, Open MPI"). Returns 0 or -1 (errno set). */
+int tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *origin);
+
+#endif /* TC_MODEL_LOGP_H */

@@ -1,0 +1,133 @@
+/* Checks a parameters file written by tools/topocoll-logp (tests/logp_tool.cmake):
+ *
+ *   test_logp_file FILE NP [LEVEL]
+ *
+ *  - the library's loader (tc_logp_table_load_file) accepts it;
+ *  - an independent reading of the text agrees with what the loader got, line
+ *    by line: the five numbers of every level line, finite and >= 0;
+ *  - the header names the tool and np=NP; at least one level is marked
+ *    "# measured" (exactly LEVEL when given), and every other level still
+ *    has its built-in default (tc_logp_table_defaults);
+ *  - a measured level has plausible values for two processes of one machine:
+ *    o_s, o_r, g and G > 0 (a real MPI call costs something, the burst and
+ *    the large messages take time), every time below 10 ms, G between
+ *    1e-6 us/B (1 TB/s) and 1e-2 us/B (100 MB/s).
+ * No MPI. Exit 0 when all hold, 1 otherwise (every failure is printed).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/logp.h"
+
+static int failures;
+
+static void fail(const char *what, const char *detail)
+{
+    fprintf(stderr, "FAIL: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    failures++;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || argc > 4) {
+        fprintf(stderr, "usage: test_logp_file FILE NP [LEVEL]\n");
+        return 2;
+    }
+    const char *path = argv[1];
+    int np = atoi(argv[2]);
+    int want_level = argc == 4 ? tc_model_level_parse(argv[3]) : -1;
+    if (argc == 4 && want_level < 0) {
+        fprintf(stderr, "test_logp_file: unknown level %s\n", argv[3]);
+        return 2;
+    }
+
+    tc_logp_table_t loaded, defaults;
+    char err[512];
+    tc_logp_table_defaults(&defaults);
+    tc_logp_table_defaults(&loaded);
+    if (tc_logp_table_load_file(&loaded, path, err, sizeof err) != 0) {
+        fail("tc_logp_table_load_file", err);
+        return 1;
+    }
+
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return 1;
+    }
+    char line[1024], expect_np[32];
+    int seen[TC_MODEL_LEVEL_LAST] = {0}, measured[TC_MODEL_LEVEL_LAST] = {0};
+    int header_ok = 0, nmeasured = 0;
+    snprintf(expect_np, sizeof expect_np, "np=%d,", np);
+    while (fgets(line, sizeof line, f)) {
+        char word[64];
+        if (line[0] == '#') {
+            if (strstr(line, "# origin: topocoll-logp") == line && strstr(line, expect_np))
+                header_ok = 1;
+            continue;
+        }
+        if (sscanf(line, "%63s", word) != 1)
+            continue;
+        int l = tc_model_level_parse(word);
+        if (l < 0) {
+            fail("unknown level line", line);
+            continue;
+        }
+        seen[l]++;
+        /* The five numbers, read without the library's parser. */
+        double v[5];
+        char *p = line + strcspn(line, " \t");
+        for (int k = 0; k < 5; k++) {
+            char *end;
+            v[k] = strtod(p, &end);
+            if (end == p || !isfinite(v[k]) || v[k] < 0) {
+                fail("bad number on line", line);
+                break;
+            }
+            p = end;
+        }
+        const double *got = &loaded.level[l].L;
+        for (int k = 0; k < 5; k++)
+            if (fabs(v[k] - got[k]) > 1e-12 * fabs(v[k]))
+                fail("the loader and the text disagree on", word);
+        if (strstr(line, "# measured")) {
+            measured[l] = 1;
+            nmeasured++;
+        }
+    }
+    fclose(f);
+
+    if (!header_ok)
+        fail("no '# origin: topocoll-logp, np=N,' header for this np", NULL);
+    if (nmeasured == 0)
+        fail("no level marked '# measured'", NULL);
+    if (want_level >= 0 && !measured[want_level])
+        fail("level not measured", argv[3]);
+    for (int l = 0; l < TC_MODEL_LEVEL_LAST; l++) {
+        const char *name = tc_model_level_name((tc_model_level_t)l);
+        const tc_logp_t *x = &loaded.level[l], *d = &defaults.level[l];
+        if (seen[l] != 1)
+            fail("level not listed exactly once", name);
+        if (want_level >= 0 && measured[l] && l != want_level)
+            fail("a level other than the one asked for was measured", name);
+        if (!measured[l]) {
+            if (x->L != d->L || x->o_s != d->o_s || x->o_r != d->o_r || x->g != d->g ||
+                x->G != d->G)
+                fail("an unmeasured level lost its default", name);
+            continue;
+        }
+        printf("%s: L %g o_s %g o_r %g g %g G %g\n", name, x->L, x->o_s, x->o_r, x->g, x->G);
+        if (!(x->o_s > 0 && x->o_r > 0 && x->g > 0 && x->G > 0))
+            fail("o_s, o_r, g and G must be > 0 when measured", name);
+        if (x->L > 1e4 || x->o_s > 1e4 || x->o_r > 1e4 || x->g > 1e4)
+            fail("a time above 10 ms", name);
+        if (!(x->G > 1e-6 && x->G < 1e-2))
+            fail("G outside 1e-6..1e-2 us/byte", name);
+    }
+    if (failures)
+        return 1;
+    printf("%s: OK (%d level%s measured)\n", path, nmeasured, nmeasured > 1 ? "s" : "");
+    return 0;
+}

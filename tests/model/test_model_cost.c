@@ -1,0 +1,307 @@
+/* Cost formulas of src/model/cost.c against tables computed independently
+ * by gen_barrier_table.py and gen_loggp_table.py (their own code, from
+ * docs/model.md), plus paper 003's published P = 8 values, P <= 1, the
+ * argmin and its tie rule. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/cost.h"
+#include "rma/rma.h"
+#include "shm/params.h"
+
+#ifndef TC_MODEL_DATA_DIR
+#error "TC_MODEL_DATA_DIR must name tests/model"
+#endif
+
+static int failures;
+static int checks;
+
+static void check_close(double got, double want, double rel, const char *what)
+{
+    checks++;
+    double tol = rel * fmax(1.0, fabs(want));
+    if (!(fabs(got - want) <= tol)) {
+        failures++;
+        fprintf(stderr, "FAIL %s: got %.17g, want %.17g\n", what, got, want);
+    }
+}
+
+static void check(int cond, const char *what)
+{
+    checks++;
+    if (!cond) {
+        failures++;
+        fprintf(stderr, "FAIL %s\n", what);
+    }
+}
+
+static FILE *open_table(const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", TC_MODEL_DATA_DIR, name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "FAIL cannot open %s\n", path);
+        exit(1);
+    }
+    return f;
+}
+
+static void test_barrier_table(void)
+{
+    FILE *f = open_table("barrier_table.txt");
+    char line[512];
+    tc_logp_t p = {0};
+    int have_params = 0, rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        if (strncmp(line, "params", 6) == 0) {
+            have_params = sscanf(line + 6, "%lf %lf %lf %lf", &p.L, &p.o_s, &p.o_r, &p.g) == 4;
+            continue;
+        }
+        int P, arity;
+        double want[TC_MODEL_BARRIER_LAST];
+        if (sscanf(line, "%d %d %lf %lf %lf %lf %lf", &P, &arity, &want[0], &want[1], &want[2],
+                   &want[3], &want[4]) != 7) {
+            fprintf(stderr, "FAIL bad table line: %s", line);
+            failures++;
+            continue;
+        }
+        for (int a = 0; a < TC_MODEL_BARRIER_LAST; a++) {
+            char what[96];
+            snprintf(what, sizeof what, "barrier alg %d P=%d arity=%d", a, P, arity);
+            check_close(tc_model_barrier_cost((tc_model_barrier_t)a, P, arity, &p), want[a], 1e-9,
+                        what);
+        }
+        rows++;
+    }
+    fclose(f);
+    check(have_params, "barrier table has a params line");
+    check(rows == 200, "barrier table has 200 rows (P = 1..100, arity 2 and 4)");
+}
+
+static void test_paper_values(void)
+{
+    /* Paper 003's fitted parameters and its P = 8 predictions. */
+    tc_logp_t p = {.L = 125.6, .o_s = 0.43, .o_r = 123.8, .g = 0.22, .G = 0};
+    check(fabs(tc_model_barrier_cost(TC_MODEL_BARRIER_CENTRAL, 8, 2, &p) - 1245) < 0.5,
+          "paper: central counter P=8 ~1245");
+    check(fabs(tc_model_barrier_cost(TC_MODEL_BARRIER_TREE, 8, 2, &p) - 1499) < 0.5,
+          "paper: binary combining tree P=8 ~1499");
+    check(fabs(tc_model_barrier_cost(TC_MODEL_BARRIER_DISSEMINATION, 8, 2, &p) - 749) < 0.5,
+          "paper: dissemination P=8 ~749");
+    for (int a = 0; a < TC_MODEL_BARRIER_LAST; a++) {
+        check(tc_model_barrier_cost((tc_model_barrier_t)a, 1, 2, &p) == 0.0, "P=1 costs 0");
+        check(tc_model_barrier_cost((tc_model_barrier_t)a, 0, 2, &p) == 0.0, "P=0 costs 0");
+        check(tc_model_barrier_cost((tc_model_barrier_t)a, 2, 2, &p) > 0.0, "P=2 costs > 0");
+    }
+    /* Arity below 2 is arity 2. */
+    check(tc_model_barrier_cost(TC_MODEL_BARRIER_TREE, 13, 0, &p) ==
+              tc_model_barrier_cost(TC_MODEL_BARRIER_TREE, 13, 2, &p),
+          "arity 0 means 2");
+}
+
+static void test_argmin(void)
+{
+    tc_logp_t p = {.L = 125.6, .o_s = 0.43, .o_r = 123.8, .g = 0.22, .G = 0};
+    const unsigned all = (1u << TC_MODEL_BARRIER_LAST) - 1;
+    double costs[TC_MODEL_BARRIER_LAST];
+    /* P = 8: dissemination and pairwise tie (both 3 t_s): the lower enum wins. */
+    check(tc_model_barrier_argmin(all, 8, 2, &p, costs) == TC_MODEL_BARRIER_DISSEMINATION,
+          "argmin P=8 all -> dissemination (tie with pairwise, lower enum)");
+    check(costs[TC_MODEL_BARRIER_DISSEMINATION] == costs[TC_MODEL_BARRIER_PAIRWISE],
+          "P=8: dissemination and pairwise cost the same");
+    check(costs[TC_MODEL_BARRIER_CENTRAL] ==
+              tc_model_barrier_cost(TC_MODEL_BARRIER_CENTRAL, 8, 2, &p),
+          "argmin fills costs[] for every algorithm");
+    unsigned no_diss = all & ~(1u << TC_MODEL_BARRIER_DISSEMINATION);
+    check(tc_model_barrier_argmin(no_diss, 8, 2, &p, NULL) == TC_MODEL_BARRIER_PAIRWISE,
+          "argmin P=8 without dissemination -> pairwise");
+    /* P = 6: pairwise pays the extra step in and out (2 t_s + 2 M = 999.3)
+     * and central costs 2 M + 4 (f_r + f_s) = 996.6: central wins. */
+    check(tc_model_barrier_argmin(no_diss, 6, 2, &p, costs) == TC_MODEL_BARRIER_CENTRAL,
+          "argmin P=6 without dissemination -> central");
+    check(fabs(costs[TC_MODEL_BARRIER_PAIRWISE] - 999.32) < 1e-9, "pairwise P=6 = 999.32");
+    unsigned only = (1u << TC_MODEL_BARRIER_CENTRAL) | (1u << TC_MODEL_BARRIER_TREE);
+    /* central 1245 < tree 1499 at P = 8. */
+    check(tc_model_barrier_argmin(only, 8, 2, &p, NULL) == TC_MODEL_BARRIER_CENTRAL,
+          "argmin {central, tree} P=8 -> central");
+    check(tc_model_barrier_argmin(1u << TC_MODEL_BARRIER_TOURNAMENT, 8, 2, &p, NULL) ==
+              TC_MODEL_BARRIER_TOURNAMENT,
+          "argmin of one allowed algorithm is that algorithm");
+    check(tc_model_barrier_argmin(0, 8, 2, &p, NULL) == TC_MODEL_BARRIER_DISSEMINATION,
+          "allowed = 0 means every algorithm");
+    /* P = 1: every cost is 0, a five-way tie: the lowest allowed enum. */
+    check(tc_model_barrier_argmin(all, 1, 2, &p, NULL) == TC_MODEL_BARRIER_CENTRAL,
+          "P=1 tie -> central (lowest enum)");
+    check(tc_model_barrier_argmin(all & ~1u, 1, 2, &p, NULL) == TC_MODEL_BARRIER_TREE,
+          "P=1 tie without central -> tree");
+    /* A machine where messages are cheap and the gap dominates (g >> o+L+o)
+     * makes central's f terms g each: check the argmin follows the costs. */
+    tc_logp_t q = {.L = 1, .o_s = 0.1, .o_r = 0.1, .g = 0.05, .G = 0};
+    for (int P = 2; P <= 64; P++) {
+        tc_model_barrier_t b = tc_model_barrier_argmin(all, P, 4, &q, costs);
+        for (int a = 0; a < TC_MODEL_BARRIER_LAST; a++)
+            check(costs[b] < costs[a] || (costs[b] == costs[a] && (int)b <= a),
+                  "argmin is the minimum, lower enum on ties");
+    }
+}
+
+static void test_loggp_table(void)
+{
+    static const char *const names[] = {
+        "bcast_flat",      "bcast_knomial", "bcast_sa",         "reduce_flat",
+        "reduce_binomial", "reduce_rsg",    "allreduce_recdbl", "allreduce_ring",
+    };
+    FILE *f = open_table("loggp_table.txt");
+    char line[512], fn[64];
+    tc_logp_t p = {0};
+    tc_model_shm_t sp = {0};
+    double gamma = 0;
+    int have = 0, rows = 0, shm_rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        if (strncmp(line, "params ", 7) == 0) {
+            have += sscanf(line + 7, "%lf %lf %lf %lf %lf %lf", &p.L, &p.o_s, &p.o_r, &p.g, &p.G,
+                           &gamma) == 6;
+            continue;
+        }
+        if (strncmp(line, "shm ", 4) == 0) {
+            have += sscanf(line + 4, "%lf %lf %lf %lf", &sp.t, &sp.t_w, &sp.t_ws, &sp.t_a) == 4;
+            continue;
+        }
+        unsigned long long a, b;
+        int c, d;
+        double want;
+        char what[160];
+        if (strncmp(line, "shm_bcast ", 10) == 0) {
+            if (sscanf(line + 10, "%llu %llu %d %d %lf", &a, &b, &c, &d, &want) != 5)
+                goto bad;
+            snprintf(what, sizeof what, "shm_bcast m=%llu f=%llu S=%d depth=%d", a, b, c, d);
+            check_close(tc_model_shm_bcast_cost((size_t)a, (size_t)b, c, d, &sp), want, 1e-9, what);
+            shm_rows++;
+            continue;
+        }
+        int P, k;
+        if (sscanf(line, "%63s %d %llu %d %lf", fn, &P, &a, &k, &want) != 5)
+            goto bad;
+        size_t m = (size_t)a;
+        double got;
+        if (strcmp(fn, names[0]) == 0)
+            got = tc_model_bcast_flat_cost(m, P, &p);
+        else if (strcmp(fn, names[1]) == 0)
+            got = tc_model_bcast_knomial_cost(m, P, k, &p);
+        else if (strcmp(fn, names[2]) == 0)
+            got = tc_model_bcast_scatter_allgather_cost(m, P, k, &p);
+        else if (strcmp(fn, names[3]) == 0)
+            got = tc_model_reduce_flat_cost(m, P, gamma, &p);
+        else if (strcmp(fn, names[4]) == 0)
+            got = tc_model_reduce_binomial_cost(m, P, gamma, &p);
+        else if (strcmp(fn, names[5]) == 0)
+            got = tc_model_reduce_rsg_cost(m, P, gamma, &p);
+        else if (strcmp(fn, names[6]) == 0)
+            got = tc_model_allreduce_recdbl_cost(m, P, gamma, &p);
+        else if (strcmp(fn, names[7]) == 0)
+            got = tc_model_allreduce_ring_cost(m, P, gamma, &p);
+        else
+            goto bad;
+        snprintf(what, sizeof what, "%s P=%d m=%zu k=%d", fn, P, m, k);
+        check_close(got, want, 1e-9, what);
+        rows++;
+        continue;
+    bad:
+        fprintf(stderr, "FAIL bad table line: %s", line);
+        failures++;
+    }
+    fclose(f);
+    check(have == 2, "loggp table has both params lines");
+    check(rows == 960, "loggp table: 960 LogGP rows");
+    check(shm_rows == 240, "loggp table: 240 shm rows");
+
+    /* Structural facts that do not depend on the table. */
+    check(tc_model_bcast_knomial_cost(1000, 7, 7, &p) == tc_model_bcast_flat_cost(1000, 7, &p),
+          "k-nomial with k >= P is flat");
+    check(tc_model_bcast_scatter_allgather_cost(5, 8, 3, &p) ==
+              tc_model_bcast_knomial_cost(5, 8, 3, &p),
+          "scatter+allgather with m < P is k-nomial");
+    check(tc_model_loggp_msg(1, &p) == p.o_s + p.L + p.o_r, "one byte costs o_s + L + o_r");
+}
+
+/* Second opinion: with depth 1 and t_a = 0 the pipeline cost is the model
+ * src/shm/params.c already uses to pick f (in units of t). */
+static void test_shm_matches_params(void)
+{
+    tc_model_shm_t sp = {.t = 0.001, .t_w = 0.05, .t_ws = 0.1, .t_a = 0};
+    size_t ms[] = {1, 5000, 1 << 16, 12345678};
+    size_t fs[] = {4096, 8192, 65536};
+    int Ss[] = {2, 8, 1024};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++)
+            for (int l = 0; l < 3; l++) {
+                double want = sp.t * tc_shm_params_model_time(ms[i], fs[j], Ss[l], sp.t_w / sp.t,
+                                                              sp.t_ws / sp.t);
+                check_close(tc_model_shm_bcast_cost(ms[i], fs[j], Ss[l], 1, &sp), want, 1e-9,
+                            "shm cost = t * tc_shm_params_model_time at depth 1, t_a 0");
+            }
+}
+
+/* Paper 002's RMA broadcast costs with the bit-order correction: hand-worked
+ * values, the closed forms of R(P, order), and R against the tree the
+ * library really runs (src/rma/tree.c). */
+static void test_rma_costs(void)
+{
+    tc_logp_t p = {.L = 2.0, .o_s = 1.0, .o_r = 1.5, .g = 3.0, .G = 0.01};
+    /* q = max(o, g) = 3; one step with m = 1001: 1 + 10 + 6 + 2 + 0.5 = 19.5 */
+    check_close(tc_model_rma_bcast_binomial_cost(1001, 8, TC_MODEL_RMA_ORDER_DOWN, 0.5, &p),
+                19.5 * 3 + 3, 1e-12, "rma binomial down P=8 = 19.5 log2 8 + o + L");
+    check_close(tc_model_rma_bcast_binomial_cost(1001, 8, TC_MODEL_RMA_ORDER_UP, 0.5, &p),
+                19.5 * 6 + 3, 1e-12, "rma binomial up P=8 = 19.5 * 3*4/2 + o + L");
+    /* LogP form (m = 1): (o + 2q + L + o_r) log2 P + o + L */
+    check_close(tc_model_rma_bcast_binomial_cost(1, 16, TC_MODEL_RMA_ORDER_DOWN, 1.5, &p),
+                (1 + 6 + 2 + 1.5) * 4 + 3, 1e-12, "rma binomial LogP P=16");
+    check(tc_model_rma_bcast_binomial_cost(0, 4, TC_MODEL_RMA_ORDER_DOWN, 0.5, &p) ==
+              tc_model_rma_bcast_binomial_cost(1, 4, TC_MODEL_RMA_ORDER_DOWN, 0.5, &p),
+          "rma: m = 0 costs as m = 1");
+    /* Linear, m = 1001: inject 11 > g; 11 + 6 * 11 + 2 L = 81 */
+    check_close(tc_model_rma_bcast_linear_cost(1001, 8, &p), 81.0, 1e-12, "rma linear P=8");
+    /* m = 1: gap-bound, 1 + 6 * 3 + 4 = 23 */
+    check_close(tc_model_rma_bcast_linear_cost(1, 8, &p), 23.0, 1e-12, "rma linear P=8 m=1");
+    check(tc_model_rma_bcast_linear_cost(100, 1, &p) == 0.0 &&
+              tc_model_rma_bcast_binomial_cost(100, 1, TC_MODEL_RMA_ORDER_UP, 0.5, &p) == 0.0,
+          "rma: P = 1 costs 0");
+    /* P = 6, upward: 0 -> 1 (step 1), 2 (2), 4 (3); 2 -> 3 (3); 4 -> 5 (4). */
+    check(tc_model_rma_binomial_rounds(6, TC_MODEL_RMA_ORDER_UP) == 4, "rma rounds up P=6 = 4");
+    check(tc_model_rma_binomial_rounds(6, TC_MODEL_RMA_ORDER_DOWN) == 3, "rma rounds down P=6 = 3");
+    for (int k = 0; k <= 10; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "rma rounds P=2^%d", k);
+        check(tc_model_rma_binomial_rounds(1 << k, TC_MODEL_RMA_ORDER_UP) == k * (k + 1) / 2 &&
+                  tc_model_rma_binomial_rounds(1 << k, TC_MODEL_RMA_ORDER_DOWN) == k,
+              what);
+    }
+    for (int P = 1; P <= 300; P++) {
+        char what[64];
+        snprintf(what, sizeof what, "rma rounds P=%d match src/rma/tree.c", P);
+        check(tc_model_rma_binomial_rounds(P, TC_MODEL_RMA_ORDER_UP) ==
+                      tc_rma_tree_rounds(P, TC_RMA_ORDER_UP) &&
+                  tc_model_rma_binomial_rounds(P, TC_MODEL_RMA_ORDER_DOWN) ==
+                      tc_rma_tree_rounds(P, TC_RMA_ORDER_DOWN),
+              what);
+    }
+}
+
+int main(void)
+{
+    test_barrier_table();
+    test_paper_values();
+    test_argmin();
+    test_loggp_table();
+    test_shm_matches_params();
+    test_rma_costs();
+    printf("%d checks, %d failures\n", checks, failures);
+    return failures ? 1 : 0;
+}

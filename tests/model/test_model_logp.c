@@ -1,0 +1,319 @@
+/* Parameter tables of src/model/logp.c: level names, defaults, the file
+ * format (good file, every kind of bad line, unreadable paths), TC_LOGP
+ * (global, per level, errors) and write -> load round trip. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/logp.h"
+
+static int failures;
+static int checks;
+
+static void check(int cond, const char *what)
+{
+    checks++;
+    if (!cond) {
+        failures++;
+        fprintf(stderr, "FAIL %s\n", what);
+    }
+}
+
+static int same_logp(const tc_logp_t *a, const tc_logp_t *b)
+{
+    return a->L == b->L && a->o_s == b->o_s && a->o_r == b->o_r && a->g == b->g && a->G == b->G;
+}
+
+static int same_table(const tc_logp_table_t *a, const tc_logp_table_t *b)
+{
+    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++)
+        if (!same_logp(&a->level[i], &b->level[i]) || a->source[i] != b->source[i])
+            return 0;
+    return 1;
+}
+
+/* The message must be exactly @p want (tests pin the wording users see). */
+static void check_msg(const char *err, const char *want, const char *what)
+{
+    checks++;
+    if (strcmp(err, want) != 0) {
+        failures++;
+        fprintf(stderr, "FAIL %s:\n  got  '%s'\n  want '%s'\n", what, err, want);
+    }
+}
+
+static void test_names(void)
+{
+    static const char *const names[] = {"core", "l2",      "l3",      "numa",    "package",
+                                        "node", "switch1", "switch2", "switch3", "switch4"};
+    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++) {
+        check(strcmp(tc_model_level_name((tc_model_level_t)i), names[i]) == 0, "level name");
+        check(tc_model_level_parse(names[i]) == i, "level parse");
+    }
+    check(tc_model_level_parse("socket") == TC_MODEL_LEVEL_PACKAGE, "socket = package");
+    check(tc_model_level_parse("NUMA") == TC_MODEL_LEVEL_NUMA, "names are case-insensitive");
+    check(tc_model_level_parse("switch5") == -1, "switch5 unknown");
+    check(tc_model_level_parse("") == -1, "empty unknown");
+    check(tc_model_level_parse(NULL) == -1, "NULL unknown");
+    check(tc_model_level_name(TC_MODEL_LEVEL_LAST) == NULL, "name of LAST is NULL");
+}
+
+static void test_defaults(void)
+{
+    tc_logp_table_t t;
+    memset(&t, 0xff, sizeof t);
+    tc_logp_table_defaults(&t);
+    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++) {
+        const tc_logp_t *p = &t.level[i];
+        check(t.source[i] == TC_LOGP_SOURCE_DEFAULT, "default source");
+        check(p->L > 0 && p->o_s > 0 && p->o_r > 0 && p->g > 0 && p->G > 0,
+              "defaults are positive");
+        if (i > 0)
+            check(p->L >= t.level[i - 1].L, "latency does not fall with distance");
+    }
+    /* docs/model.md: intra-node from the ping-pong, network EDR-like. */
+    check(t.level[TC_MODEL_LEVEL_L3].L == 0.08, "l3 L = 0.08 us (measured)");
+    check(t.level[TC_MODEL_LEVEL_SWITCH1].L == 1.0, "switch1 L = 1.0 us");
+    check(t.level[TC_MODEL_LEVEL_SWITCH1].G == 1.0 / 12000.0, "switch1 G = 1/12 GB/s");
+}
+
+static void test_good_text(void)
+{
+    tc_logp_table_t t, d;
+    tc_logp_table_defaults(&t);
+    tc_logp_table_defaults(&d);
+    char err[512] = "";
+    const char *text = "# header comment\n"
+                       "\n"
+                       "   \t\n"
+                       "numa 0.21 0.05 0.06 0.04 0.00008\n"
+                       "  Socket\t1e-1 2.5E-2 0 0.5 1e-5   # trailing comment\n"
+                       "switch2 3 1 1 1 0.001 0.02 0.03 extra columns ignored\n"
+                       "node 0.35 0.07 0.08 0.06 0.00011"; /* no final newline */
+    check(tc_logp_table_load_text(&t, text, "good.txt", err, sizeof err) == 0, "good text loads");
+    tc_logp_t numa = {0.21, 0.05, 0.06, 0.04, 0.00008};
+    tc_logp_t pkg = {0.1, 0.025, 0, 0.5, 1e-5};
+    tc_logp_t sw2 = {3, 1, 1, 1, 0.001};
+    tc_logp_t node = {0.35, 0.07, 0.08, 0.06, 0.00011};
+    check(same_logp(&t.level[TC_MODEL_LEVEL_NUMA], &numa), "numa values");
+    check(same_logp(&t.level[TC_MODEL_LEVEL_PACKAGE], &pkg), "socket line sets package");
+    check(same_logp(&t.level[TC_MODEL_LEVEL_SWITCH2], &sw2), "switch2 values");
+    check(same_logp(&t.level[TC_MODEL_LEVEL_NODE], &node), "last line without newline");
+    check(t.source[TC_MODEL_LEVEL_NUMA] == TC_LOGP_SOURCE_FILE, "source file");
+    check(same_logp(&t.level[TC_MODEL_LEVEL_CORE], &d.level[TC_MODEL_LEVEL_CORE]) &&
+              t.source[TC_MODEL_LEVEL_CORE] == TC_LOGP_SOURCE_DEFAULT,
+          "unlisted level keeps its default");
+    check(tc_logp_table_load_text(&t, "", "empty.txt", err, sizeof err) == 0, "empty text is ok");
+}
+
+/* Each bad text: -1, the exact message, the bad line's level untouched, and
+ * lines before it applied. */
+static void test_bad_text(void)
+{
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"numa 1 1 1 1 1\nnode2 1 2 3 4 5\n",
+         "bad.txt:2: unknown level 'node2' (accepted: core, l2, l3, numa, package (or socket), "
+         "node, switch1..switch4)"},
+        {"numa 1 1 1 1 1\nnode 1 2 3 4\n",
+         "bad.txt:2: level 'node' has 4 numbers, expected 5: L o_s o_r g G (microseconds; G in "
+         "us/byte)"},
+        {"numa 1 1 1 1 1\nnode\n",
+         "bad.txt:2: level 'node' has 0 numbers, expected 5: L o_s o_r g G (microseconds; G in "
+         "us/byte)"},
+        {"numa 1 1 1 1 1\nnode 1 2 -3 4 5\n",
+         "bad.txt:2: o_r of level 'node' is '-3': expected a finite number >= 0"},
+        {"numa 1 1 1 1 1\nnode 1 2 3 NaN 5\n",
+         "bad.txt:2: g of level 'node' is 'NaN': expected a finite number >= 0"},
+        {"numa 1 1 1 1 1\nnode 1 2 3 4 inf\n",
+         "bad.txt:2: G of level 'node' is 'inf': expected a finite number >= 0"},
+        {"numa 1 1 1 1 1\nnode fast 2 3 4 5\n",
+         "bad.txt:2: L of level 'node' is 'fast': expected a finite number >= 0"},
+        {"numa 1 1 1 1 1\nnode 1us 2 3 4 5\n",
+         "bad.txt:2: L of level 'node' is '1us': expected a finite number >= 0"},
+        {"numa 1 1 1 1 1\nnode 1 2 3 4 1e999\n",
+         "bad.txt:2: G of level 'node' is '1e999': expected a finite number >= 0"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tc_logp_table_t t, d;
+        tc_logp_table_defaults(&t);
+        tc_logp_table_defaults(&d);
+        char err[512] = "";
+        check(tc_logp_table_load_text(&t, bad[i].text, "bad.txt", err, sizeof err) == -1,
+              "bad line -> -1");
+        check_msg(err, bad[i].msg, "bad line message");
+        check(same_logp(&t.level[TC_MODEL_LEVEL_NODE], &d.level[TC_MODEL_LEVEL_NODE]) &&
+                  t.source[TC_MODEL_LEVEL_NODE] == TC_LOGP_SOURCE_DEFAULT,
+              "bad line leaves its level at the default");
+        check(t.level[TC_MODEL_LEVEL_NUMA].L == 1 &&
+                  t.source[TC_MODEL_LEVEL_NUMA] == TC_LOGP_SOURCE_FILE,
+              "lines before the bad one are kept");
+    }
+    /* Nothing after the bad line is applied. */
+    tc_logp_table_t t, d;
+    tc_logp_table_defaults(&t);
+    tc_logp_table_defaults(&d);
+    char err[512];
+    check(tc_logp_table_load_text(&t, "bogus 1 2 3 4 5\nnode 9 9 9 9 9\n", "x", err, sizeof err) ==
+              -1,
+          "bad first line -> -1");
+    check(same_table(&t, &d), "a bad first line leaves all defaults");
+    /* A tiny error buffer truncates, it does not overflow. */
+    char small[8];
+    check(tc_logp_table_load_text(&t, "bogus 1 2 3 4 5\n", "x", small, sizeof small) == -1 &&
+              strlen(small) == 7,
+          "message truncated to the buffer");
+}
+
+static void test_files(const char *dir)
+{
+    char path[4096], err[4352];
+    tc_logp_table_t t, d;
+    tc_logp_table_defaults(&d);
+
+    snprintf(path, sizeof path, "%s/good.logp", dir);
+    FILE *f = fopen(path, "w");
+    fputs("# level L o_s o_r g G\nswitch1 1.5 0.3 0.3 0.2 0.0001 # spread 0.1\n", f);
+    fclose(f);
+    tc_logp_table_defaults(&t);
+    check(tc_logp_table_load_file(&t, path, err, sizeof err) == 0, "good file loads");
+    check(t.level[TC_MODEL_LEVEL_SWITCH1].L == 1.5 &&
+              t.source[TC_MODEL_LEVEL_SWITCH1] == TC_LOGP_SOURCE_FILE,
+          "good file values");
+
+    snprintf(path, sizeof path, "%s/bad.logp", dir);
+    f = fopen(path, "w");
+    fputs("# ok\nnode 1 2 3 4\n", f);
+    fclose(f);
+    tc_logp_table_defaults(&t);
+    check(tc_logp_table_load_file(&t, path, err, sizeof err) == -1, "bad file -> -1");
+    char want[4352];
+    snprintf(want, sizeof want,
+             "%s:2: level 'node' has 4 numbers, expected 5: L o_s o_r g G (microseconds; G in "
+             "us/byte)",
+             path);
+    check_msg(err, want, "bad file message names path and line");
+    check(same_table(&t, &d), "bad file leaves the defaults");
+
+    snprintf(path, sizeof path, "%s/does-not-exist.logp", dir);
+    check(tc_logp_table_load_file(&t, path, err, sizeof err) == -1, "missing file -> -1");
+    snprintf(want, sizeof want, "%s: cannot open: No such file or directory", path);
+    check_msg(err, want, "missing file message");
+    /* A directory opens but cannot be read. */
+    check(tc_logp_table_load_file(&t, dir, err, sizeof err) == -1, "directory -> -1");
+    snprintf(want, sizeof want, "%s: cannot read: Is a directory", dir);
+    check_msg(err, want, "directory message");
+    check(same_table(&t, &d), "unreadable paths leave the defaults");
+}
+
+static void test_env(void)
+{
+    tc_logp_table_t t, d, before;
+    tc_logp_table_defaults(&d);
+    char err[512];
+
+    tc_logp_table_defaults(&t);
+    check(tc_logp_table_apply_env(&t, "L=1.2,o_s=0.3,o_r=0.3,g=0.2,G=0.0001", err, sizeof err) == 0,
+          "global TC_LOGP");
+    tc_logp_t all = {1.2, 0.3, 0.3, 0.2, 0.0001};
+    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++)
+        check(same_logp(&t.level[i], &all) && t.source[i] == TC_LOGP_SOURCE_ENV,
+              "global sets every level");
+
+    tc_logp_table_defaults(&t);
+    check(tc_logp_table_apply_env(&t, " node : L = 0.3 , o_s=0.1 ; switch1:L=1.5;", err,
+                                  sizeof err) == 0,
+          "per-level TC_LOGP");
+    check(t.level[TC_MODEL_LEVEL_NODE].L == 0.3 && t.level[TC_MODEL_LEVEL_NODE].o_s == 0.1 &&
+              t.level[TC_MODEL_LEVEL_NODE].o_r == d.level[TC_MODEL_LEVEL_NODE].o_r &&
+              t.source[TC_MODEL_LEVEL_NODE] == TC_LOGP_SOURCE_ENV,
+          "node fields set, others kept");
+    check(t.level[TC_MODEL_LEVEL_SWITCH1].L == 1.5 &&
+              t.level[TC_MODEL_LEVEL_SWITCH1].G == d.level[TC_MODEL_LEVEL_SWITCH1].G,
+          "switch1 L set");
+    check(same_logp(&t.level[TC_MODEL_LEVEL_CORE], &d.level[TC_MODEL_LEVEL_CORE]) &&
+              t.source[TC_MODEL_LEVEL_CORE] == TC_LOGP_SOURCE_DEFAULT,
+          "unnamed level untouched");
+    check(tc_logp_table_apply_env(&t, "G=0;socket:g=2", err, sizeof err) == 0 &&
+              t.level[TC_MODEL_LEVEL_PACKAGE].g == 2 && t.level[TC_MODEL_LEVEL_CORE].G == 0,
+          "global and per-level entries mix, in order");
+    before = t;
+    check(tc_logp_table_apply_env(&t, "", err, sizeof err) == 0 && same_table(&t, &before),
+          "empty TC_LOGP changes nothing");
+
+    static const struct {
+        const char *spec, *msg;
+    } bad[] = {
+        {"node:L=0.3;switch1:X=1",
+         "TC_LOGP: unknown field 'X' in 'switch1:X=1' (accepted: L, o_s, o_r, g, G, "
+         "case-sensitive)"},
+        {"l=1", "TC_LOGP: unknown field 'l' in 'l=1' (accepted: L, o_s, o_r, g, G, "
+                "case-sensitive)"},
+        {"node:L=abc", "TC_LOGP: bad number 'abc' for L in 'node:L=abc': expected a finite "
+                       "number >= 0 (microseconds; G in us/byte)"},
+        {"node:L=0.3;g=-1", "TC_LOGP: bad number '-1' for g in 'g=-1': expected a finite number "
+                            ">= 0 (microseconds; G in us/byte)"},
+        {"G=nan", "TC_LOGP: bad number 'nan' for G in 'G=nan': expected a finite number >= 0 "
+                  "(microseconds; G in us/byte)"},
+        {"o_s=", "TC_LOGP: bad number '' for o_s in 'o_s=': expected a finite number >= 0 "
+                 "(microseconds; G in us/byte)"},
+        {"nodes:L=1", "TC_LOGP: unknown level 'nodes' in 'nodes:L=1' (accepted: core, l2, l3, "
+                      "numa, package (or socket), node, switch1..switch4)"},
+        {"node:L", "TC_LOGP: 'L' in 'node:L' is not field=value (fields: L, o_s, o_r, g, G)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tc_logp_table_defaults(&t);
+        err[0] = '\0';
+        check(tc_logp_table_apply_env(&t, bad[i].spec, err, sizeof err) == -1, "bad TC_LOGP -> -1");
+        check_msg(err, bad[i].msg, "bad TC_LOGP message");
+        check(same_table(&t, &d), "bad TC_LOGP leaves the table unchanged (even earlier entries)");
+    }
+}
+
+static void test_roundtrip(const char *dir)
+{
+    char path[4096], err[4352];
+    tc_logp_table_t t, back;
+    tc_logp_table_defaults(&t);
+    /* Values that need all 17 digits, zeros, and a big one. */
+    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++) {
+        t.level[i].L = 1.0 / (3.0 + i);
+        t.level[i].o_s = 0.1 * i;
+        t.level[i].o_r = 0;
+        t.level[i].g = 1e6 + i / 7.0;
+        t.level[i].G = 1e-7 / (i + 1);
+    }
+    snprintf(path, sizeof path, "%s/roundtrip.logp", dir);
+    check(tc_logp_table_write(&t, path, "test_model_logp\nsecond line 1 2 3 4 5") == 0, "write");
+    tc_logp_table_defaults(&back);
+    check(tc_logp_table_load_file(&back, path, err, sizeof err) == 0, "load what was written");
+    int same = 1;
+    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++)
+        same &= same_logp(&t.level[i], &back.level[i]) && back.source[i] == TC_LOGP_SOURCE_FILE;
+    check(same, "write then load gives the table back bit for bit");
+    check(tc_logp_table_write(&t, "/nonexistent-dir/x.logp", "x") == -1, "write to a bad path");
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/tc-model-logp-XXXXXX";
+    if (mkdtemp(dir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_names();
+    test_defaults();
+    test_good_text();
+    test_bad_text();
+    test_files(dir);
+    test_env();
+    test_roundtrip(dir);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "warning: could not remove %s\n", dir);
+    printf("%d checks, %d failures\n", checks, failures);
+    return failures ? 1 : 0;
+}
