@@ -12,7 +12,8 @@
  *
  * Operations: bcast (MPI_BYTE), reduce (root -r, default 0) and allreduce on
  * --type float|double|int with --op sum|max; a size is bytes, the count is
- * size / type size (sizes below one element are skipped).
+ * size / type size (sizes below one element are skipped); barrier (one row,
+ * size 0); rma_bcast (TC_Rma_bcast + flush against MPI_Bcast, --rma-alg).
  *
  * The MPI side always calls PMPI_* (and so does every barrier and reduction of
  * the harness): that is the MPI's own MPI_Bcast / MPI_Reduce / MPI_Allreduce
@@ -258,10 +259,73 @@ static size_t allreduce_verify(const bench_args_t *a, int rank, uint32_t seed, s
     return red_verify(a, rank, seed, bad_at, 1);
 }
 
+/* ---- barrier ------------------------------------------------------------------------ */
+
+static int barrier_tc(const bench_args_t *a)
+{
+    return TC_Barrier(a->comm);
+}
+static int barrier_mpi(const bench_args_t *a)
+{
+    return PMPI_Barrier(a->comm);
+}
+/* Nothing to fill or verify: the barrier's correctness is the test suite's
+ * (arrival counters), not something a buffer can show. */
+static void barrier_prepare(const bench_args_t *a, int rank, uint32_t seed)
+{
+    (void)a;
+    (void)rank;
+    (void)seed;
+}
+static size_t barrier_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    (void)a;
+    (void)rank;
+    (void)seed;
+    (void)bad_at;
+    return 0;
+}
+
+/* ---- rma_bcast ---------------------------------------------------------------------- */
+
+/* One-sided broadcast (TC_Rma_bcast) into a window over each rank's whole
+ * buffer arena: the data goes to the same offset it comes from at the root.
+ * One call = the root's broadcast + flush, a non-root's wait for its data
+ * (so each rank's time is when it is done). --rma-alg picks the algorithm;
+ * the MPI column is PMPI_Bcast. Needs MPI_THREAD_MULTIPLE for the binomial
+ * variants (requested when -o rma_bcast is given). */
+static struct {
+    MPI_Win win;
+    int wid;
+    int alg;          /* TC_RMA_BCAST_* */
+    const char *base; /* this rank's arena = window memory */
+} bench_rma = {MPI_WIN_NULL, -1, TC_RMA_BCAST_DEFAULT, NULL};
+
+static int rma_bcast_tc(const bench_args_t *a)
+{
+    int rank, rc;
+    MPI_Comm_rank(a->comm, &rank);
+    if (rank != a->root)
+        return TC_Rma_bcast_recv_wait(bench_rma.wid, a->root);
+    rc = TC_Rma_bcast(a->rbuf, a->count, MPI_BYTE,
+                      (MPI_Aint)((const char *)a->rbuf - bench_rma.base), bench_rma.wid,
+                      bench_rma.alg);
+    return rc == MPI_SUCCESS ? TC_Rma_bcast_flush(bench_rma.wid) : rc;
+}
+
+static void rma_bcast_prepare(const bench_args_t *a, int rank, uint32_t seed)
+{
+    bcast_prepare(a, rank, seed);
+    /* Our stores to window memory before the next broadcast's puts. */
+    MPI_Win_sync(bench_rma.win);
+}
+
 static const bench_op_t bench_ops[] = {
     {"bcast", "Bcast", 1, 0, bcast_tc, bcast_mpi, bcast_prepare, bcast_verify},
+    {"rma_bcast", "Bcast", 1, 0, rma_bcast_tc, bcast_mpi, rma_bcast_prepare, bcast_verify},
     {"reduce", "Reduce", 1, 1, reduce_tc, reduce_mpi, red_prepare, reduce_verify},
     {"allreduce", "Allreduce", 0, 1, allreduce_tc, allreduce_mpi, red_prepare, allreduce_verify},
+    {"barrier", "Barrier", 0, 0, barrier_tc, barrier_mpi, barrier_prepare, barrier_verify},
 };
 #define NOPS ((int)(sizeof(bench_ops) / sizeof(bench_ops[0])))
 
@@ -283,6 +347,7 @@ typedef struct bench_opts {
     size_t raw_frag;
     long raw_slots;
     int btype, bop; /* --type, --op */
+    int rma_alg;    /* --rma-alg */
 } bench_opts_t;
 
 enum {
@@ -297,6 +362,7 @@ enum {
     OPT_RAW_SLOTS,
     OPT_TYPE,
     OPT_OP,
+    OPT_RMA_ALG,
 };
 
 static void usage(FILE *f, const char *prog)
@@ -320,6 +386,9 @@ static void usage(FILE *f, const char *prog)
             "  --type T        reduce, allreduce: element type float, double or int\n"
             "                  (default float); count = size / type size\n"
             "  --op OP         reduce, allreduce: sum or max (default sum)\n"
+            "  --rma-alg A     rma_bcast: default (TC_RMA_BCAST), linear, binomial,\n"
+            "                  binomial-down (largest subtree first), binomial-up (the\n"
+            "                  paper's order); the tc column is TC_Rma_bcast + flush\n"
             "  --root-shift    the root moves to the next rank every call (IMB -root_shift)\n"
             "  --off-cache     every call uses a different buffer, cycling through >= 64 MiB\n"
             "                  per rank (at least 2 buffers), like IMB -off_cache\n"
@@ -366,6 +435,7 @@ static int parse_options(int argc, char **argv, int rank, bench_opts_t *o)
                                              {"raw-slots", required_argument, NULL, OPT_RAW_SLOTS},
                                              {"type", required_argument, NULL, OPT_TYPE},
                                              {"op", required_argument, NULL, OPT_OP},
+                                             {"rma-alg", required_argument, NULL, OPT_RMA_ALG},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     FILE *err = rank == 0 ? stderr : NULL;
@@ -476,6 +546,19 @@ static int parse_options(int argc, char **argv, int rank, bench_opts_t *o)
             if (i == BO_LAST)
                 BAD("--op '%s': expected sum or max", optarg);
             o->bop = i;
+            break;
+        }
+        case OPT_RMA_ALG: {
+            static const char *const names[] = {"default", "linear", "binomial", "binomial-down",
+                                                "binomial-up"};
+            int i;
+            for (i = 0; i < 5 && strcmp(optarg, names[i]) != 0; i++)
+                ;
+            if (i == 5)
+                BAD("--rma-alg '%s': expected default, linear, binomial, binomial-down or "
+                    "binomial-up",
+                    optarg);
+            o->rma_alg = i; /* the TC_RMA_BCAST_* values, in this order */
             break;
         }
         case 'h':
@@ -863,7 +946,16 @@ int main(int argc, char **argv)
     int nsizes, nimpl, rc, dropped = 0, csv_ok = 1, status = 0, tcmaj = 0, tcmin = 0, tcpat = 0;
     long total_errors = 0;
 
-    MPI_Init(&argc, &argv);
+    /* rma_bcast's helper threads need MPI_THREAD_MULTIPLE; the other
+     * operations keep plain MPI_Init. */
+    int want_rma = 0, provided;
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "-o") == 0 && strcmp(argv[i + 1], "rma_bcast") == 0)
+            want_rma = 1;
+    if (want_rma)
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     wall0 = MPI_Wtime();
     memset(&r, 0, sizeof(r));
     MPI_Comm_rank(MPI_COMM_WORLD, &r.rank);
@@ -877,6 +969,10 @@ int main(int argc, char **argv)
         rc = 2;
     }
     nsizes = tc_bench_range_sizes(o.min, o.max, sizes, MAX_SIZES);
+    if (rc == 0 && o.op->call_tc == barrier_tc) {
+        sizes[0] = 0; /* -m does not apply: one row */
+        nsizes = 1;
+    }
     if (rc == 0 && o.op->reduces) {
         /* A reduction moves whole elements: drop the sizes below one. */
         int k = 0;
@@ -963,6 +1059,24 @@ int main(int argc, char **argv)
     rc = TC_Comm_attach(MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS && r.rank == 0)
         printf("# TC_Comm_attach returned %d; the first TC call will create the context\n", rc);
+
+    if (o.op->call_tc == rma_bcast_tc) {
+        /* The arena becomes window memory from MPI_Win_allocate (Open MPI's
+         * osc/sm cannot MPI_Win_create; arena_size is a multiple of 64, which
+         * MPICH 4.0.2 needs, see tests/rma). */
+        free(r.arena);
+        MPI_Win_allocate((MPI_Aint)r.arena_size, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &r.arena,
+                         &bench_rma.win);
+        memset(r.arena, 0, r.arena_size);
+        bench_rma.alg = o.rma_alg;
+        bench_rma.base = r.arena;
+        if (TC_Rma_win_register(bench_rma.win, &bench_rma.wid) != MPI_SUCCESS)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        if (r.rank == 0)
+            printf("# rma_bcast: alg=%d (0 default, 1 linear, 2 binomial, 3 binomial-down, 4 "
+                   "binomial-up)\n",
+                   o.rma_alg);
+    }
 
     r.raw.win = MPI_WIN_NULL;
     r.raw.pair = MPI_COMM_NULL;
@@ -1057,6 +1171,11 @@ int main(int argc, char **argv)
     }
 
     raw_teardown(&r.raw);
+    if (bench_rma.win != MPI_WIN_NULL) {
+        TC_Rma_win_unregister(bench_rma.wid);
+        MPI_Win_free(&bench_rma.win);
+        r.arena = NULL; /* was the window's memory */
+    }
     if (r.rank == 0) {
         if (o.check) {
             if (total_errors == 0)

@@ -126,6 +126,25 @@ TC_API int TC_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
                         MPI_Op op, MPI_Comm comm);
 
 /**
+ * Barrier, same argument and semantics as MPI_Barrier: returns only after
+ * every process of @p comm has entered it.
+ *
+ * On one node: a barrier on flags in the communicator's shared-memory
+ * segment (TC_SHM_BARRIER: central counter, combining tree, dissemination or
+ * tournament). Across nodes (or posed levels): the shared-memory barrier's
+ * arrival inside each group, one message-based barrier among the group
+ * leaders (TC_BARRIER: also pairwise exchange), then the release. "auto"
+ * (the default) takes the algorithm the LogP model predicts fastest for the
+ * group's size; the choice is made once per communicator (topocoll-info
+ * shows it). Intercommunicators and communicators without a segment use
+ * PMPI_Barrier.
+ *
+ * @param comm  communicator (not MPI_COMM_NULL)
+ * @return MPI_SUCCESS, or MPI_ERR_COMM (after the error handler returned)
+ */
+TC_API int TC_Barrier(MPI_Comm comm);
+
+/**
  * Create the library's context on @p comm now instead of lazily at the first
  * TC_ call (so set-up cost is not charged to the first timed collective).
  * Collective over @p comm; a no-op if the context exists.
@@ -141,6 +160,140 @@ TC_API int TC_Comm_attach(MPI_Comm comm);
  * @return MPI_SUCCESS or an MPI error class
  */
 TC_API int TC_Comm_detach(MPI_Comm comm);
+
+/* ---- One-sided (MPI RMA) broadcast, paper 002 ---------------------------------
+ *
+ * The root alone calls the broadcast; the data lands at displacement `disp` of
+ * a registered MPI window on every other process of the window's group.
+ * Linear variant: the root puts to every process in one passive epoch.
+ * Binomial variant: the root puts to its children in a binomial tree; a helper
+ * thread on every process (the Broadcaster) polls for requests and forwards
+ * the data to its own children, then counts itself in the root's done counter.
+ * The helper needs MPI_THREAD_MULTIPLE:
+ *
+ *     int provided;
+ *     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+ *
+ * Without it no thread is started, the linear variant still works and a
+ * binomial request runs the linear one (said once at TC_VERBOSE >= 1).
+ * Open MPI 4.1: allow only the osc/sm and osc/rdma components
+ * (OMPI_MCA_osc=sm,rdma: sm inside a node, rdma across nodes); osc/pt2pt
+ * refuses MPI_THREAD_MULTIPLE and osc/ucx hung at np=4 here. MPICH 4.0.2
+ * shifts remote displacements by 8 bytes in windows whose size is 8 mod 16
+ * bytes: give data windows a multiple of 16 bytes (the runtime's own windows
+ * are 64-byte multiples).
+ *
+ * While registered, the library holds a passive-target epoch (lock_all) on
+ * the data window: the application must not open other epochs on it, must
+ * call TC_Rma_win_unregister before MPI_Win_free, and reads received data
+ * after TC_Rma_bcast_recv_wait/test. As with any RMA, the application makes
+ * sure nobody still reads a region when a new broadcast overwrites it.
+ *
+ * Thread safety: calls on windows of one group are serialised by the caller
+ * (one thread at a time); the helper threads are internal.
+ *
+ * Environment: TC_RMA_BCAST (auto, linear, binomial; default auto = binomial
+ * from TC_RMA_BCAST_SWITCH bytes, default 16M: the crossover measured at
+ * np=8 on one 2-core node), TC_RMA_PUTLOOP (down: largest
+ * subtree first, the default; up: the paper's order), TC_RMA_POLL_SPIN,
+ * TC_RMA_POLL_MIN_US, TC_RMA_POLL_MAX_US (helper's idle back-off: polls
+ * before sleeping, first and longest sleep), TC_WAIT_TIMEOUT (waits give up
+ * and abort after this many seconds), TC_VERBOSE.
+ */
+
+/* Algorithm argument of TC_Rma_bcast. */
+#define TC_RMA_BCAST_DEFAULT       0 /* TC_RMA_BCAST (and TC_RMA_PUTLOOP) decide */
+#define TC_RMA_BCAST_LINEAR        1 /* root puts to every process */
+#define TC_RMA_BCAST_BINOMIAL      2 /* binomial tree, PutLoop order TC_RMA_PUTLOOP */
+#define TC_RMA_BCAST_BINOMIAL_DOWN 3 /* binomial, largest subtree first */
+#define TC_RMA_BCAST_BINOMIAL_UP   4 /* binomial, the paper's order (smallest first) */
+
+/**
+ * Register a data window with the RMA broadcast runtime. Collective over the
+ * window's group (which must be a subset of MPI_COMM_WORLD). The first window
+ * of a group creates the group's runtime: three small windows (requests,
+ * descriptors, done counter) and, under MPI_THREAD_MULTIPLE, a helper thread
+ * per process; later windows over the same group share it. Opens a passive
+ * epoch (MPI_Win_lock_all) on @p win that lasts until unregistration.
+ *
+ * @param win  the data window (any disp_unit; MPI_Win_create, _allocate...)
+ * @param wid  out: window id, the same on every member; at most 32 windows
+ *             are registered at once per process
+ * @return MPI_SUCCESS, MPI_ERR_WIN, MPI_ERR_ARG, MPI_ERR_OTHER (too many
+ *         windows) or the MPI's error (after the window's error handler)
+ */
+TC_API int TC_Rma_win_register(MPI_Win win, int *wid);
+
+/**
+ * Unregister a window: completes this process's broadcast in flight, waits
+ * for every member's (barrier), closes the library's epoch on the window.
+ * The last window of a group stops and joins the helper threads and frees the
+ * runtime's windows. Collective over the window's group. MPI_Finalize
+ * unregisters windows still registered.
+ * @param wid  id from TC_Rma_win_register
+ * @return MPI_SUCCESS, MPI_ERR_ARG (unknown id) or the MPI's error
+ */
+TC_API int TC_Rma_win_unregister(int wid);
+
+/**
+ * One-sided broadcast, called by the root alone: puts @p count elements of
+ * @p datatype from @p buf to displacement @p disp (in the window's disp_unit
+ * of each target) of window @p wid on every other member. A previous
+ * broadcast of this process still in flight (on any window of the group) is
+ * completed first, so successive broadcasts never mix. The payload travels as
+ * bytes: @p datatype must be predefined or contiguous.
+ *
+ * Linear: returns once every receiver has the data (the puts and the
+ * receivers' flags are flushed in the call, so receivers never depend on the
+ * root calling flush). Binomial: returns once the root's children have the
+ * data; the rest of the tree is served by the helper threads, and
+ * TC_Rma_bcast_flush/test tell when it is done. Either way @p buf may be
+ * reused when the call returns.
+ *
+ * @param buf       data (at the root)
+ * @param count     number of elements (>= 0; at most INT_MAX bytes in all)
+ * @param datatype  predefined or contiguous datatype
+ * @param disp      target displacement (>= 0)
+ * @param wid       registered window id
+ * @param alg       TC_RMA_BCAST_DEFAULT, _LINEAR, _BINOMIAL, _BINOMIAL_DOWN, _BINOMIAL_UP
+ * @return MPI_SUCCESS, MPI_ERR_ARG, MPI_ERR_COUNT, MPI_ERR_DISP, MPI_ERR_TYPE
+ *         (non-contiguous datatype, with a message on stderr) or the MPI's error
+ */
+TC_API int TC_Rma_bcast(const void *buf, int count, MPI_Datatype datatype, MPI_Aint disp, int wid,
+                        int alg);
+
+/**
+ * At the root: wait until every receiver has the data of this process's
+ * broadcast in flight on the group of @p wid (no-op if none).
+ * @return MPI_SUCCESS, MPI_ERR_ARG or the MPI's error
+ */
+TC_API int TC_Rma_bcast_flush(int wid);
+
+/**
+ * At the root: *flag = 1 if the broadcast in flight is complete (as after
+ * TC_Rma_bcast_flush), else 0: one atomic read of the done counter (a linear
+ * broadcast is complete when TC_Rma_bcast returns).
+ * @return MPI_SUCCESS, MPI_ERR_ARG or the MPI's error
+ */
+TC_API int TC_Rma_bcast_test(int wid, int *flag);
+
+/**
+ * At a non-root: wait until the data of the next broadcast of @p root on
+ * @p wid (the first one this process has not yet waited for or tested
+ * successfully) is in this process's window memory and (binomial) has been
+ * forwarded to this process's children; MPI_Win_sync is done, so the caller
+ * may then read, and even overwrite, that region with plain loads/stores.
+ * @param root  rank of the root in the window's group (not this process)
+ * @return MPI_SUCCESS, MPI_ERR_ARG, MPI_ERR_ROOT or the MPI's error
+ */
+TC_API int TC_Rma_bcast_recv_wait(int wid, int root);
+
+/**
+ * Non-blocking TC_Rma_bcast_recv_wait: *flag = 1 (and the broadcast counts as
+ * waited for) if the data has arrived, else 0.
+ * @return as TC_Rma_bcast_recv_wait
+ */
+TC_API int TC_Rma_bcast_recv_test(int wid, int root, int *flag);
 
 #ifdef __cplusplus
 }

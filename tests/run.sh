@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # The test command (README "Quick start"): installs what it needs (Debian, as
 # root), checks formatting, builds with -Werror against Open MPI and MPICH and
-# runs the whole ctest suite on each, then an ASan+UBSan build's suite.
+# runs the whole ctest suite on each, then an ASan+UBSan build's suite and a
+# ThreadSanitizer build of the multithreaded tests (ctest label tsan).
 #
-#   bash tests/run.sh [--mpi openmpi|mpich|both] [--no-asan] [--no-deps] [-R REGEX]
+#   bash tests/run.sh [--mpi openmpi|mpich|both] [--no-asan] [--no-tsan] [--no-deps] [-R REGEX]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 
 mpis=(openmpi mpich)
 asan=1
+tsan=1
 deps=1
 regex=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --mpi) shift; [ "$1" = both ] && mpis=(openmpi mpich) || mpis=("$1") ;;
     --no-asan) asan=0 ;;
+    --no-tsan) tsan=0 ;;
     --no-deps) deps=0 ;;
     -R) shift; regex=(-R "$1") ;;
     -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
@@ -58,16 +61,21 @@ total_pass=0
 total_fail=0
 failed_suites=()
 
+# run_suite NAME DIR CMAKE-ARGS...; with SUITE_LABEL set, only the tests of
+# that ctest label run (and only the targets in SUITE_TARGETS are built).
 run_suite() { # name, build dir, cmake args...
   local name=$1 dir=$2
   shift 2
   echo "== [$name] configure and build in $dir"
   cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOPOCOLL_WERROR=ON "$@" >"$dir.configure.log" 2>&1 \
     || { cat "$dir.configure.log"; return 1; }
-  cmake --build "$dir" -j2 >"$dir.build.log" 2>&1 || { tail -50 "$dir.build.log"; return 1; }
+  local targets=()
+  [ -z "${SUITE_TARGETS:-}" ] || targets=(--target $SUITE_TARGETS)
+  cmake --build "$dir" -j2 "${targets[@]}" >"$dir.build.log" 2>&1 || { tail -50 "$dir.build.log"; return 1; }
   echo "== [$name] ctest"
-  local log="$dir.ctest.log" rc=0
-  (cd "$dir" && ctest --output-on-failure --timeout 600 "${regex[@]}") >"$log" 2>&1 || rc=$?
+  local log="$dir.ctest.log" rc=0 label=()
+  [ -z "${SUITE_LABEL:-}" ] || label=(-L "$SUITE_LABEL")
+  (cd "$dir" && ctest --output-on-failure --timeout 600 "${label[@]}" "${regex[@]}") >"$log" 2>&1 || rc=$?
   grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|Total Test time' "$log" | tail -60
   if [ $rc != 0 ]; then
     sed -n '/The following tests FAILED/,$p' "$log"
@@ -92,6 +100,17 @@ if [ "$asan" = 1 ]; then
     -DTOPOCOLL_SANITIZE=address,undefined -DTOPOCOLL_FORTRAN=OFF || failed_suites+=("asan (build)")
 fi
 
+if [ "$tsan" = 1 ]; then
+  # Only the multithreaded tests (label tsan): the lock schemes' thread
+  # variants and the RMA broadcast with its helper threads (their tests set
+  # the MPI-library suppressions, tests/rma/tsan.supp). halt_on_error: any
+  # report fails the test.
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    SUITE_LABEL=tsan SUITE_TARGETS="locks_api locks_validate_threads locks_fifo_threads rma_tree test_rma_bcast test_rma_small_win test_rma_idle" \
+    run_suite "tsan openmpi" "$top/build-test-tsan" -DTOPOCOLL_MPI=openmpi \
+    -DTOPOCOLL_SANITIZE=thread -DTOPOCOLL_FORTRAN=OFF || failed_suites+=("tsan (build)")
+fi
+
 shm_after=$(ls /dev/shm 2>/dev/null | grep -c '^topocoll-' || true)
 if [ "$shm_after" -gt "$shm_before" ]; then
   echo "tests/run.sh: $((shm_after - shm_before)) topocoll-* entries left in /dev/shm" >&2
@@ -101,7 +120,7 @@ if [ "$shm_after" -gt "$shm_before" ]; then
 fi
 
 echo
-echo "== summary: ${#mpis[@]} MPI(s)$([ $asan = 1 ] && echo ' + asan')"
+echo "== summary: ${#mpis[@]} MPI(s)$([ $asan = 1 ] && echo ' + asan')$([ $tsan = 1 ] && echo ' + tsan')"
 [ ${#failed_suites[@]} -eq 0 ] || echo "failed: ${failed_suites[*]}"
 echo "$total_pass passed, $total_fail failed"
 [ ${#failed_suites[@]} -eq 0 ] && [ "$total_fail" = 0 ]

@@ -20,11 +20,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "barrier/barrier.h"
 #include "core/config.h"
 #include "core/ctx.h"
 #include "hier/groups.h"
 #include "hier/hier_build.h"
 #include "hier/topo_hwloc.h"
+#include "model/cost.h"
 #include "topocoll.h"
 
 static const char *const path_names[TC_PATH_LAST] = {
@@ -82,6 +84,150 @@ static int *hier_serialize(const tc_hier_t *h, int *len)
     }
     *len = n;
     return buf;
+}
+
+/* The LogP/LogGP parameters this context uses (rank 0's, broadcast) and the
+ * barrier algorithms chosen with them: every candidate's predicted time, the
+ * choice, and why (override or model). Printed by rank 0, for its own groups
+ * (its segment and the top group, which it leads). */
+static void print_model(const tc_ctx_t *ctx)
+{
+    static const char *const source_names[] = {"default", "TC_LOGP_FILE", "TC_LOGP"};
+    printf("\n## Model (paper 003): LogP/LogGP parameters, us (G: us per byte)\n");
+    printf("%-8s %8s %8s %8s %8s %12s  %s\n", "level", "L", "o_s", "o_r", "g", "G", "from");
+    for (int l = 0; l < TC_MODEL_LEVEL_LAST; l++) {
+        const tc_logp_t *p = &ctx->logp.level[l];
+        printf("%-8s %8.3f %8.3f %8.3f %8.3f %12.3g  %s\n",
+               tc_model_level_name((tc_model_level_t)l), p->L, p->o_s, p->o_r, p->g, p->G,
+               source_names[ctx->logp.source[l]]);
+    }
+    const tc_barrier_plan_t *b = &ctx->barrier;
+    printf("\n## Barrier (predicted us per algorithm; * = chosen)\n");
+    struct {
+        const char *what;
+        int P;
+        tc_model_level_t level;
+        const double *cost;
+        tc_barrier_alg_t alg;
+        int arity;
+        tc_choice_why_t why;
+    } rows[2] = {
+        {"shared memory", b->shm_P, b->shm_level, b->shm_cost, b->shm_alg, b->shm_arity,
+         b->shm_why},
+        {"between groups", b->msg_P, b->msg_level, b->msg_cost, b->msg_alg, b->msg_arity,
+         b->msg_why},
+    };
+    for (int r = 0; r < 2; r++) {
+        if (rows[r].P < 2) {
+            printf("%-15s none on rank 0\n", rows[r].what);
+            continue;
+        }
+        printf("%-15s P=%d, %s parameters, tree arity %d:", rows[r].what, rows[r].P,
+               tc_model_level_name(rows[r].level), rows[r].arity);
+        for (int a = 0; a < TC_BARRIER_ALG_LAST; a++) {
+            if (r == 0 && a == TC_BARRIER_PAIRWISE)
+                continue; /* runs as dissemination in shared memory */
+            printf(" %s%s %.3f", a == (int)rows[r].alg ? "*" : "", tc_barrier_alg_name(a),
+                   rows[r].cost[a]);
+        }
+        printf("\n%-15s -> %s (%s)\n", "", tc_barrier_alg_name(rows[r].alg),
+               tc_select_why_name(rows[r].why));
+    }
+}
+
+/* One table row: every candidate's predicted time for @p m bytes, the
+ * table's choice (marked *) and why. */
+static void print_choice_row(const char *opname, const tc_hier_level_t *l, tc_select_op_t op,
+                             size_t m, int alg, int k, tc_hier_why_t why, const tc_logp_t *p,
+                             double gamma)
+{
+    tc_select_cand_t c[TC_SELECT_MAX_CAND];
+    char sz[24], name[48];
+    const int n = tc_select_candidates(op, c);
+    int found = 0;
+    tc_hier_size_format(m, sz, sizeof sz);
+    printf("%-9s %-8s %5s:", opname, tc_hier_level_name(l->level), sz);
+    for (int i = 0; i < n; i++) {
+        const int chosen = c[i].alg == alg &&
+                           (op != TC_SELECT_BCAST || c[i].alg == TC_HIER_BCAST_FLAT || c[i].k == k);
+        found |= chosen;
+        if (op == TC_SELECT_BCAST && c[i].alg == TC_HIER_BCAST_KNOMIAL)
+            snprintf(name, sizeof name, "knomial:%d", c[i].k);
+        else if (op == TC_SELECT_BCAST)
+            snprintf(name, sizeof name, "%s",
+                     tc_hier_bcast_alg_name((tc_hier_bcast_alg_t)c[i].alg));
+        else if (op == TC_SELECT_ALLREDUCE)
+            snprintf(name, sizeof name, "%s",
+                     tc_hier_allreduce_alg_name((tc_hier_allreduce_alg_t)c[i].alg));
+        else
+            snprintf(name, sizeof name, "%s",
+                     tc_hier_reduce_alg_name((tc_hier_reduce_alg_t)c[i].alg));
+        printf(" %s%s %.3f", chosen ? "*" : "", name,
+               tc_select_cost(op, c[i], m, l->size, gamma, p));
+    }
+    if (op == TC_SELECT_BCAST && alg == TC_HIER_BCAST_KNOMIAL)
+        snprintf(name, sizeof name, "knomial:%d", k);
+    else if (op == TC_SELECT_BCAST)
+        snprintf(name, sizeof name, "%s", tc_hier_bcast_alg_name((tc_hier_bcast_alg_t)alg));
+    else if (op == TC_SELECT_ALLREDUCE)
+        snprintf(name, sizeof name, "%s", tc_hier_allreduce_alg_name((tc_hier_allreduce_alg_t)alg));
+    else
+        snprintf(name, sizeof name, "%s", tc_hier_reduce_alg_name((tc_hier_reduce_alg_t)alg));
+    if (!found) /* an explicit choice outside the candidates, e.g. knomial:5 */
+        printf(" | %s %.3f", name,
+               tc_select_cost(op, (tc_select_cand_t){alg, k}, m, l->size, gamma, p));
+    printf(" -> %s (%s)\n", name, tc_hier_why_name(why));
+}
+
+/* The per-level choices of rank 0's groups for a few sizes: for Bcast and
+ * Reduce (commutative op) at every group rank 0 is in that does not use the
+ * segment, for Allreduce at the top group; the barrier's are above. */
+static void print_choices(const tc_ctx_t *ctx)
+{
+    static const size_t sizes[] = {4, 1024, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024};
+    const tc_hier_t *h = ctx->hier;
+    printf("\n## Per-level choices (rank 0's groups; predicted us per candidate, * = chosen; "
+           "why: override, file, model, rule)\n");
+    if (!h) {
+        printf("no hierarchy on this communicator\n");
+        return;
+    }
+    printf("decided by %s; gamma %.3g us/B (reduction)\n",
+           h->model ? "override > TC_TUNING_FILE > LogGP model"
+                    : "override > TC_TUNING_FILE > TC_HIER_LARGE rule (TC_HIER_MODEL=0)",
+           h->gamma);
+    int highest = -1;
+    for (int lv = 0; lv <= TC_HIER_LEVEL_TOP; lv++)
+        if (h->active_mask & (1u << lv))
+            highest = lv;
+    for (int i = 0; i < h->nlevels; i++) {
+        const tc_hier_level_t *l = &h->level[i];
+        if (l->shm) {
+            printf("%-9s %-8s shared memory (segment): see the barrier above and TC_SHM_*\n", "all",
+                   tc_hier_level_name(l->level));
+            continue;
+        }
+        const int ml = l->model_level >= 0 ? l->model_level : TC_MODEL_LEVEL_NODE;
+        const tc_logp_t *p = &ctx->logp.level[ml];
+        printf("group %s: P=%d, %s parameters\n", tc_hier_level_name(l->level), l->size,
+               tc_model_level_name((tc_model_level_t)ml));
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            const int c = tc_hier_size_class(sizes[s]);
+            print_choice_row("bcast", l, TC_SELECT_BCAST, sizes[s], l->bcast_tab[c],
+                             l->bcast_k_tab[c], (tc_hier_why_t)l->bcast_why[c], p, h->gamma);
+        }
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            const int c = tc_hier_size_class(sizes[s]);
+            print_choice_row("reduce", l, TC_SELECT_REDUCE, sizes[s], l->reduce_tab[c], 0,
+                             (tc_hier_why_t)l->reduce_why[c], p, h->gamma);
+        }
+        if ((int)l->level == highest)
+            for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+                const int c = tc_hier_size_class(sizes[s]);
+                print_choice_row("allreduce", l, TC_SELECT_ALLREDUCE, sizes[s], h->allreduce_tab[c],
+                                 0, (tc_hier_why_t)h->allreduce_why[c], p, h->gamma);
+            }
+    }
 }
 
 static void print_loc_id(FILE *f, int64_t id)
@@ -150,7 +296,7 @@ static void print_hierarchy(const tc_ctx_t *ctx, MPI_Comm comm, int rank, int si
     int len, *mine = hier_serialize(h, &len);
     int *lens = NULL, *off = NULL, *all = NULL, total = 0;
     /* Per level, this rank's description of its group there. */
-    enum { DESC = 240 };
+    enum { DESC = 480 };
     char desc[TC_HIER_MAX_GROUPS][DESC], *descs = NULL;
 
     memset(desc, 0, sizeof desc);
@@ -275,12 +421,12 @@ static void print_hierarchy(const tc_ctx_t *ctx, MPI_Comm comm, int rank, int si
                 if (d)
                     printf("  %-8s %s\n", tc_hier_level_name((tc_level_t)l), d);
             }
+            char top[240];
+            tc_hier_top_allreduce_describe(h, top, sizeof top);
             printf("allreduce: %s, top group %s; large messages in segments of %zu bytes\n",
                    h->allreduce_scheme == TC_HIER_ALLREDUCE_RB ? "rb (ReduceBcast)"
                                                                : "rab (ReduceAllreduceBcast)",
-                   h->allreduce_top_auto ? "auto (recdbl, ring from TC_HIER_LARGE)"
-                                         : tc_hier_allreduce_alg_name(h->allreduce_top),
-                   h->segment);
+                   top, h->segment);
         }
     }
     free(all);
@@ -431,6 +577,10 @@ int main(int argc, char **argv)
                 printf("%s\n", lines + (size_t)i * sizeof line);
             free(lines);
         }
+    }
+    if (rank == 0 && report && size > 1) {
+        print_model(ctx);
+        print_choices(ctx);
     }
     print_hierarchy(ctx, comm, rank, size, report, dot);
     if (comm != MPI_COMM_WORLD)

@@ -41,7 +41,8 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
                              "peer waited for; 0 waits forever."},
     [TC_CFG_SPIN_COUNT] = {"TC_SPIN_COUNT", TC_CFG_TYPE_INT, "200", NULL, 0, 10000000,
                            "Polls a waiting process makes before it starts yielding the CPU to "
-                           "other processes (lower it when processes outnumber cores)."},
+                           "other processes; when a communicator has more processes on a node "
+                           "than the node has CPUs the default becomes 0 (yield at once)."},
     [TC_CFG_SHM] = {"TC_SHM", TC_CFG_TYPE_BOOL, "1", NULL, 0, 1,
                     "Use the shared-memory path inside a node; 0 turns it off (e.g. to "
                     "compare with the MPI's own collectives)."},
@@ -107,11 +108,22 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
                                       1024, 16 * MiB,
                                       "Bytes per Reduce/Allreduce fragment slot (rounded down to a "
                                       "multiple of 64, a cache line)."},
-    [TC_CFG_SHM_REDUCE_SLICE_MIN] = {"TC_SHM_REDUCE_SLICE_MIN", TC_CFG_TYPE_SIZE, "16K", NULL, 0,
-                                     16 * MiB,
-                                     "On more than two processes, a Reduce/Allreduce fragment of "
-                                     "at least this many bytes is combined slice by slice, every "
-                                     "process reducing its own slice; smaller ones go up a tree."},
+    [TC_CFG_SHM_REDUCE_SLICE_MIN] =
+        {"TC_SHM_REDUCE_SLICE_MIN", TC_CFG_TYPE_SIZE, "16K", NULL, 0, 16 * MiB,
+         "On more than two processes, a Reduce/Allreduce fragment of "
+         "at least this many bytes is combined slice by slice, every "
+         "process reducing its own slice; smaller ones are folded by the "
+         "receivers, or up a tree (TC_SHM_REDUCE_TREE_MAX)."},
+    [TC_CFG_SHM_REDUCE_TREE_MAX] = {"TC_SHM_REDUCE_TREE_MAX", TC_CFG_TYPE_SIZE, "16K", NULL, 0,
+                                    16 * MiB,
+                                    "On more than two processes, a Reduce/Allreduce fragment of "
+                                    "at most this many bytes is combined up a tree of partial "
+                                    "results (rank order kept); 0 folds every contribution at "
+                                    "the receivers. Unless set, 0 on a node with more processes "
+                                    "than CPUs (each tree level then costs a scheduler round)."},
+    [TC_CFG_SHM_REDUCE_TREE_ARITY] = {"TC_SHM_REDUCE_TREE_ARITY", TC_CFG_TYPE_INT, "2", NULL, 2, 64,
+                                      "Children per process in the shared-memory reduction "
+                                      "tree."},
     [TC_CFG_HIER] = {"TC_HIER", TC_CFG_TYPE_BOOL, "1", NULL, 0, 1,
                      "Use the hierarchical algorithms on communicators that span several nodes or "
                      "whose levels TC_LOCALITY_FILE poses; 0 ignores TC_LOCALITY_FILE and leaves "
@@ -140,13 +152,13 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
     [TC_CFG_HIER_BCAST] = {"TC_HIER_BCAST", TC_CFG_TYPE_STRING, "auto", NULL, 0, 0,
                            "Broadcast algorithm per level as 'level:alg[:k],...' with alg flat, "
                            "knomial[:k], scatter_allgather or auto (a bare alg sets every level; "
-                           "levels not named use auto: knomial, scatter_allgather from "
-                           "TC_HIER_LARGE bytes)."},
+                           "levels not named use auto: TC_TUNING_FILE, then the LogGP model "
+                           "(TC_HIER_MODEL))."},
     [TC_CFG_HIER_REDUCE] = {"TC_HIER_REDUCE", TC_CFG_TYPE_STRING, "auto", NULL, 0, 0,
                             "Reduce algorithm per level as 'level:alg,...' with alg flat, "
                             "binomial, rsg (reduce-scatter then gather) or auto (a bare alg sets "
-                            "every level; levels not named use auto: binomial, rsg from "
-                            "TC_HIER_LARGE bytes)."},
+                            "every level; levels not named use auto: TC_TUNING_FILE, then the "
+                            "LogGP model (TC_HIER_MODEL))."},
     [TC_CFG_HIER_ALLREDUCE] = {"TC_HIER_ALLREDUCE", TC_CFG_TYPE_ENUM, "rab", "rab,rb", 0, 0,
                                "How Allreduce combines the levels: rab reduces up to the top "
                                "group, allreduces among its members and broadcasts down; rb "
@@ -154,13 +166,73 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
     [TC_CFG_HIER_ALLREDUCE_TOP] = {"TC_HIER_ALLREDUCE_TOP", TC_CFG_TYPE_ENUM, "auto",
                                    "auto,recdbl,ring", 0, 0,
                                    "Allreduce among the top group's members: recursive doubling, "
-                                   "ring, or auto (ring from TC_HIER_LARGE bytes)."},
+                                   "ring, or auto (the tuning file, then the model)."},
     [TC_CFG_HIER_LARGE] = {"TC_HIER_LARGE", TC_CFG_TYPE_SIZE, "64K", NULL, 0, 64 * GiB,
-                           "Message size in bytes from which the auto choices take the "
-                           "bandwidth-optimal algorithms (scatter_allgather, rsg, ring)."},
+                           "With TC_HIER_MODEL=0: message size (rounded up to a power of two) "
+                           "from which auto takes scatter_allgather, rsg (groups of more than "
+                           "two) and ring; ignored by the model."},
     [TC_CFG_HIER_SEGMENT] = {"TC_HIER_SEGMENT", TC_CFG_TYPE_SIZE, "1M", NULL, 4096, GiB,
                              "Large messages cross the hierarchy's levels in pieces of this many "
                              "bytes, so the levels work on different pieces at the same time."},
+    [TC_CFG_BARRIER] = {"TC_BARRIER", TC_CFG_TYPE_ENUM, "auto",
+                        "auto,central,tree,dissemination,tournament,pairwise", 0, 0,
+                        "Message-based barrier algorithm between nodes (or groups without "
+                        "shared memory); auto takes the cheapest by the LogP model."},
+    [TC_CFG_BARRIER_ARITY] = {"TC_BARRIER_ARITY", TC_CFG_TYPE_INT, "4", NULL, 2, 64,
+                              "Children per process in the message-based combining-tree "
+                              "barrier."},
+    [TC_CFG_SHM_BARRIER] = {"TC_SHM_BARRIER", TC_CFG_TYPE_ENUM, "auto",
+                            "auto,central,tree,dissemination,tournament", 0, 0,
+                            "Shared-memory barrier algorithm inside a node; auto takes the "
+                            "cheapest by the LogP model."},
+    [TC_CFG_SHM_BARRIER_ARITY] = {"TC_SHM_BARRIER_ARITY", TC_CFG_TYPE_INT, "4", NULL, 2, 64,
+                                  "Children per process in the shared-memory combining-tree "
+                                  "barrier."},
+    [TC_CFG_LOGP_FILE] = {"TC_LOGP_FILE", TC_CFG_TYPE_STRING, "", NULL, 0, 0,
+                          "LogP/LogGP parameters per level, as written by topocoll-logp; "
+                          "empty: the built-in defaults."},
+    [TC_CFG_LOGP] = {"TC_LOGP", TC_CFG_TYPE_STRING, "", NULL, 0, 0,
+                     "LogP/LogGP parameters in microseconds, 'L=..,o_s=..,o_r=..,g=..,G=..' for "
+                     "every level or 'level:L=..,...;level:...'; applied after TC_LOGP_FILE."},
+    [TC_CFG_TUNING_FILE] = {"TC_TUNING_FILE", TC_CFG_TYPE_STRING, "", NULL, 0, 0,
+                            "File of fixed algorithm choices, lines '<op> <level> <min-bytes> "
+                            "<alg>[:k]' (README), applied after explicit TC_HIER_*/TC_BARRIER "
+                            "settings and before the LogP model; empty: none."},
+    [TC_CFG_MODEL_GAMMA] = {"TC_MODEL_GAMMA", TC_CFG_TYPE_DOUBLE, "6.6667e-05", NULL, 0, 1,
+                            "Reduction cost per byte (us) the model uses to choose "
+                            "Reduce/Allreduce algorithms; default ~15 GB/s, the library's "
+                            "MPI_SUM loop over doubles (core/redop.c), ~15 GB/s on 1 MiB "
+                            "vectors in cache on the CI machine."},
+    [TC_CFG_HIER_MODEL] = {"TC_HIER_MODEL", TC_CFG_TYPE_BOOL, "1", NULL, 0, 1,
+                           "Levels left on auto get the LogGP model's cheapest algorithm per "
+                           "message size; 0 uses the TC_HIER_LARGE threshold rule instead (the "
+                           "tuning file applies either way)."},
+    [TC_CFG_LOCK_SCHEME] = {"TC_LOCK_SCHEME", TC_CFG_TYPE_ENUM, "n-mcs",
+                            "rwlock,1n-mutex,2n-mutex,n-mutex-signal,n-mcs", 0, 0,
+                            "Reader-writer lock of the node store (values the node's leader "
+                            "shares with its processes, e.g. the LogP table); n-mcs had the "
+                            "highest read throughput in the lock benchmark."},
+    [TC_CFG_RMA_BCAST] = {"TC_RMA_BCAST", TC_CFG_TYPE_ENUM, "auto", "auto,linear,binomial", 0, 0,
+                          "One-sided broadcast algorithm of TC_Rma_bcast calls that ask for the "
+                          "default: linear puts from the root, the binomial tree forwarded by "
+                          "helper threads, or auto (binomial from TC_RMA_BCAST_SWITCH bytes)."},
+    [TC_CFG_RMA_BCAST_SWITCH] = {"TC_RMA_BCAST_SWITCH", TC_CFG_TYPE_SIZE, "16M", NULL, 0,
+                                 1024 * GiB,
+                                 "Message size from which TC_RMA_BCAST=auto uses the binomial "
+                                 "tree (measured crossover at np=8 on one 2-core node)."},
+    [TC_CFG_RMA_PUTLOOP] = {"TC_RMA_PUTLOOP", TC_CFG_TYPE_ENUM, "down", "down,up", 0, 0,
+                            "Order of the binomial tree's forwarding: down = largest subtree "
+                            "first (log2 P steps), up = paper 002's upward bit scan."},
+    [TC_CFG_RMA_POLL_SPIN] = {"TC_RMA_POLL_SPIN", TC_CFG_TYPE_INT, "0", NULL, 0, 1000000,
+                              "Polls the RMA helper thread makes (yielding) before it starts "
+                              "sleeping; 0 because polling helpers starved MPICH's main "
+                              "thread."},
+    [TC_CFG_RMA_POLL_MIN_US] = {"TC_RMA_POLL_MIN_US", TC_CFG_TYPE_INT, "16", NULL, 1, 1000000,
+                                "The RMA helper's first sleep when idle, microseconds (doubled "
+                                "up to TC_RMA_POLL_MAX_US)."},
+    [TC_CFG_RMA_POLL_MAX_US] = {"TC_RMA_POLL_MAX_US", TC_CFG_TYPE_INT, "1000", NULL, 1, 1000000,
+                                "The RMA helper's longest idle sleep, microseconds (paper: 1 "
+                                "ms); an idle helper then costs 2.5-4% of a core."},
 };
 _Static_assert(sizeof tc_cfg_table / sizeof tc_cfg_table[0] == TC_CFG_LAST,
                "one tunables table entry per tc_cfg_id_t");
@@ -170,6 +242,10 @@ _Static_assert(sizeof tc_cfg_table / sizeof tc_cfg_table[0] == TC_CFG_LAST,
 static const char *const tc_cfg_tree_words[] = {"flat", "chain", "kary", "knomial"};
 _Static_assert(sizeof tc_cfg_tree_words / sizeof tc_cfg_tree_words[0] == TC_TREE_LAST,
                "one word per tc_tree_kind_t");
+static const char *const tc_cfg_lock_words[] = {"rwlock", "1n-mutex", "2n-mutex", "n-mutex-signal",
+                                                "n-mcs"};
+_Static_assert(sizeof tc_cfg_lock_words / sizeof tc_cfg_lock_words[0] == TC_LOCK_SCHEME_CFG_LAST,
+               "one word per tc_lock_scheme_cfg_t");
 static const char *const tc_cfg_placement_words[] = {"touch", "mbind", "none"};
 _Static_assert(sizeof tc_cfg_placement_words / sizeof tc_cfg_placement_words[0] ==
                    TC_PLACEMENT_LAST,
@@ -602,6 +678,10 @@ const char *tc_config_enum_name(tc_cfg_id_t id, int64_t index)
     case TC_CFG_SHM_PLACEMENT:
         words = tc_cfg_placement_words;
         n = TC_PLACEMENT_LAST;
+        break;
+    case TC_CFG_LOCK_SCHEME:
+        words = tc_cfg_lock_words;
+        n = TC_LOCK_SCHEME_CFG_LAST;
         break;
     case TC_CFG_HIER_SHM_LEVEL:
         words = tc_cfg_shm_level_words;

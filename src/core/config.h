@@ -45,6 +45,8 @@ typedef enum {
     TC_CFG_SHM_REDUCE_SLOTS,      /* int: fragment slots per process (Reduce/Allreduce) */
     TC_CFG_SHM_REDUCE_SLOT_BYTES, /* size: bytes per slot (rounded down to 64) */
     TC_CFG_SHM_REDUCE_SLICE_MIN,  /* size: fragments from here are reduced slice by slice */
+    TC_CFG_SHM_REDUCE_TREE_MAX,   /* size: fragments up to this go up a tree (0 = never) */
+    TC_CFG_SHM_REDUCE_TREE_ARITY, /* int: children per process in that tree */
     TC_CFG_HIER,                  /* bool: hierarchical algorithms across nodes / posed levels */
     TC_CFG_HIER_LEVELS,           /* string: enabled levels (tc_hier_levels_parse) */
     TC_CFG_NETWORK_TOPOLOGY_FILE, /* string: path of the network file, "" = none */
@@ -56,6 +58,22 @@ typedef enum {
     TC_CFG_HIER_ALLREDUCE_TOP,    /* enum auto,recdbl,ring */
     TC_CFG_HIER_LARGE,            /* size: "auto" switches to the large-message algorithms */
     TC_CFG_HIER_SEGMENT,          /* size: pieces large messages cross the levels in */
+    TC_CFG_BARRIER,               /* enum auto,central,tree,dissemination,tournament,pairwise */
+    TC_CFG_BARRIER_ARITY,         /* int: combining-tree arity (messages) */
+    TC_CFG_SHM_BARRIER,           /* enum auto,central,tree,dissemination,tournament */
+    TC_CFG_SHM_BARRIER_ARITY,     /* int: combining-tree arity (shared memory) */
+    TC_CFG_LOGP_FILE,             /* string: LogP/LogGP parameters file, "" = none */
+    TC_CFG_LOGP,                  /* string: LogP/LogGP parameters, "" = none */
+    TC_CFG_TUNING_FILE,           /* string: fixed algorithm choices, "" = none */
+    TC_CFG_MODEL_GAMMA,           /* double: reduction cost per byte (us) */
+    TC_CFG_HIER_MODEL,            /* bool: auto levels use the LogGP model */
+    TC_CFG_LOCK_SCHEME,           /* enum rwlock,1n-mutex,2n-mutex,n-mutex-signal,n-mcs */
+    TC_CFG_RMA_BCAST,             /* enum auto,linear,binomial */
+    TC_CFG_RMA_BCAST_SWITCH,      /* size: auto uses the binomial tree from here */
+    TC_CFG_RMA_PUTLOOP,           /* enum down,up */
+    TC_CFG_RMA_POLL_SPIN,         /* int: helper polls before it sleeps */
+    TC_CFG_RMA_POLL_MIN_US,       /* int: helper's first idle sleep, us */
+    TC_CFG_RMA_POLL_MAX_US,       /* int: helper's longest idle sleep, us */
     TC_CFG_LAST
 } tc_cfg_id_t;
 
@@ -67,6 +85,17 @@ typedef enum {
     TC_TREE_KNOMIAL,
     TC_TREE_LAST
 } tc_tree_kind_t;
+
+/* Values of TC_CFG_LOCK_SCHEME, in the order of tc_lock_scheme_t (locks/rwlock.h;
+ * ctx.c asserts it). */
+typedef enum {
+    TC_LOCK_SCHEME_CFG_RWLOCK,
+    TC_LOCK_SCHEME_CFG_1N_MUTEX,
+    TC_LOCK_SCHEME_CFG_2N_MUTEX,
+    TC_LOCK_SCHEME_CFG_N_MUTEX_SIGNAL,
+    TC_LOCK_SCHEME_CFG_N_MCS,
+    TC_LOCK_SCHEME_CFG_LAST
+} tc_lock_scheme_cfg_t;
 
 /* Values of TC_CFG_SHM_PLACEMENT. */
 typedef enum {

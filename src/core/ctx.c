@@ -133,6 +133,13 @@ enum {
     TC_AGREE_RSLOTS,
     TC_AGREE_RSLOT_BYTES,
     TC_AGREE_RSLICE,
+    TC_AGREE_RTREE,
+    TC_AGREE_RTREE_ARITY,
+    TC_AGREE_BARRIER,
+    TC_AGREE_BARRIER_ARITY,
+    TC_AGREE_SHM_BARRIER,
+    TC_AGREE_SHM_BARRIER_ARITY,
+    TC_AGREE_LOCK_SCHEME,
     TC_AGREE_LAST
 };
 static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
@@ -146,7 +153,28 @@ static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
                                                           "TC_SHM_STREAM_BYTES",
                                                           "TC_SHM_REDUCE_SLOTS",
                                                           "TC_SHM_REDUCE_SLOT_BYTES",
-                                                          "TC_SHM_REDUCE_SLICE_MIN"};
+                                                          "TC_SHM_REDUCE_SLICE_MIN",
+                                                          "TC_SHM_REDUCE_TREE_MAX",
+                                                          "TC_SHM_REDUCE_TREE_ARITY",
+                                                          "TC_BARRIER",
+                                                          "TC_BARRIER_ARITY",
+                                                          "TC_SHM_BARRIER",
+                                                          "TC_SHM_BARRIER_ARITY",
+                                                          "TC_LOCK_SCHEME"};
+_Static_assert((int)TC_LOCK_SCHEME_CFG_LAST == (int)TC_LOCK_SCHEME_LAST &&
+                   (int)TC_LOCK_SCHEME_CFG_N_MCS == (int)TC_LOCK_SCHEME_N_MCS &&
+                   (int)TC_LOCK_SCHEME_CFG_RWLOCK == (int)TC_LOCK_SCHEME_RWLOCK,
+               "TC_LOCK_SCHEME words in the order of tc_lock_scheme_t");
+
+/* More processes of this communicator on this node than online CPUs (the
+ * test machine's 8 ranks on 2 cores): a process that waits is usually waiting
+ * for one that is not running, so spinning only delays it, and every extra
+ * synchronisation stage (a tree level) costs a scheduler round. */
+static int tc_ctx_oversubscribed(const tc_ctx_t *ctx)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 && ctx->node_size > cpus;
+}
 
 static void tc_ctx_propose(const tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
 {
@@ -173,6 +201,19 @@ static void tc_ctx_propose(const tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
     /* Slots are cache-line multiples so no two processes' slots share a line. */
     v[TC_AGREE_RSLOT_BYTES] = tc_config_int(TC_CFG_SHM_REDUCE_SLOT_BYTES) / 64 * 64;
     v[TC_AGREE_RSLICE] = tc_config_int(TC_CFG_SHM_REDUCE_SLICE_MIN);
+    /* The reduction tree pays where its levels run in parallel; oversubscribed
+     * (measured: 2 cores, np 4 and 8) a single-fragment Allreduce was 1.2-2x
+     * slower up the tree than folded directly. Unless set explicitly, off. */
+    v[TC_AGREE_RTREE] =
+        tc_ctx_oversubscribed(ctx) && tc_config_source(TC_CFG_SHM_REDUCE_TREE_MAX) != TC_CFG_SRC_ENV
+            ? 0
+            : tc_config_int(TC_CFG_SHM_REDUCE_TREE_MAX);
+    v[TC_AGREE_RTREE_ARITY] = tc_config_int(TC_CFG_SHM_REDUCE_TREE_ARITY);
+    v[TC_AGREE_BARRIER] = tc_config_int(TC_CFG_BARRIER);
+    v[TC_AGREE_BARRIER_ARITY] = tc_config_int(TC_CFG_BARRIER_ARITY);
+    v[TC_AGREE_SHM_BARRIER] = tc_config_int(TC_CFG_SHM_BARRIER);
+    v[TC_AGREE_SHM_BARRIER_ARITY] = tc_config_int(TC_CFG_SHM_BARRIER_ARITY);
+    v[TC_AGREE_LOCK_SCHEME] = tc_config_int(TC_CFG_LOCK_SCHEME);
 }
 
 /* One allreduce gives each value's minimum and maximum (MAX over v and -v).
@@ -296,6 +337,11 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
         goto fn_fail;
     PMPI_Comm_rank(ctx->node, &ctx->node_rank);
     PMPI_Comm_size(ctx->node, &ctx->node_size);
+    /* Oversubscribed: yield at once (measured: shm barrier at np=4 on 2 cores
+     * 25-73 us with 200 polls first, 14-34 us without), unless TC_SPIN_COUNT
+     * says otherwise. */
+    if (tc_ctx_oversubscribed(ctx) && tc_config_source(TC_CFG_SPIN_COUNT) != TC_CFG_SRC_ENV)
+        ctx->wait_info.spin_polls = 0;
 
     long long v[TC_AGREE_LAST];
     tc_ctx_propose(ctx, v);
@@ -311,6 +357,9 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     ctx->shm_params.reduce_slots = (int)v[TC_AGREE_RSLOTS];
     ctx->shm_params.reduce_slot_bytes = (size_t)v[TC_AGREE_RSLOT_BYTES];
     ctx->shm_params.reduce_slice_min = (size_t)v[TC_AGREE_RSLICE];
+    ctx->shm_params.reduce_tree_max = (size_t)v[TC_AGREE_RTREE];
+    ctx->shm_params.reduce_tree_arity = (int)v[TC_AGREE_RTREE_ARITY];
+    ctx->shm_params.lock_scheme = (tc_lock_scheme_t)v[TC_AGREE_LOCK_SCHEME];
 
     static bool logged_multinode, logged_shm_off;
     int seg_failed = 0;
@@ -344,6 +393,20 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
         } else {
             ctx->bcast_path = TC_PATH_PMPI_NO_SEGMENT;
         }
+    }
+    if (ctx->size > 1) {
+        /* Rank 0's parameters, so every rank computes the same choices. */
+        if ((rc = tc_select_logp_agree(ctx->priv, ctx->shm, ctx->shmcomm, &ctx->logp)) !=
+            MPI_SUCCESS)
+            goto fn_fail;
+        /* The tuning file and gamma as rank 0 sees them, then the hierarchy's
+         * decision tables and the barrier plan. */
+        if ((rc = tc_select_ctx_plans(ctx->priv, ctx->hier, &ctx->logp, &ctx->barrier,
+                                      ctx->shm ? ctx->shm->p : 0, (int)v[TC_AGREE_SINGLENODE],
+                                      (int)v[TC_AGREE_SHM_BARRIER],
+                                      (int)v[TC_AGREE_SHM_BARRIER_ARITY], (int)v[TC_AGREE_BARRIER],
+                                      (int)v[TC_AGREE_BARRIER_ARITY])) != MPI_SUCCESS)
+            goto fn_fail;
     }
     tc_log(TC_LOG_DEBUG,
            "context #%d on %s: node %d/%d, bcast path %d, f=%zu S=%d q=%d tree=%s arity=%d",

@@ -13,6 +13,7 @@
 
 #include "../hier/hier.h"
 #include "../shm/segment.h"
+#include "select.h"
 #include "stats.h"
 #include "wait.h"
 
@@ -32,6 +33,8 @@ typedef struct tc_ctx {
     tc_shm_comm_t *shm;         /* the segment over shmcomm, or NULL; serves hier's level with
                                    .shm set (all ranks when bcast_path == TC_PATH_SHM) */
     tc_shm_params_t shm_params; /* the agreed values */
+    tc_logp_table_t logp;       /* rank 0's LogP/LogGP parameters (select.h) */
+    tc_barrier_plan_t barrier;  /* TC_Barrier's algorithms, chosen at creation */
     char comm_name[MPI_MAX_OBJECT_NAME + 32];
     tc_wait_info_t wait_info;
     struct tc_ctx *newer, *older; /* list of live contexts (for finalize) */

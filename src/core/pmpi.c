@@ -69,9 +69,13 @@
  * therefore enough and no Fortran symbol is defined for MPICH or other MPIs: a
  * second conversion here could only get a sentinel wrong. Not intercepted on
  * MPICH: mpi_*_f08ts_large_ (INTEGER(MPI_COUNT_KIND) counts), which call the
- * MPI_*_c large-count functions.
+ * MPI_*_c large-count functions. The exception is MPI_Barrier from mpi_f08:
+ * mpi_barrier_f08_ (no buffer, so not a "ts" wrapper) calls PMPI_Barrier
+ * directly, so that one Fortran name is defined for MPICH too (its argument
+ * is the handle's integer, as in Open MPI's f08 ABI).
  */
 #include <mpi.h>
+#include <stddef.h>
 
 #include "topocoll.h"
 
@@ -103,6 +107,23 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     return TC_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
+TC_PMPI_EXPORT int MPI_Barrier(MPI_Comm comm);
+int MPI_Barrier(MPI_Comm comm)
+{
+    return TC_Barrier(comm);
+}
+
+/* Fortran MPI_Barrier (both ABIs: the communicator handle as an integer). */
+static void tc_pmpi_barrier_f(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    int rc = TC_Barrier(PMPI_Comm_f2c(*comm));
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+#define TC_PMPI_BARRIER_ALIAS(name)                                                                \
+    TC_PMPI_EXPORT void name(MPI_Fint *comm, MPI_Fint *ierr)                                       \
+        __attribute__((alias("tc_pmpi_barrier_f")))
 #if defined(OPEN_MPI) && OPEN_MPI
 
 /* Weak: only the mangling Open MPI was built with exists; the others are NULL. */
@@ -208,6 +229,10 @@ TC_PMPI_ALLREDUCE_ALIAS(mpi_allreduce);
 TC_PMPI_ALLREDUCE_ALIAS(mpi_allreduce_);
 TC_PMPI_ALLREDUCE_ALIAS(mpi_allreduce__);
 TC_PMPI_ALLREDUCE_ALIAS(MPI_ALLREDUCE);
+TC_PMPI_BARRIER_ALIAS(mpi_barrier);
+TC_PMPI_BARRIER_ALIAS(mpi_barrier_);
+TC_PMPI_BARRIER_ALIAS(mpi_barrier__);
+TC_PMPI_BARRIER_ALIAS(MPI_BARRIER);
 
 #if OMPI_MAJOR_VERSION <= 4
 TC_PMPI_BCAST_ALIAS(mpi_bcast_f08_);
@@ -219,6 +244,13 @@ TC_PMPI_REDUCE_ALIAS(MPI_Reduce_f);
 TC_PMPI_ALLREDUCE_ALIAS(mpi_allreduce_f08_);
 TC_PMPI_ALLREDUCE_ALIAS(MPI_Allreduce_f08);
 TC_PMPI_ALLREDUCE_ALIAS(MPI_Allreduce_f);
+TC_PMPI_BARRIER_ALIAS(mpi_barrier_f08_);
+TC_PMPI_BARRIER_ALIAS(MPI_Barrier_f08);
+TC_PMPI_BARRIER_ALIAS(MPI_Barrier_f);
 #endif
 
 #endif /* OPEN_MPI */
+
+#if defined(MPICH)
+TC_PMPI_BARRIER_ALIAS(mpi_barrier_f08_);
+#endif

@@ -8,7 +8,8 @@
 
 static _Atomic unsigned long long tc_stats_counts[TC_OP_LAST][TC_PATH_LAST];
 
-static const char *const tc_stats_op_names[TC_OP_LAST] = {"bcast", "reduce", "allreduce"};
+static const char *const tc_stats_op_names[TC_OP_LAST] = {"bcast", "reduce", "allreduce",
+                                                          "barrier"};
 
 static const char *const tc_stats_path_names[TC_PATH_LAST] = {"shm",
                                                               "hier",

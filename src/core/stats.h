@@ -4,7 +4,7 @@
 #ifndef TC_CORE_STATS_H
 #define TC_CORE_STATS_H
 
-typedef enum { TC_OP_BCAST, TC_OP_REDUCE, TC_OP_ALLREDUCE, TC_OP_LAST } tc_op_t;
+typedef enum { TC_OP_BCAST, TC_OP_REDUCE, TC_OP_ALLREDUCE, TC_OP_BARRIER, TC_OP_LAST } tc_op_t;
 
 typedef enum {
     TC_PATH_SHM,             /* shared-memory algorithm */

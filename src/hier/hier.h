@@ -28,6 +28,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hier/groups.h"
 #include "hier/level_bcast.h"
@@ -42,6 +43,32 @@ typedef enum {
     TC_HIER_ALLREDUCE_SCHEME_LAST
 } tc_hier_allreduce_scheme_t;
 
+/* Message-size classes of the decision tables: class 0 is 0 bytes, class c
+ * (1 <= c < TC_HIER_SIZE_CLASSES - 1) is [2^(c-1), 2^c) bytes, the last class
+ * everything from 2^40 bytes. A class's algorithm is the one chosen for its
+ * smallest size, 2^(c-1) bytes. */
+#define TC_HIER_SIZE_CLASSES 42
+
+/* The class of @p nbytes: its bit length, capped. */
+static inline int tc_hier_size_class(size_t nbytes)
+{
+    if (nbytes == 0)
+        return 0;
+    int c = 64 - __builtin_clzll((unsigned long long)nbytes);
+    return c < TC_HIER_SIZE_CLASSES ? c : TC_HIER_SIZE_CLASSES - 1;
+}
+
+/* Why a decision-table entry holds its algorithm (reports only). */
+typedef enum {
+    TC_HIER_WHY_RULE,     /* the TC_HIER_LARGE threshold rule (TC_HIER_MODEL=0, or no table
+                             was computed: a hierarchy built without a context) */
+    TC_HIER_WHY_OVERRIDE, /* the level is named in TC_HIER_BCAST / TC_HIER_REDUCE /
+                             TC_HIER_ALLREDUCE_TOP */
+    TC_HIER_WHY_FILE,     /* an entry of TC_TUNING_FILE */
+    TC_HIER_WHY_MODEL,    /* argmin of the LogGP costs (core/select.c) */
+    TC_HIER_WHY_LAST
+} tc_hier_why_t;
+
 typedef struct tc_hier_level {
     tc_level_t level;   /* TC_LEVEL_* or TC_HIER_LEVEL_TOP */
     int size;           /* >= 2 */
@@ -51,11 +78,25 @@ typedef struct tc_hier_level {
                            represents at this level) holds rank x; -1 when x lies outside
                            this group's unit */
     int shm;            /* served by the segment: its ranks are members[0..size-1] */
-    int bcast_auto;     /* choose by message size (TC_HIER_LARGE) */
+    /* The explicit settings (TC_HIER_BCAST / TC_HIER_REDUCE) of this level. */
+    int bcast_auto; /* not named: the tables below decide by size */
     tc_hier_bcast_alg_t bcast;
-    int bcast_k; /* radix of KNOMIAL */
+    int bcast_k; /* radix of KNOMIAL when named; else the default radix 2 */
     int reduce_auto;
     tc_hier_reduce_alg_t reduce;
+    /* Decision tables by size class (tc_hier_size_class), identical on every
+     * rank: filled from the explicit setting or the TC_HIER_LARGE rule when
+     * the hierarchy is built, then (core/select.c, at context creation) from
+     * TC_TUNING_FILE and the LogGP model for the levels not named. */
+    int model_level; /* LogP parameters the model used: a model/logp.h level */
+    uint8_t bcast_tab[TC_HIER_SIZE_CLASSES];     /* tc_hier_bcast_alg_t */
+    uint16_t bcast_k_tab[TC_HIER_SIZE_CLASSES];  /* radix (knomial, scatter_allgather's
+                                                    fallback below P bytes) */
+    uint8_t reduce_tab[TC_HIER_SIZE_CLASSES];    /* commutative op */
+    uint8_t reduce_nc_tab[TC_HIER_SIZE_CLASSES]; /* non-commutative op: never RSG */
+    uint8_t bcast_why[TC_HIER_SIZE_CLASSES];     /* tc_hier_why_t */
+    uint8_t reduce_why[TC_HIER_SIZE_CLASSES];    /* tc_hier_why_t */
+    uint8_t reduce_nc_why[TC_HIER_SIZE_CLASSES]; /* tc_hier_why_t */
 } tc_hier_level_t;
 
 typedef struct tc_hier {
@@ -68,10 +109,16 @@ typedef struct tc_hier {
     int shm_level;         /* the shared-memory level, or -1 */
     int single_shm;        /* the whole communicator is one shared-memory group */
     tc_hier_allreduce_scheme_t allreduce_scheme;
-    int allreduce_top_auto;
+    int allreduce_top_auto; /* TC_HIER_ALLREDUCE_TOP=auto: the table decides */
     tc_hier_allreduce_alg_t allreduce_top;
-    size_t large;   /* TC_HIER_LARGE: auto picks scatter_allgather / rsg / ring from here */
-    size_t segment; /* TC_HIER_SEGMENT: large messages go level by level in pieces */
+    /* The top group's allreduce by size class (commutative op; a
+     * non-commutative one always runs RECDBL). */
+    uint8_t allreduce_tab[TC_HIER_SIZE_CLASSES]; /* tc_hier_allreduce_alg_t */
+    uint8_t allreduce_why[TC_HIER_SIZE_CLASSES]; /* tc_hier_why_t */
+    int model;               /* the tables' auto entries come from the model (else the rule) */
+    double gamma;            /* reduction cost the model used, us per byte */
+    size_t large;            /* TC_HIER_LARGE: threshold of the rule (TC_HIER_MODEL=0) */
+    size_t segment;          /* TC_HIER_SEGMENT: large messages go level by level in pieces */
     tc_hier_groups_t groups; /* owns the member arrays */
     tc_hier_loc_t *locs;     /* every rank's locality (for reports); p entries */
     /* Temporaries of the hierarchical reductions (hier_coll.c), kept between
@@ -81,32 +128,36 @@ typedef struct tc_hier {
     size_t scratch_bytes;
 } tc_hier_t;
 
-/* Algorithm a level uses for a message of @p nbytes (resolves "auto"). */
+/* Algorithm a level uses for a message of @p nbytes: one table lookup. */
 static inline tc_hier_bcast_alg_t tc_hier_level_bcast_alg(const tc_hier_t *h,
                                                           const tc_hier_level_t *l, size_t nbytes)
 {
-    if (!l->bcast_auto)
-        return l->bcast;
-    return nbytes >= h->large && l->size > 2 ? TC_HIER_BCAST_SCATTER_ALLGATHER
-                                             : TC_HIER_BCAST_KNOMIAL;
+    (void)h;
+    return (tc_hier_bcast_alg_t)l->bcast_tab[tc_hier_size_class(nbytes)];
 }
+/* Radix of the level's k-nomial broadcast (and of scatter_allgather's
+ * k-nomial fallback) for a message of @p nbytes. */
+static inline int tc_hier_level_bcast_k(const tc_hier_t *h, const tc_hier_level_t *l, size_t nbytes)
+{
+    (void)h;
+    return l->bcast_k_tab[tc_hier_size_class(nbytes)];
+}
+/* A non-commutative op never gets RSG (it splits the vector by member
+ * index); RSG with fewer elements than members runs binomial inside
+ * tc_hier_reduce_group(). */
 static inline tc_hier_reduce_alg_t tc_hier_level_reduce_alg(const tc_hier_t *h,
                                                             const tc_hier_level_t *l, size_t nbytes,
                                                             int commutative)
 {
-    tc_hier_reduce_alg_t a =
-        l->reduce_auto
-            ? (nbytes >= h->large && l->size > 2 ? TC_HIER_REDUCE_RSG : TC_HIER_REDUCE_BINOMIAL)
-            : l->reduce;
-    return a == TC_HIER_REDUCE_RSG && !commutative ? TC_HIER_REDUCE_BINOMIAL : a;
+    (void)h;
+    const int c = tc_hier_size_class(nbytes);
+    return (tc_hier_reduce_alg_t)(commutative ? l->reduce_tab[c] : l->reduce_nc_tab[c]);
 }
 static inline tc_hier_allreduce_alg_t tc_hier_top_allreduce_alg(const tc_hier_t *h, size_t nbytes,
                                                                 int commutative)
 {
     tc_hier_allreduce_alg_t a =
-        h->allreduce_top_auto
-            ? (nbytes >= h->large ? TC_HIER_ALLREDUCE_RING : TC_HIER_ALLREDUCE_RECDBL)
-            : h->allreduce_top;
+        (tc_hier_allreduce_alg_t)h->allreduce_tab[tc_hier_size_class(nbytes)];
     return a == TC_HIER_ALLREDUCE_RING && !commutative ? TC_HIER_ALLREDUCE_RECDBL : a;
 }
 

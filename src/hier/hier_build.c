@@ -546,7 +546,44 @@ static int hier_compute(tc_hier_t *h, const tc_hier_settings_t *s, const hier_re
     h->allreduce_top = (tc_hier_allreduce_alg_t)s->allreduce_top;
     h->large = (size_t)s->large;
     h->segment = (size_t)s->segment;
+    tc_hier_tables_rule(h);
     return 0;
+}
+
+void tc_hier_tables_rule(tc_hier_t *h)
+{
+    h->model = 0;
+    h->gamma = 0;
+    for (int i = 0; i < h->nlevels; i++) {
+        tc_hier_level_t *L = &h->level[i];
+        L->model_level = -1;
+        for (int c = 0; c < TC_HIER_SIZE_CLASSES; c++) {
+            /* A class follows its smallest size, so a TC_HIER_LARGE that is not a
+             * power of two takes effect from the next one. */
+            const size_t m = c ? (size_t)1 << (c - 1) : 0;
+            const int big = m >= h->large && L->size > 2;
+            L->bcast_tab[c] = (uint8_t)(!L->bcast_auto ? L->bcast
+                                        : big          ? TC_HIER_BCAST_SCATTER_ALLGATHER
+                                                       : TC_HIER_BCAST_KNOMIAL);
+            L->bcast_k_tab[c] = (uint16_t)L->bcast_k;
+            L->bcast_why[c] = L->bcast_auto ? TC_HIER_WHY_RULE : TC_HIER_WHY_OVERRIDE;
+            L->reduce_tab[c] = (uint8_t)(!L->reduce_auto ? L->reduce
+                                         : big           ? TC_HIER_REDUCE_RSG
+                                                         : TC_HIER_REDUCE_BINOMIAL);
+            L->reduce_why[c] = L->reduce_auto ? TC_HIER_WHY_RULE : TC_HIER_WHY_OVERRIDE;
+            L->reduce_nc_tab[c] = L->reduce_tab[c] == TC_HIER_REDUCE_RSG
+                                      ? (uint8_t)TC_HIER_REDUCE_BINOMIAL
+                                      : L->reduce_tab[c];
+            L->reduce_nc_why[c] = L->reduce_why[c];
+        }
+    }
+    for (int c = 0; c < TC_HIER_SIZE_CLASSES; c++) {
+        const size_t m = c ? (size_t)1 << (c - 1) : 0;
+        h->allreduce_tab[c] = (uint8_t)(!h->allreduce_top_auto ? h->allreduce_top
+                                        : m >= h->large        ? TC_HIER_ALLREDUCE_RING
+                                                               : TC_HIER_ALLREDUCE_RECDBL);
+        h->allreduce_why[c] = h->allreduce_top_auto ? TC_HIER_WHY_RULE : TC_HIER_WHY_OVERRIDE;
+    }
 }
 
 int tc_hier_create(tc_hier_t **out, MPI_Comm priv, MPI_Comm node, int shm_allowed,
@@ -682,30 +719,101 @@ const char *tc_hier_shm_level_name(int shm_level)
     return tc_hier_level_name((tc_level_t)shm_level);
 }
 
+const char *tc_hier_why_name(tc_hier_why_t why)
+{
+    static const char *const names[TC_HIER_WHY_LAST] = {"rule", "override", "file", "model"};
+    return (int)why >= 0 && why < TC_HIER_WHY_LAST ? names[why] : "?";
+}
+
+void tc_hier_size_format(uint64_t bytes, char *buf, size_t len)
+{
+    static const char suffix[] = "KMGT";
+    int s = -1;
+    while (s < 3 && bytes >= 1024 && bytes % 1024 == 0) {
+        bytes /= 1024;
+        s++;
+    }
+    if (s < 0)
+        snprintf(buf, len, "%llu", (unsigned long long)bytes);
+    else
+        snprintf(buf, len, "%llu%c", (unsigned long long)bytes, suffix[s]);
+}
+
+/* One table as runs over the size classes from 1 byte: "knomial:2,
+ * scatter_allgather from 64K", entries from the tuning file marked
+ * "[file]". @p name gives an entry's text. */
+static void tab_summary(char *buf, size_t len, const uint8_t *tab, const uint16_t *ktab,
+                        const uint8_t *why, void (*name)(int alg, int k, char *b, size_t n))
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int c = 1; c < TC_HIER_SIZE_CLASSES && n + 1 < len; c++) {
+        const int k = ktab ? ktab[c] : 0;
+        if (c > 1 && tab[c] == tab[c - 1] && (!ktab || ktab[c] == ktab[c - 1]) &&
+            (why[c] == TC_HIER_WHY_FILE) == (why[c - 1] == TC_HIER_WHY_FILE))
+            continue;
+        char a[48], from[32] = "";
+        name(tab[c], k, a, sizeof a);
+        if (c > 1) {
+            char sz[24];
+            tc_hier_size_format((uint64_t)1 << (c - 1), sz, sizeof sz);
+            snprintf(from, sizeof from, " from %s", sz);
+        }
+        int w = snprintf(buf + n, len - n, "%s%s%s%s", c > 1 ? ", " : "", a, from,
+                         why[c] == TC_HIER_WHY_FILE ? " [file]" : "");
+        n += w > 0 ? (size_t)w : 0;
+    }
+}
+
+static void bcast_name(int alg, int k, char *b, size_t n)
+{
+    if (alg == TC_HIER_BCAST_KNOMIAL)
+        snprintf(b, n, "knomial:%d", k);
+    else
+        snprintf(b, n, "%s", tc_hier_bcast_alg_name((tc_hier_bcast_alg_t)alg));
+}
+static void reduce_name(int alg, int k, char *b, size_t n)
+{
+    (void)k;
+    snprintf(b, n, "%s", tc_hier_reduce_alg_name((tc_hier_reduce_alg_t)alg));
+}
+static void allreduce_name(int alg, int k, char *b, size_t n)
+{
+    (void)k;
+    snprintf(b, n, "%s", tc_hier_allreduce_alg_name((tc_hier_allreduce_alg_t)alg));
+}
+
 void tc_hier_level_describe(const tc_hier_t *h, const tc_hier_level_t *l, char *buf, size_t len)
 {
-    char b[160], r[160];
+    char b[200], r[200], t[180];
 
+    (void)h;
     if (l->shm) {
         snprintf(buf, len, "shared memory (segment)");
         return;
     }
-    if (!l->bcast_auto && l->bcast == TC_HIER_BCAST_KNOMIAL)
-        snprintf(b, sizeof b, "knomial:%d", l->bcast_k);
-    else if (!l->bcast_auto)
-        snprintf(b, sizeof b, "%s", tc_hier_bcast_alg_name(l->bcast));
-    else if (l->size > 2)
-        snprintf(b, sizeof b,
-                 "auto (knomial:%d below TC_HIER_LARGE=%zu bytes, scatter_allgather from there)",
-                 l->bcast_k, h->large);
-    else
-        snprintf(b, sizeof b, "auto (knomial:%d)", l->bcast_k);
-    if (!l->reduce_auto)
-        snprintf(r, sizeof r, "%s", tc_hier_reduce_alg_name(l->reduce));
-    else if (l->size > 2)
-        snprintf(r, sizeof r, "auto (binomial below TC_HIER_LARGE=%zu bytes, rsg from there)",
-                 h->large);
-    else
-        snprintf(r, sizeof r, "auto (binomial)");
+    if (!l->bcast_auto) {
+        bcast_name(l->bcast, l->bcast_k, b, sizeof b);
+    } else {
+        tab_summary(t, sizeof t, l->bcast_tab, l->bcast_k_tab, l->bcast_why, bcast_name);
+        snprintf(b, sizeof b, "auto (%s)", t);
+    }
+    if (!l->reduce_auto) {
+        reduce_name(l->reduce, 0, r, sizeof r);
+    } else {
+        tab_summary(t, sizeof t, l->reduce_tab, NULL, l->reduce_why, reduce_name);
+        snprintf(r, sizeof r, "auto (%s)", t);
+    }
     snprintf(buf, len, "bcast %s; reduce %s", b, r);
+}
+
+void tc_hier_top_allreduce_describe(const tc_hier_t *h, char *buf, size_t len)
+{
+    char t[180];
+    if (!h->allreduce_top_auto) {
+        snprintf(buf, len, "%s", tc_hier_allreduce_alg_name(h->allreduce_top));
+        return;
+    }
+    tab_summary(t, sizeof t, h->allreduce_tab, NULL, h->allreduce_why, allreduce_name);
+    snprintf(buf, len, "auto (%s)", t);
 }

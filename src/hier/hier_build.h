@@ -18,7 +18,7 @@
 
 /* One level's algorithm from TC_HIER_BCAST / TC_HIER_REDUCE. */
 typedef struct tc_hier_alg_choice {
-    int32_t is_auto; /* choose by message size (TC_HIER_LARGE) */
+    int32_t is_auto; /* not named: chosen per size (tuning file, model, TC_HIER_LARGE rule) */
     int32_t alg;     /* tc_hier_bcast_alg_t or tc_hier_reduce_alg_t; meaningful when !is_auto */
     int32_t k;       /* radix of a k-nomial broadcast (2 unless given) */
 } tc_hier_alg_choice_t;
@@ -133,10 +133,33 @@ void tc_hier_free(tc_hier_t *h);
  * (no shared-memory level, or this rank is alone in its unit there). */
 int tc_hier_shm_index(const tc_hier_t *h);
 
-/** Text of the algorithms a level uses, e.g. "bcast knomial:4, reduce auto
- * (binomial below TC_HIER_LARGE=65536 bytes, rsg from there)" or "shared
- * memory"; for reports (topocoll-info). */
+/**
+ * Fill every decision table of @p h (tc_hier_level_t.bcast_tab ...,
+ * tc_hier_t.allreduce_tab) from the explicit settings (TC_HIER_BCAST,
+ * TC_HIER_REDUCE, TC_HIER_ALLREDUCE_TOP: why = override) and, for the levels
+ * they leave on auto, the TC_HIER_LARGE rule (why = rule): k-nomial /
+ * binomial / recursive doubling below it, scatter_allgather / rsg (groups of
+ * more than two) / ring from it. tc_hier_create() calls it; core/select.c
+ * then replaces the auto entries with the tuning file's and the model's
+ * choices. Pure.
+ */
+void tc_hier_tables_rule(tc_hier_t *h);
+
+/** Text of the algorithms a level uses, e.g. "bcast knomial:4; reduce auto
+ * (binomial, rsg from 16K)" (the runs of its decision table over the sizes,
+ * "[file]" after choices from TC_TUNING_FILE) or "shared memory (segment)";
+ * for reports (topocoll-info). */
 void tc_hier_level_describe(const tc_hier_t *h, const tc_hier_level_t *l, char *buf, size_t len);
+
+/** The top group's allreduce in the same form: "ring" or "auto (recdbl,
+ * ring from 64K)". */
+void tc_hier_top_allreduce_describe(const tc_hier_t *h, char *buf, size_t len);
+
+/** "rule", "override", "file", "model". */
+const char *tc_hier_why_name(tc_hier_why_t why);
+
+/** Bytes as "512", "64K", "1M", "16G" (exact multiples only get a suffix). */
+void tc_hier_size_format(uint64_t bytes, char *buf, size_t len);
 
 /** Name of a tc_hier_settings_t.shm_level value ("auto", "none", "numa"...). */
 const char *tc_hier_shm_level_name(int shm_level);

@@ -35,8 +35,8 @@ static int tc_hier_group_bcast(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm 
         return MPI_SUCCESS;
     }
     return tc_hier_bcast_group(buf, n, l->members, l->size, l->my_index, root_index,
-                               tc_hier_level_bcast_alg(h, l, n), l->bcast_k, priv,
-                               TC_HIER_TAG_BCAST);
+                               tc_hier_level_bcast_alg(h, l, n), tc_hier_level_bcast_k(h, l, n),
+                               priv, TC_HIER_TAG_BCAST);
 }
 
 static int tc_hier_bcast_piece(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, void *buf,

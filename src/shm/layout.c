@@ -37,17 +37,45 @@ int tc_shm_layout_compute_full(tc_shm_layout_t *l, int p, int S, int q, size_t f
     l->f = f;
     l->numa_off = line; /* line 0: magic and parameters */
     l->leaders_off = tc_round_up(l->numa_off + (size_t)p * sizeof(int), line);
+    l->store_lock_off = l->store_off = l->store_bytes = 0;
     l->header_size = tc_round_up(l->leaders_off + (size_t)p * sizeof(int), page);
     l->rslots = rslots;
     l->rslot_bytes = rslots ? rslot_bytes : 0;
     l->rctrl_off = (size_t)(1 + q) * line;
+    int brounds = 0;
+    while ((1 << brounds) < p)
+        brounds++;
+    l->brounds = brounds;
     size_t ctrl_lines =
         (size_t)(1 + q) + (rslots ? TC_SHM_RLINE_INLINE0 + TC_SHM_REDUCE_INLINE_SLOTS : 0);
+    l->bctrl_off = ctrl_lines * line;
+    ctrl_lines += TC_SHM_BLINE_ROUND0 + 2 * (size_t)brounds;
     l->ctrl_size = tc_round_up(ctrl_lines * line, page);
     l->rdata_off = l->ctrl_size + (size_t)S * f;
     l->region_size = l->rdata_off + 2 * (size_t)l->rslots * l->rslot_bytes;
     /* Regions stay page aligned (placement is per page). */
     l->region_size = tc_round_up(l->region_size, page);
     l->total = l->header_size + (size_t)p * l->region_size;
+    return 0;
+}
+
+int tc_shm_layout_add_store(tc_shm_layout_t *l, size_t lock_bytes, size_t area_bytes)
+{
+    const size_t max = (size_t)1 << 30;
+    if (lock_bytes > max || area_bytes > max || (area_bytes != 0 && area_bytes < 2 * l->line))
+        return -1;
+    size_t end = l->leaders_off + (size_t)l->p * sizeof(int);
+    if (area_bytes == 0) {
+        l->store_lock_off = l->store_off = l->store_bytes = 0;
+    } else {
+        /* The lock and the area each start on a fresh line: the lock's lines are
+         * written by every reader, the area only by the leader. */
+        l->store_lock_off = tc_round_up(end, l->line);
+        l->store_off = l->store_lock_off + tc_round_up(lock_bytes, l->line);
+        l->store_bytes = tc_round_up(area_bytes, l->line);
+        end = l->store_off + l->store_bytes;
+    }
+    l->header_size = tc_round_up(end, l->page);
+    l->total = l->header_size + (size_t)l->p * l->region_size;
     return 0;
 }

@@ -1,6 +1,7 @@
 /* Segment layout (paper 000, stage 1), a pure function of (p, S, q, f).
  *
- *   [header page(s)]  magic and parameters; numa_node[p]; leaders[p]
+ *   [header page(s)]  magic and parameters; numa_node[p]; leaders[p];
+ *                     node store (optional, see store.h): its lock, then its area
  *   [region 0] [region 1] ... [region p-1]      one per process, page aligned
  *   region i = [control block: page(s)] [queue: S buffers of f bytes]
  *
@@ -16,6 +17,26 @@
  *   rdone        data fragments i has finished with (read all it needed)
  *   rdone_inline inline fragments i has finished with
  *   inline[k]    TC_SHM_REDUCE_INLINE_SLOTS lines: sequence number + payload
+ * then the barrier lines (see barrier/shm_barrier.c), present in every block
+ * whether or not the segment has a reduce area; values are barrier epochs
+ * (monotonically increasing, never reset):
+ *   arrive       i and its subtree have arrived (written by i only; combining
+ *                tree)
+ *   release      i has been released and releases those that wait on it
+ *                (written by i only; tree, tournament, and the split forms'
+ *                leader flag in process 0's block)
+ *   counter      central counter: arrivals so far (used in process 0's block
+ *                only; written by EVERY process with an atomic fetch_add: that
+ *                contention is the central-counter algorithm)
+ *   crelease     central counter's release (process 0's block only; written
+ *                by the last arriver, or by process 0 in the split form;
+ *                successive writers are ordered by the barrier itself)
+ *   round[r]     brounds = ceil(log2 p) lines: dissemination round r, written
+ *                by process (i - 2^r) mod p only
+ *   tround[r]    brounds lines: tournament round r, written only by i's round-r
+ *                loser i + 2^r (i wins round r when i % 2^(r+1) == 0)
+ * Each line has one fixed writer whatever the algorithm (counter and crelease
+ * excepted, as said), so consecutive barriers may use different algorithms.
  * and after the broadcast queue, the reduce data of process i:
  *   contrib[k]   reduce_slots slots of reduce_slot_bytes: i's contributions
  *   result[k]    reduce_slots slots: the slices i combined
@@ -41,20 +62,25 @@
 #define TC_SHM_REDUCE_INLINE_SLOTS 16
 
 typedef struct tc_shm_layout {
-    size_t page;        /* page size */
-    size_t line;        /* cache line size */
-    int p;              /* processes */
-    int S;              /* buffers per queue */
-    int q;              /* banks (S % q == 0) */
-    size_t f;           /* fragment (buffer) size, a multiple of the page size */
-    size_t numa_off;    /* int numa_node[p] (in the header) */
-    size_t leaders_off; /* int leaders[p]: lowest rank on the same NUMA node */
-    size_t header_size; /* header pages */
-    size_t ctrl_size;   /* control block of one process (page multiple) */
-    int rslots;         /* reduce slots per process (0: no reduce area) */
-    size_t rslot_bytes; /* bytes per reduce slot (multiple of line) */
+    size_t page;           /* page size */
+    size_t line;           /* cache line size */
+    int p;                 /* processes */
+    int S;                 /* buffers per queue */
+    int q;                 /* banks (S % q == 0) */
+    size_t f;              /* fragment (buffer) size, a multiple of the page size */
+    size_t numa_off;       /* int numa_node[p] (in the header) */
+    size_t leaders_off;    /* int leaders[p]: lowest rank on the same NUMA node */
+    size_t store_lock_off; /* node store's lock (cache-line aligned; 0: no store) */
+    size_t store_off;      /* node store's area: control line then records (0: no store) */
+    size_t store_bytes;    /* size of that area (line multiple; 0: no store) */
+    size_t header_size;    /* header pages */
+    size_t ctrl_size;      /* control block of one process (page multiple) */
+    int rslots;            /* reduce slots per process (0: no reduce area) */
+    size_t rslot_bytes;    /* bytes per reduce slot (multiple of line) */
     size_t rctrl_off;   /* in a region: the rseq line (then rres, rdone, rdone_inline, inline[]) */
     size_t rdata_off;   /* in a region: contrib[0] (result[0] follows the contrib slots) */
+    int brounds;        /* barrier round lines per process: ceil(log2 p) */
+    size_t bctrl_off;   /* in a region: the barrier arrive line (then release, counter, ...) */
     size_t region_size; /* ctrl_size + S * f + 2 * rslots * rslot_bytes */
     size_t total;       /* whole segment */
 } tc_shm_layout_t;
@@ -68,6 +94,14 @@ int tc_shm_layout_compute(tc_shm_layout_t *l, int p, int S, int q, size_t f, siz
  * positive multiple of @p line; rslots >= 2, or 0 for none). */
 int tc_shm_layout_compute_full(tc_shm_layout_t *l, int p, int S, int q, size_t f, int rslots,
                                size_t rslot_bytes, size_t page, size_t line);
+
+/* Add the node store to the header of a computed layout: @p lock_bytes of
+ * lock memory then @p area_bytes of store area (both rounded up to the line),
+ * after leaders[]; header_size and total grow, every later offset moves
+ * with header_size. Call again to resize (0, 0 removes the store). Returns 0,
+ * or -1 (layout unchanged) if a size is over 1 GiB or @p area_bytes is
+ * non-zero but below two lines (control line plus one record header). */
+int tc_shm_layout_add_store(tc_shm_layout_t *l, size_t lock_bytes, size_t area_bytes);
 
 /* Offsets inside the segment. */
 static inline size_t tc_shm_layout_region(const tc_shm_layout_t *l, int i)
@@ -105,6 +139,29 @@ static inline size_t tc_shm_layout_rcontrib(const tc_shm_layout_t *l, int i, int
 static inline size_t tc_shm_layout_rresult(const tc_shm_layout_t *l, int i, int slot)
 {
     return tc_shm_layout_rcontrib(l, i, l->rslots + slot);
+}
+
+/* Barrier lines of a control block, in order; round[r] and tround[r] follow. */
+enum {
+    TC_SHM_BLINE_ARRIVE,
+    TC_SHM_BLINE_RELEASE,
+    TC_SHM_BLINE_COUNTER,
+    TC_SHM_BLINE_CRELEASE,
+    TC_SHM_BLINE_ROUND0
+};
+static inline size_t tc_shm_layout_bline(const tc_shm_layout_t *l, int i, int which)
+{
+    return tc_shm_layout_region(l, i) + l->bctrl_off + (size_t)which * l->line;
+}
+/* Dissemination round @p r (< brounds) of process @p i. */
+static inline size_t tc_shm_layout_bround(const tc_shm_layout_t *l, int i, int r)
+{
+    return tc_shm_layout_bline(l, i, TC_SHM_BLINE_ROUND0 + r);
+}
+/* Tournament round @p r (< brounds) of process @p i. */
+static inline size_t tc_shm_layout_btround(const tc_shm_layout_t *l, int i, int r)
+{
+    return tc_shm_layout_bline(l, i, TC_SHM_BLINE_ROUND0 + l->brounds + r);
 }
 
 #endif /* TC_SHM_LAYOUT_H */

@@ -14,24 +14,61 @@
  *   combine K:   wait rseq[i] >= K + 1 (W), read contrib[i][K % slots]
  *   finish K:    rdone = K + 1                                           (D)
  *
- * Two ways to combine a fragment, chosen per message (same on every process):
- *  - direct: the receiving processes (the root of a Reduce; everyone in an
- *    Allreduce) fold all p contributions themselves. Least latency, and the
- *    only choice on two processes (a fold of two operands is one pass).
- *  - slice (p > 2 and fragments of at least TC_SHM_REDUCE_SLICE_MIN bytes):
- *    process i folds slice i of the fragment from all p slots into its own
- *    result slot and announces it (rres = K + 1); receivers then copy the p
- *    slices out. The reduction work is spread over all processes.
- * Both fold in rank order, right to left: acc = d[p-2] op d[p-1], then
- * acc = d[i] op acc for i = p-3 .. 0 (MPI_Reduce_local order: the lower
- * rank is the left operand). So non-commutative ops give the rank-ordered
- * result, and every receiver of an Allreduce evaluates the same expression on
- * the same bits: results are bitwise identical everywhere.
+ * Three ways to combine a fragment, chosen per message (same on every
+ * process, from p, the message's fragment size f and the agreed settings):
+ *  - slice (p > 2 and f >= TC_SHM_REDUCE_SLICE_MIN): process i folds slice i
+ *    of the fragment from all p slots into its own result slot and announces
+ *    it (rres = K + 1); receivers then copy the p slices out. The reduction
+ *    work is spread over all processes.
+ *  - tree (p > 2, otherwise, and min(f, m) <= TC_SHM_REDUCE_TREE_MAX > 0):
+ *    partial results go up a tree rooted at rank 0 (below); receivers copy
+ *    rank 0's final partial. O(p) lines move instead of O(p) per receiver,
+ *    and the folds of different subtrees run at the same time.
+ *  - direct (otherwise): the receiving processes (the root of a Reduce;
+ *    everyone in an Allreduce) fold all p contributions themselves. Least
+ *    latency on few processes, and the only choice on two (a fold of two
+ *    operands is one pass).
+ * Direct and slice fold in rank order, right to left: acc = d[p-2] op
+ * d[p-1], then acc = d[i] op acc for i = p-3 .. 0 (MPI_Reduce_local order:
+ * the lower rank is the left operand). So non-commutative ops give the
+ * rank-ordered result, and every receiver of an Allreduce evaluates the same
+ * expression on the same bits: results are bitwise identical everywhere.
+ *
+ * The tree (TC_SHM_REDUCE_TREE_ARITY = k): process i heads a contiguous
+ * range of ranks [i, i + n) (rank 0: [0, p)); the other n - 1 ranks are cut
+ * into min(k, n - 1) contiguous chunks of near-equal size (chunk t starts at
+ * i + 1 + (n - 1) t / c), and the first rank of each chunk is a child heading
+ * that chunk. Depth about log_k p, at most k children each. A node's partial
+ * is the right fold, in rank order, of its own operand and its children's
+ * partials: x[0] = d[i], x[1..c] = the children's partials (lowest rank
+ * first), acc = x[c-1] op x[c], then acc = x[j] op acc down to j = 0. Each
+ * subtree covers a contiguous range and lower ranks stay left operands, so
+ * non-commutative ops give the rank-ordered result; the expression is fixed
+ * by (p, k), and every receiver copies the same bits from rank 0.
+ * Protocol per fragment K, the same sequence numbers as above:
+ *   leaf:        publishes its own data (P, with lookahead like any publisher)
+ *   inner node:  W on each child's rseq; WF; folds its own data and the
+ *                children's partials into its own contrib[K % slots]; rseq =
+ *                K + 1 (the slot now holds the subtree's partial, not i's data)
+ *   rank 0:      the same; it skips the publication when the result is its
+ *                alone (Reduce to rank 0: it folds straight into the receive
+ *                buffer, unless MPI_IN_PLACE, when that is its own operand)
+ *   receivers:   W on rseq[0] and copy contrib[0][K % slots]; D as above.
+ *                A receiver copies K out only after its up-sweep of K + lag
+ *                (lag <= TC_RED_TREE_LAG): an inner node that waited for the
+ *                result before folding the next fragment would stall the
+ *                pipeline for a whole round trip of the tree per fragment.
+ * So each contrib slot still has one writer, and the readers of slot K (the
+ * parent; for rank 0 the receivers) all finish K before the slot's WF for
+ * K + slots lets it be rewritten. Deadlock freedom is the argument of the
+ * lookahead bound below: publishing fragment K waits for fragments <= K - 1
+ * only, and an inner node's fragment K needs only its children's fragment K.
  *
  * Messages of at most TC_SHM_INLINE_MAX bytes travel inside a cache line next
  * to their sequence number (a ring of TC_SHM_REDUCE_INLINE_SLOTS lines per
  * process, recycled under rdone_inline like the slots under rdone): a
- * receiver moves one line per peer.
+ * receiver moves one line per peer (direct), or, on the tree, each process
+ * moves one line per child and receivers one line from rank 0.
  *
  * What the root of a Reduce does not need, it skips: it never publishes its
  * own contribution in the direct scheme (it reads its send buffer), except
@@ -48,6 +85,10 @@
 /* Fragments a receiver publishes ahead of the one it combines, so its own
  * copy-in of the next fragments overlaps its peers' (at most slots - 1). */
 #define TC_RED_LOOKAHEAD 2
+/* Fragments a receiver on the tree folds ahead of the one it copies out, so
+ * the up-sweep of the next fragments overlaps the wait for the result (at
+ * most slots - 1 - lookahead; see tc_shm_reduce()). */
+#define TC_RED_TREE_LAG 4
 
 static inline tc_atomic_u64_t *tc_red_line(const tc_shm_comm_t *s, int i, int which)
 {
@@ -148,6 +189,149 @@ static void tc_red_fold(const tc_shm_comm_t *s, uint64_t k, const char *own, siz
         tc_redop_apply(op, tc_red_operand(s, i, k, own, skip), acc, n);
 }
 
+/* The arity is 2..64 (config); anything else is clamped so the child
+ * array below cannot overflow. */
+#define TC_RED_TREE_MAX_ARITY 64
+
+/* Process me's place in the reduction tree (header comment). */
+typedef struct tc_red_tree {
+    int nchild;
+    int child[TC_RED_TREE_MAX_ARITY]; /* ascending: their ranges follow each other */
+} tc_red_tree_t;
+
+/* Chunk t of c of the m ranks after lo starts here. */
+static inline int tc_red_tree_chunk(int lo, int m, int c, int t)
+{
+    return lo + 1 + (int)((long long)m * t / c);
+}
+
+/* Descends from [0, p) to the range me heads: O(depth * arity), a few dozen
+ * integer operations, cheaper than keeping per-arity tables. */
+static void tc_red_tree_node(int p, int arity, int me, tc_red_tree_t *t)
+{
+    const int k = arity < 2 ? 2 : arity > TC_RED_TREE_MAX_ARITY ? TC_RED_TREE_MAX_ARITY : arity;
+    int lo = 0, n = p;
+    while (lo != me) {
+        const int m = n - 1, c = m < k ? m : k;
+        int j = c - 1;
+        while (tc_red_tree_chunk(lo, m, c, j) > me)
+            j--;
+        const int next = j + 1 < c ? tc_red_tree_chunk(lo, m, c, j + 1) : lo + n;
+        lo = tc_red_tree_chunk(lo, m, c, j);
+        n = next - lo;
+    }
+    const int m = n - 1, c = m < k ? m : k;
+    t->nchild = c;
+    for (int j = 0; j < c; j++)
+        t->child[j] = tc_red_tree_chunk(lo, m, c, j);
+}
+
+/* Child i's partial of fragment k: in its contribution slot (@p which ==
+ * TC_SHM_RLINE_SEQ) or in its inline line @p which. */
+static const char *tc_red_tree_partial(const tc_shm_comm_t *s, int i, uint64_t k, int which)
+{
+    tc_atomic_u64_t *line = tc_red_line(s, i, which);
+    /* acquire (in tc_red_wait): pairs with i's release of rseq in
+     * tc_red_publish() / tc_red_tree_up(), or of its inline line in
+     * tc_red_inline_tree(): the partial written before it is visible. */
+    tc_red_wait(s, line, k + 1, "shm reduce tree: wait for a child's partial", i);
+    return which == TC_SHM_RLINE_SEQ ? tc_red_contrib(s, i, k) : (const char *)(line + 1);
+}
+
+/* acc = own op P(c_1) op ... op P(c_m), folded right to left (lower ranks
+ * left); the children's partials are waited for from the right, in the
+ * order they are consumed. @p acc overlaps neither @p own nor a partial. */
+static void tc_red_tree_fold(const tc_shm_comm_t *s, const tc_red_tree_t *t, uint64_t k, int which,
+                             const char *own, char *acc, size_t n, const tc_redop_t *op)
+{
+    const int m = t->nchild;
+    const char *right = tc_red_tree_partial(s, t->child[m - 1], k, which);
+    const char *left = m >= 2 ? tc_red_tree_partial(s, t->child[m - 2], k, which) : own;
+    tc_redop_apply3(op, left, right, acc, n);
+    if (m < 2)
+        return;
+    for (int j = m - 3; j >= 0; j--)
+        tc_redop_apply(op, tc_red_tree_partial(s, t->child[j], k, which), acc, n);
+    tc_redop_apply(op, own, acc, n);
+}
+
+/* Messages of at most one line's payload, up the tree: each process writes
+ * its subtree's partial into its inline line (one writer, as in the direct
+ * scheme), so a process moves one line per child. */
+static void tc_red_inline_tree(tc_shm_comm_t *s, const char *mine, char *recvbuf, size_t nelem,
+                               const tc_redop_t *op, int root)
+{
+    const int p = s->p, me = s->rank;
+    const size_t nbytes = nelem * op->elem;
+    const uint64_t k = s->red_inline;
+    const int which = TC_SHM_RLINE_INLINE0 + (int)(k % TC_SHM_REDUCE_INLINE_SLOTS);
+    tc_red_tree_t t;
+    tc_red_tree_node(p, s->reduce_tree_arity, me, &t);
+
+    alignas(16) char acc[TC_SHM_INLINE_MAX];
+    const char *part = mine;
+    if (t.nchild > 0) {
+        tc_red_tree_fold(s, &t, k, which, mine, acc, nelem, op);
+        part = acc;
+    }
+    /* Rank 0's partial is the result: published unless it is its own. */
+    if (me != 0 || root != 0) {
+        tc_red_wait_free(s, k, TC_SHM_REDUCE_INLINE_SLOTS, TC_SHM_RLINE_DONE_INLINE,
+                         s->seen_rdone + p);
+        tc_atomic_u64_t *line = tc_red_line(s, me, which);
+        memcpy(line + 1, part, nbytes);
+        /* release: pairs with the acquire in the parent's
+         * tc_red_tree_partial(), or (rank 0) in the receivers' wait below. */
+        tc_store_release_u64(line, k + 1);
+    }
+    if (root < 0 || me == root) {
+        if (me == 0) {
+            memcpy(recvbuf, part, nbytes);
+        } else {
+            tc_atomic_u64_t *line = tc_red_line(s, 0, which);
+            /* acquire (in tc_red_wait): pairs with rank 0's release above. */
+            tc_red_wait(s, line, k + 1, "shm reduce tree: wait for the result", 0);
+            memcpy(recvbuf, line + 1, nbytes);
+        }
+    }
+    s->red_inline = k + 1;
+    tc_red_finish(s, TC_SHM_RLINE_DONE_INLINE, k);
+}
+
+/* Up-sweep of fragment k (@p n elements) on the tree, after a leaf's own
+ * data went out through tc_red_publish(): an inner node folds @p own and its
+ * children's partials into its slot and publishes it, or, with @p direct_out
+ * (rank 0 of a Reduce to itself, not in place: nobody else needs the
+ * result), straight into the receive buffer, publishing nothing. */
+static void tc_red_tree_up(tc_shm_comm_t *s, const tc_red_tree_t *t, uint64_t k, const char *own,
+                           char *direct_out, size_t n, const tc_redop_t *op)
+{
+    if (t->nchild == 0)
+        return;
+    if (direct_out) {
+        tc_red_tree_fold(s, t, k, TC_SHM_RLINE_SEQ, own, direct_out, n, op);
+        return;
+    }
+    tc_red_wait_free(s, k, (uint64_t)s->layout.rslots, TC_SHM_RLINE_DONE, s->seen_rdone);
+    tc_red_tree_fold(s, t, k, TC_SHM_RLINE_SEQ, own, tc_red_contrib(s, s->rank, k), n, op);
+    /* release: pairs with the acquire in the parent's tc_red_tree_partial(),
+     * or (rank 0) in the receivers' wait in tc_red_tree_down(). */
+    tc_store_release_u64(tc_red_line(s, s->rank, TC_SHM_RLINE_SEQ), k + 1);
+}
+
+/* A receiver's copy of fragment k's result (@p len bytes) from rank 0's
+ * slot, then D: this is the last read of fragment k. */
+static void tc_red_tree_down(tc_shm_comm_t *s, uint64_t k, char *out, size_t len)
+{
+    if (s->rank != 0)
+        /* acquire (in tc_red_wait): pairs with rank 0's release of rseq in
+         * tc_red_tree_up(): its slot holds the fragment's result. */
+        tc_red_wait(s, tc_red_line(s, 0, TC_SHM_RLINE_SEQ), k + 1,
+                    "shm reduce tree: wait for the result", 0);
+    memcpy(out, tc_red_contrib(s, 0, k), len);
+    tc_red_finish(s, TC_SHM_RLINE_DONE, k);
+}
+
 /* Messages of at most one line's payload. */
 static void tc_red_inline(tc_shm_comm_t *s, const char *mine, char *recvbuf, size_t nelem,
                           const tc_redop_t *op, int root)
@@ -213,8 +397,12 @@ int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t n
             memcpy(recvbuf, sendbuf, nbytes);
         return 0;
     }
+    const bool tree_ok = p > 2 && s->reduce_tree_max > 0;
     if (nbytes <= TC_SHM_INLINE_MAX) {
-        tc_red_inline(s, mine, recvbuf, nelem, op, root);
+        if (tree_ok && nbytes <= s->reduce_tree_max)
+            tc_red_inline_tree(s, mine, recvbuf, nelem, op, root);
+        else
+            tc_red_inline(s, mine, recvbuf, nelem, op, root);
         return 0;
     }
 
@@ -226,16 +414,43 @@ int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t n
         f = e;
     const uint64_t nfrag = (nbytes + f - 1) / f;
     const bool slice = p > 2 && f >= s->reduce_slice_min;
+    const bool tree = !slice && tree_ok && tc_red_min(f, nbytes) <= s->reduce_tree_max;
+    tc_red_tree_t t;
+    t.nchild = 0;
+    if (tree)
+        tc_red_tree_node(p, s->reduce_tree_arity, me, &t);
     /* The root of a direct Reduce reads its own send buffer, unless
-     * MPI_IN_PLACE: then the fold would overwrite it, so it stages it. */
-    const bool publishes = !(root == me && !slice && sendbuf);
-    const bool stage_own = publishes && !sendbuf;
+     * MPI_IN_PLACE: then the fold would overwrite it, so it stages it. On the
+     * tree only leaves publish their data ahead; inner nodes publish partials
+     * as they fold them, reading their own operand where it is (the fold
+     * writes to their slot, or, for rank 0 of a Reduce to itself without
+     * MPI_IN_PLACE, straight to the receive buffer: own_result). */
+    const bool publishes = tree ? t.nchild == 0 : !(root == me && !slice && sendbuf);
+    const bool stage_own = !tree && publishes && !sendbuf;
+    const bool own_result = tree && me == 0 && root == 0 && sendbuf;
     /* Publishing fragment j + ahead waits for everyone to finish fragment
      * j + ahead - slots; ahead <= slots - 1 keeps that at or below j - 1,
-     * which never waits on us (deadlock-free). */
+     * which never waits on us (deadlock-free). On the tree, an inner node's
+     * fragment j (its WF included) needs only fragments <= j - 1 finished
+     * and its children's fragment j, which by induction up from the leaves
+     * they publish once everyone has finished j - 1. */
     uint64_t ahead = receives || slice ? TC_RED_LOOKAHEAD : slots - 1;
     if (ahead > slots - 1)
         ahead = slots - 1;
+    /* A tree receiver copies fragment j - lag out after its up-sweep of
+     * fragment j, and finishes j - lag only then (it read its children's
+     * slots up to j: reading past one's rdone is safe, writers wait for it).
+     * Finishing K then waits for up-sweeps of fragments <= K + lag, whose WF
+     * need fragments <= K + lag - slots finished, and a leaf's publications
+     * up to K + lag + ahead, which need fragments <= K + lag + ahead - slots:
+     * lag + ahead <= slots - 1 keeps all of them at or below K - 1. */
+    const bool tree_copies = tree && receives && !own_result;
+    uint64_t lag = 0;
+    if (tree_copies) {
+        lag = slots - 1 - ahead;
+        if (lag > TC_RED_TREE_LAG)
+            lag = TC_RED_TREE_LAG;
+    }
     const uint64_t base = s->red_frags;
     uint64_t published = 0;
 
@@ -250,7 +465,17 @@ int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t n
         /* Our own operand: the send buffer, or the staged copy. */
         const char *own = stage_own ? tc_red_contrib(s, me, k) : mine + off;
         char *out = receives ? (char *)recvbuf + off : NULL;
-        if (!slice) {
+        if (tree) {
+            tc_red_tree_up(s, &t, k, own, own_result ? out : NULL, n, op);
+            if (tree_copies) {
+                if (j >= lag) {
+                    const size_t doff = (size_t)(j - lag) * f;
+                    tc_red_tree_down(s, k - lag, (char *)recvbuf + doff,
+                                     tc_red_min(f, nbytes - doff));
+                }
+                continue; /* D is in tc_red_tree_down() */
+            }
+        } else if (!slice) {
             if (receives)
                 tc_red_fold(s, k, own, 0, out, n, op);
         } else {
@@ -279,6 +504,10 @@ int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t n
             }
         }
         tc_red_finish(s, TC_SHM_RLINE_DONE, k);
+    }
+    for (uint64_t j = nfrag - (lag < nfrag ? lag : nfrag); tree_copies && j < nfrag; j++) {
+        const size_t doff = (size_t)j * f;
+        tc_red_tree_down(s, base + j, (char *)recvbuf + doff, tc_red_min(f, nbytes - doff));
     }
     s->red_frags = base + nfrag;
     return 0;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../core/log.h"
+#include "store.h"
 
 /* Header line 0, written once by the creator before anyone else opens. */
 typedef struct tc_shm_header {
@@ -239,10 +240,14 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
         s->stream_bytes = params->stream_bytes;
         s->numa_node = tc_shm_numa_node_self();
         s->reduce_slice_min = params->reduce_slice_min;
+        s->reduce_tree_max = params->reduce_tree_max;
+        s->reduce_tree_arity = params->reduce_tree_arity;
         if (tc_shm_layout_compute_full(&s->layout, p, params->S, params->q, params->f,
                                        params->reduce_slots,
                                        params->reduce_slot_bytes / TC_CACHELINE * TC_CACHELINE,
                                        (size_t)sysconf(_SC_PAGESIZE), TC_CACHELINE) != 0 ||
+            tc_shm_layout_add_store(&s->layout, tc_shm_store_lock_bytes(p), TC_SHM_STORE_BYTES) !=
+                0 ||
             tc_shm_tree_build(&s->tree, p, rank, params->tree, params->arity) != 0 ||
             !(s->bank_frags = calloc((size_t)params->q, sizeof *s->bank_frags)) ||
             !(s->seen_done = calloc((size_t)p, sizeof *s->seen_done)) ||
@@ -325,6 +330,9 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
             h->p = p;
             h->S = s->layout.S;
             h->q = s->layout.q;
+            /* The store's lock and area are in the header, which only the
+             * creator has allocated; the others attach after the barrier. */
+            tc_shm_store_create(s, params->lock_scheme);
         }
         /* Our control block starts at zero (fallocate gives zeroed pages);
          * writing it is also the first touch of the page. */
@@ -359,6 +367,7 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
             break;
         }
     ((int *)(void *)(s->base + s->layout.leaders_off))[rank] = leader;
+    tc_shm_store_attach(s);
     /* Step 5. */
     tc_shm_placement_check(s);
     *out = s;
@@ -369,6 +378,7 @@ void tc_shm_comm_destroy(tc_shm_comm_t *s)
 {
     if (!s)
         return;
+    tc_shm_store_detach(s);
     if (s->base) {
         munmap(s->base, s->layout.total);
         atomic_fetch_sub_explicit(&tc_shm_mapped_bytes, s->layout.total, memory_order_relaxed);

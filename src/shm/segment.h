@@ -28,6 +28,7 @@
 #include "../core/config.h"
 #include "../core/redop.h"
 #include "../core/wait.h"
+#include "../locks/rwlock.h"
 #include "layout.h"
 #include "tree.h"
 
@@ -44,6 +45,10 @@ typedef struct tc_shm_params {
     size_t reduce_slot_bytes; /* TC_SHM_REDUCE_SLOT_BYTES: bytes per slot (cache-line multiple) */
     size_t reduce_slice_min;  /* TC_SHM_REDUCE_SLICE_MIN: fragments of at least this many bytes
                                  are combined slice by slice by all processes (p > 2) */
+    size_t reduce_tree_max;   /* TC_SHM_REDUCE_TREE_MAX: fragments of at most this many bytes
+                                 go up a tree of partial results (p > 2); 0: never */
+    int reduce_tree_arity;    /* TC_SHM_REDUCE_TREE_ARITY: children per process in that tree */
+    tc_lock_scheme_t lock_scheme; /* TC_LOCK_SCHEME: the node store's lock (store.h) */
 } tc_shm_params_t;
 
 /* Local policy (not agreed: a local failure is agreed afterwards). */
@@ -75,6 +80,16 @@ typedef struct tc_shm_comm {
     uint64_t red_inline;     /* inline fragments so far */
     uint64_t *seen_rdone;    /* [2p]: last rdone / rdone_inline of each process read */
     size_t reduce_slice_min; /* slice-combine fragments of at least this (p > 2) */
+    size_t reduce_tree_max;  /* tree-combine fragments of at most this (p > 2); 0: never */
+    int reduce_tree_arity;   /* children per process in the reduction tree */
+    /* Barrier state (barrier/shm_barrier.c), identical on every process. */
+    uint64_t bar_epoch;   /* barriers (or arrive/release pairs) completed on this segment */
+    uint64_t bar_central; /* of which central-counter barriers (the counter's target is
+                             p * bar_central) */
+    /* Node store (store.h); the lock and the area are in the header pages. */
+    tc_rwlock_t store_lock; /* this process's handle (mem NULL: not attached) */
+    int store_ok;           /* attached, and no failure seen by this process */
+    int store_logged;       /* this process has logged the store's failure */
     /* Placement report. */
     int numa_node;      /* this process's NUMA node at set-up, -1 if unknown */
     long pages_local;   /* pages of our region on numa_node */
@@ -143,10 +158,29 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
  * means "in place": the contribution is in @p recvbuf (only where a result is
  * received). @p recvbuf: the result where one is received (ignored
  * elsewhere). Every process calls with the same nelem, op->elem and root.
+ * On more than two processes, small fragments (at most s->reduce_tree_max
+ * bytes and below s->reduce_slice_min) go up a tree of partial results rooted
+ * at rank 0 (s->reduce_tree_arity children per process, each heading a
+ * contiguous rank range, so rank order is kept): the result's bits then
+ * depend on (p, arity), and are the same on every receiver. See reduce.c.
  * Returns 0, or -1 (on every process alike, before anything moves) when the
  * segment has no reduce area or an element does not fit in a slot: the
  * caller then uses another algorithm. */
 int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
                   const tc_redop_t *op, int root);
+
+/* Barrier lines (layout.h: who writes each). */
+static inline tc_atomic_u64_t *tc_shm_bar_line(const tc_shm_comm_t *s, int i, int which)
+{
+    return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_bline(&s->layout, i, which));
+}
+static inline tc_atomic_u64_t *tc_shm_bar_round(const tc_shm_comm_t *s, int i, int r)
+{
+    return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_bround(&s->layout, i, r));
+}
+static inline tc_atomic_u64_t *tc_shm_bar_tround(const tc_shm_comm_t *s, int i, int r)
+{
+    return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_btround(&s->layout, i, r));
+}
 
 #endif /* TC_SHM_SEGMENT_H */

@@ -3,7 +3,8 @@
 ! `use mpi_f08` (-DTC_USE_MPI_F08). run_with_stats.sh runs it with
 ! LD_PRELOAD=libtopocoll_pmpi.so and checks from TC_STATS=1 output that each
 ! of its MPI_Bcast calls went through the library; the program prints how many
-! it made for that check (and its one MPI_Allreduce, the error tally).
+! it made for that check (and its one MPI_Allreduce, the error tally, and one
+! MPI_Barrier per root: the barrier's own correctness is checked in C).
 !
 ! Each broadcast carries value_of(root, index, iteration), which every rank
 ! computes on its own, into a buffer the receivers poison first: INTEGER and
@@ -30,11 +31,12 @@ program bcast_f
     integer, allocatable :: ibuf(:)
     double precision, allocatable :: dbuf(:)
     integer :: rank, nprocs, ierr, iter, s, root, errors, all_errors, st, expected_np
-    integer :: bcasts
+    integer :: bcasts, barriers
     character(len=32) :: np_env
 
     errors = 0
     bcasts = 0
+    barriers = 0
     call MPI_Init(ierr)
     call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
     call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
@@ -56,13 +58,16 @@ program bcast_f
             call check_double(140000)
             call check_double(3)
             call check_bottom(77)
+            call MPI_Barrier(comm, ierr)
+            if (ierr /= MPI_SUCCESS) call fail('MPI_Barrier', 0, 0)
+            barriers = barriers + 1
         end do
     end do
     call MPI_Comm_free(comm, ierr)
 
     call MPI_Allreduce(errors, all_errors, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-    write (*, '(a,i0,a,i0,a,i0)') 'tc-pmpi-test rank=', rank, ' bcasts=', bcasts, &
-        ' allreduces=1 errors=', errors
+    write (*, '(a,i0,a,i0,a,i0,a,i0)') 'tc-pmpi-test rank=', rank, ' bcasts=', bcasts, &
+        ' barriers=', barriers, ' allreduces=1 errors=', errors
     flush (6)
     call MPI_Finalize(ierr)
     if (all_errors /= 0) stop 1

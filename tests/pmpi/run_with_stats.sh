@@ -6,15 +6,15 @@
 # Runs PROGRAM (one MPI process; it inherits the launcher's environment) with
 # LD_PRELOAD=$TC_PMPI_PRELOAD and TC_STATS=1, and checks this process's
 # output: the program's line "tc-pmpi-test rank=R [bcasts=N] [reduces=N]
-# [allreduces=N] errors=E" and the library's "topocoll-stats rank=R op=OP
+# [allreduces=N] [barriers=N] errors=E" and the library's "topocoll-stats rank=R op=OP
 # calls=C shm=S ... pmpi=P ..." lines. Passes only if the program passed and,
 # for each count the program reports:
 #   bcasts=N      C == N (every MPI_Bcast was intercepted), P == 0 and every
 #                 pmpi_* counter is 0 (no fallback), S > 0 when NP >= 2 (the
 #                 shared-memory path ran);
-#   reduces=N,    when N > 0: an op=reduce / op=allreduce line with C >= N
-#   allreduces=N  (every call the program made reached the library; ">=" and
-#                 no path asserted, so an algorithm that counts an inner call
+#   reduces=N,    when N > 0: an op=reduce / op=allreduce / op=barrier line
+#   allreduces=N, with C >= N (every call the program made reached the library; ">=" and
+#   barriers=N    no path asserted, so an algorithm that counts an inner call
 #                 or takes any path - shm, hier, trivial, pmpi_* - still passes).
 # The launcher fails if any rank fails, so every rank is checked. The preload
 # is set here rather than for the whole test so that the launcher, this shell
@@ -59,18 +59,19 @@ awk -v np="${TC_TEST_NP:-0}" '
         want["bcast"] = field($0, "bcasts")
         want["reduce"] = field($0, "reduces")
         want["allreduce"] = field($0, "allreduces")
+        want["barrier"] = field($0, "barriers")
     }
     /^topocoll-stats / { op = field($0, "op"); nstats[op]++; stats[op] = $0 }
     END {
         if (prog_rc == "") { print "run_with_stats.sh: no exit status from the program"; exit 1 }
         if (prog_rc != 0) { print "run_with_stats.sh: the program exited with " prog_rc; exit prog_rc }
         if (nprog != 1) { print "run_with_stats.sh: expected one tc-pmpi-test line, got " nprog + 0; exit 1 }
-        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "") {
+        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "" && want["barrier"] == "") {
             print "run_with_stats.sh: the program reported no call counts"; exit 1
         }
         bad = ""; summary = ""; checked = 0
-        split("bcast reduce allreduce", ops, " ")
-        for (k = 1; k <= 3; k++) {
+        split("bcast reduce allreduce barrier", ops, " ")
+        for (k = 1; k <= 4; k++) {
             op = ops[k]
             if (want[op] == "" || (op != "bcast" && want[op] + 0 == 0))
                 continue

@@ -1,18 +1,27 @@
 /* The shared-memory Reduce/Allreduce engine (src/shm/reduce.c) on a segment
  * made directly over MPI_COMM_WORLD (one node), independent of the context:
  * every root, Allreduce, MPI_IN_PLACE, inline / multi-fragment / ring-wrapping
- * sizes, direct and slice combining, interleaved operations.
+ * sizes, direct, slice and tree combining, interleaved operations (so ring
+ * slots and inline lines pass from one scheme to another).
  *
  * Oracles, computed locally from the known inputs f(rank, i):
  *  - MPI_INT sum, MPI_INT max, MPI_DOUBLE sum of small integers: exact;
  *  - a non-commutative op (2x2 matrix product mod 2^32) in rank order;
- *  - MPI_FLOAT sum: the engine's documented evaluation order (right fold:
- *    acc = d[p-2] + d[p-1], then acc = d[i] + acc) recomputed here, compared
- *    bit for bit; plus every rank's Allreduce result gathered and compared
- *    with rank 0's (bitwise identity).
+ *  - MPI_FLOAT sum: the engine's documented evaluation order recomputed
+ *    here, compared bit for bit: direct and slice, the right fold acc =
+ *    d[p-2] + d[p-1], then acc = d[i] + acc; tree, the fold of each
+ *    contiguous rank range [i, i + n) over its own value and its children's
+ *    ranges (tree_partial(), written recursively from the documented shape,
+ *    not from the engine's iterative descent). Which scheme a message takes
+ *    follows the engine's documented rule (uses_tree()). Plus every rank's
+ *    Allreduce result gathered and compared with rank 0's (bitwise identity).
+ *  - the non-commutative matrix product checks that the tree keeps rank
+ *    order (a subtree out of order or a swapped operand changes the result).
  * PMPI_Reduce on the same inputs is a second opinion for the integer cases.
  *
- * Options: --slots N --slot-bytes B --slice-min B --quick
+ * Options: --slots N --slot-bytes B --slice-min B --tree-max B --tree-arity K
+ * --quick --max-n N (sizes above N elements skipped: MPICH oversubscribed
+ * on tiny slots). tree-max defaults to 0: direct/slice only.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -21,6 +30,7 @@
 #include <string.h>
 
 #include "core/redop.h"
+#include "shm/params.h"
 #include "shm/segment.h"
 
 static int failures;
@@ -38,6 +48,10 @@ static int me, np;
 enum { K_INT_SUM, K_INT_MAX, K_DBL_SUM, K_MAT, K_FLT_SUM, K_LAST };
 static const char *const kind_names[K_LAST] = {"int-sum", "int-max", "double-sum", "matrix",
                                                "float-sum"};
+
+static size_t tree_max, slice_min, slot_bytes;
+static int tree_arity = 2;
+static double tw_over_t;
 
 static MPI_Op mat_op;
 static MPI_Datatype mat_type;
@@ -106,8 +120,48 @@ static void input(int kind, int r, size_t i, void *out)
     }
 }
 
-/* The expected element i of the result, in the engine's order. */
-static void expected(int kind, size_t i, void *out)
+/* Whether a message of @p nbytes (elements of @p e bytes) goes up the tree,
+ * by the rule reduce.c documents: inline messages when they fit under
+ * tree_max; data messages when slicing does not take them and their
+ * fragment (the per-message size rule, at most a slot) fits. */
+static int uses_tree(size_t nbytes, size_t e)
+{
+    if (np <= 2 || tree_max == 0 || nbytes == 0)
+        return 0;
+    if (nbytes <= TC_SHM_INLINE_MAX)
+        return nbytes <= tree_max;
+    size_t f = tc_shm_params_fragment_for(nbytes, tw_over_t, slot_bytes) / e * e;
+    if (f == 0)
+        f = e;
+    if (f >= slice_min)
+        return 0;
+    return (f < nbytes ? f : nbytes) <= tree_max;
+}
+
+/* Float sum of element i over ranks [lo, lo + n) as the tree computes it:
+ * x[0] = rank lo's value, x[1..c] = the partials of the c = min(arity, n - 1)
+ * contiguous chunks of the remaining ranks (chunk t starts at lo + 1 +
+ * (n - 1) t / c), folded right to left. */
+static float tree_partial(int lo, int n, size_t i)
+{
+    float x[65];
+    int cnt = 0;
+    input(K_FLT_SUM, lo, i, &x[cnt++]);
+    const int m = n - 1, c = m < tree_arity ? m : tree_arity;
+    for (int t = 0; t < c; t++) {
+        const int a = lo + 1 + m * t / c, b = lo + 1 + m * (t + 1) / c;
+        x[cnt++] = tree_partial(a, b - a, i);
+    }
+    float acc = x[cnt - 1];
+    for (int j = cnt - 2; j >= 0; j--)
+        acc = x[j] + acc;
+    return acc;
+}
+
+/* The expected element i of the result, in the engine's order (@p tree:
+ * the message goes up the tree; only the float sum depends on it, the other
+ * kinds are exact in any grouping that keeps rank order). */
+static void expected(int kind, size_t i, int tree, void *out)
 {
     switch (kind) {
     case K_INT_SUM: {
@@ -154,6 +208,11 @@ static void expected(int kind, size_t i, void *out)
     }
     default: {
         float acc, v;
+        if (tree) {
+            acc = tree_partial(0, np, i);
+            memcpy(out, &acc, sizeof acc);
+            break;
+        }
         input(kind, np - 1, i, &acc);
         for (int r = np - 2; r >= 0; r--) {
             input(kind, r, i, &v);
@@ -199,9 +258,10 @@ static void run_case(tc_shm_comm_t *s, int kind, size_t n, int root, int in_plac
     setup_op(kind, n, &op);
     const int receives = root < 0 || me == root;
     char *send = malloc(n * e + 1), *recv = malloc(n * e + 64), *want = malloc(n * e + 1);
+    const int tree = uses_tree(n * e, e);
     for (size_t i = 0; i < n; i++) {
         input(kind, me, i, send + i * e);
-        expected(kind, i, want + i * e);
+        expected(kind, i, tree, want + i * e);
     }
     memset(recv, 0x5a, n * e + 64);
     const void *sb = send;
@@ -216,8 +276,8 @@ static void run_case(tc_shm_comm_t *s, int kind, size_t n, int root, int in_plac
             size_t i = 0;
             while (memcmp(recv + i * e, want + i * e, e) == 0)
                 i++;
-            FAIL("%s n=%zu root=%d in_place=%d: element %zu differs", kind_names[kind], n, root,
-                 in_place, i);
+            FAIL("%s n=%zu root=%d in_place=%d tree=%d: element %zu differs", kind_names[kind], n,
+                 root, in_place, tree, i);
         }
         for (size_t b = n * e; b < n * e + 64; b++)
             if ((unsigned char)recv[b] != 0x5a) {
@@ -265,8 +325,11 @@ int main(int argc, char **argv)
                               .stream_bytes = 0,
                               .reduce_slots = 8,
                               .reduce_slot_bytes = 32768,
-                              .reduce_slice_min = 16384};
+                              .reduce_slice_min = 16384,
+                              .reduce_tree_max = 0,
+                              .reduce_tree_arity = 2};
     int quick = 0;
+    size_t max_n = (size_t)-1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--slots") && i + 1 < argc)
             params.reduce_slots = atoi(argv[++i]);
@@ -274,6 +337,12 @@ int main(int argc, char **argv)
             params.reduce_slot_bytes = (size_t)atol(argv[++i]);
         else if (!strcmp(argv[i], "--slice-min") && i + 1 < argc)
             params.reduce_slice_min = (size_t)atol(argv[++i]);
+        else if (!strcmp(argv[i], "--tree-max") && i + 1 < argc)
+            params.reduce_tree_max = (size_t)atol(argv[++i]);
+        else if (!strcmp(argv[i], "--tree-arity") && i + 1 < argc)
+            params.reduce_tree_arity = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--max-n") && i + 1 < argc)
+            max_n = (size_t)atol(argv[++i]);
         else if (!strcmp(argv[i], "--quick"))
             quick = 1;
     }
@@ -292,6 +361,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "rank %d: segment creation failed\n", me);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    tree_max = params.reduce_tree_max;
+    tree_arity = params.reduce_tree_arity;
+    slice_min = params.reduce_slice_min;
+    slot_bytes = s->layout.rslot_bytes;
+    tw_over_t = s->tw_over_t;
+    if (tree_arity < 2 || tree_arity > 64) {
+        if (me == 0)
+            fprintf(stderr, "--tree-arity must be 2..64\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
 
     static const size_t sizes_full[] = {0,   1,    2,    3,    13,    14,     15,
                                         100, 1000, 4095, 8192, 10001, 100000, 300001};
@@ -299,18 +378,21 @@ int main(int argc, char **argv)
     const size_t *sizes = quick ? sizes_quick : sizes_full;
     const size_t nsizes = quick ? sizeof sizes_quick / sizeof sizes_quick[0]
                                 : sizeof sizes_full / sizeof sizes_full[0];
-    int cases = 0;
+    int cases = 0, tree_cases = 0;
     for (int kind = 0; kind < K_LAST; kind++) {
         for (size_t si = 0; si < nsizes; si++) {
             size_t n = sizes[si];
             if (kind == K_MAT && n > 20000)
                 n /= 4; /* 16-byte elements */
+            if (n > max_n)
+                continue;
             for (int root = -1; root < np; root++) {
                 if (quick && root > 0 && root != np - 1)
                     continue;
                 for (int in_place = 0; in_place < 2; in_place++) {
                     run_case(s, kind, n, root, in_place);
                     cases++;
+                    tree_cases += uses_tree(n * elem_size(kind), elem_size(kind));
                 }
             }
         }
@@ -332,13 +414,17 @@ int main(int argc, char **argv)
         free(b);
         free(c);
     }
+    /* Asked for the tree on more than two processes: some cases must take it. */
+    if (tree_max > 0 && np > 2 && tree_cases == 0)
+        FAIL("--tree-max %zu: no case went up the tree", tree_max);
     tc_shm_comm_destroy(s);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)
-        printf("shm reduce np=%d slots=%d slot=%zu slice_min=%zu: %d cases, %d failures\n", np,
-               params.reduce_slots, params.reduce_slot_bytes, params.reduce_slice_min, cases,
-               total);
+        printf("shm reduce np=%d slots=%d slot=%zu slice_min=%zu tree_max=%zu arity=%d: %d cases "
+               "(%d on the tree), %d failures\n",
+               np, params.reduce_slots, params.reduce_slot_bytes, params.reduce_slice_min,
+               params.reduce_tree_max, params.reduce_tree_arity, cases, tree_cases, total);
     MPI_Op_free(&mat_op);
     MPI_Type_free(&mat_type);
     MPI_Finalize();

@@ -129,6 +129,8 @@ static void test_table(void)
                  {TC_CFG_SHM_REDUCE_SLOTS, "TC_SHM_REDUCE_SLOTS"},
                  {TC_CFG_SHM_REDUCE_SLOT_BYTES, "TC_SHM_REDUCE_SLOT_BYTES"},
                  {TC_CFG_SHM_REDUCE_SLICE_MIN, "TC_SHM_REDUCE_SLICE_MIN"},
+                 {TC_CFG_SHM_REDUCE_TREE_MAX, "TC_SHM_REDUCE_TREE_MAX"},
+                 {TC_CFG_SHM_REDUCE_TREE_ARITY, "TC_SHM_REDUCE_TREE_ARITY"},
                  {TC_CFG_HIER, "TC_HIER"},
                  {TC_CFG_HIER_LEVELS, "TC_HIER_LEVELS"},
                  {TC_CFG_NETWORK_TOPOLOGY_FILE, "TC_NETWORK_TOPOLOGY_FILE"},
@@ -139,7 +141,23 @@ static void test_table(void)
                  {TC_CFG_HIER_ALLREDUCE, "TC_HIER_ALLREDUCE"},
                  {TC_CFG_HIER_ALLREDUCE_TOP, "TC_HIER_ALLREDUCE_TOP"},
                  {TC_CFG_HIER_LARGE, "TC_HIER_LARGE"},
-                 {TC_CFG_HIER_SEGMENT, "TC_HIER_SEGMENT"}};
+                 {TC_CFG_HIER_SEGMENT, "TC_HIER_SEGMENT"},
+                 {TC_CFG_BARRIER, "TC_BARRIER"},
+                 {TC_CFG_BARRIER_ARITY, "TC_BARRIER_ARITY"},
+                 {TC_CFG_SHM_BARRIER, "TC_SHM_BARRIER"},
+                 {TC_CFG_SHM_BARRIER_ARITY, "TC_SHM_BARRIER_ARITY"},
+                 {TC_CFG_LOGP_FILE, "TC_LOGP_FILE"},
+                 {TC_CFG_LOGP, "TC_LOGP"},
+                 {TC_CFG_TUNING_FILE, "TC_TUNING_FILE"},
+                 {TC_CFG_MODEL_GAMMA, "TC_MODEL_GAMMA"},
+                 {TC_CFG_HIER_MODEL, "TC_HIER_MODEL"},
+                 {TC_CFG_LOCK_SCHEME, "TC_LOCK_SCHEME"},
+                 {TC_CFG_RMA_BCAST, "TC_RMA_BCAST"},
+                 {TC_CFG_RMA_BCAST_SWITCH, "TC_RMA_BCAST_SWITCH"},
+                 {TC_CFG_RMA_PUTLOOP, "TC_RMA_PUTLOOP"},
+                 {TC_CFG_RMA_POLL_SPIN, "TC_RMA_POLL_SPIN"},
+                 {TC_CFG_RMA_POLL_MIN_US, "TC_RMA_POLL_MIN_US"},
+                 {TC_CFG_RMA_POLL_MAX_US, "TC_RMA_POLL_MAX_US"}};
     if (sizeof names / sizeof names[0] != TC_CFG_LAST)
         fail("test list out of date");
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -170,6 +188,7 @@ static void test_defaults(void)
                 {TC_CFG_SHM_MAX_TOTAL, 1024.0 * 1024 * 1024},
                 {TC_CFG_SHM_MAX_NODE, 4.0 * 1024 * 1024 * 1024},
                 {TC_CFG_SHM_PLACEMENT, TC_PLACEMENT_TOUCH},
+                {TC_CFG_LOCK_SCHEME, TC_LOCK_SCHEME_CFG_N_MCS},
                 {TC_CFG_SHM_TW_RATIO, 1000},
                 {TC_CFG_SHM_STREAM_BYTES, 128 * 1024},
                 {TC_CFG_SHM_REDUCE_SLOTS, 8},
@@ -417,6 +436,13 @@ static void test_hier_enums(void)
     expect_bad(TC_CFG_SHM_REDUCE_SLOTS, "1025", "an integer in 2..1024");
     expect_int(TC_CFG_HIER_LARGE, "0", 0);
     expect_int(TC_CFG_HIER_SEGMENT, "4K", 4096);
+    /* Barrier choices: 0 = auto, then the algorithms in tc_barrier_alg_t order + 1. */
+    expect_int(TC_CFG_BARRIER, "auto", 0);
+    expect_int(TC_CFG_BARRIER, "central", 1);
+    expect_int(TC_CFG_BARRIER, "pairwise", 5);
+    expect_int(TC_CFG_SHM_BARRIER, "tournament", 4);
+    expect_bad(TC_CFG_SHM_BARRIER, "pairwise", "one of auto,central,tree,dissemination,tournament");
+    expect_bad(TC_CFG_BARRIER_ARITY, "1", "an integer in 2..64");
     expect_bad(TC_CFG_HIER_SEGMENT, "4095", "4096..1G");
 }
 
