@@ -179,6 +179,31 @@ static void print_choice_row(const char *opname, const tc_hier_level_t *l, tc_se
     printf(" -> %s (%s)\n", name, tc_hier_why_name(why));
 }
 
+/* Paper 002's one-sided broadcast over the whole communicator (what
+ * TC_Rma_bcast would cost on a window over it): linear and both binomial
+ * orders, with the parameters of the level that spans the communicator. The
+ * helper's polling delay o_poll is taken as half its first idle sleep
+ * (TC_RMA_POLL_MIN_US / 2): a helper that has backed off to its longest sleep
+ * answers up to TC_RMA_POLL_MAX_US later. */
+static void print_rma(const tc_ctx_t *ctx)
+{
+    static const size_t sizes[] = {4, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024, 64 * 1024 * 1024};
+    tc_model_level_t lv = ctx->barrier.msg_P > 1 ? ctx->barrier.msg_level : TC_MODEL_LEVEL_NODE;
+    const tc_logp_t *p = &ctx->logp.level[lv];
+    double o_poll = (double)tc_config_int(TC_CFG_RMA_POLL_MIN_US) / 2.0;
+    printf("\n## One-sided broadcast (paper 002), P=%d, %s parameters, o_poll %.1f us: predicted "
+           "us\n",
+           ctx->size, tc_model_level_name(lv), o_poll);
+    printf("%12s %14s %14s %14s\n", "bytes", "linear", "binomial-down", "binomial-up");
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        printf("%12zu %14.2f %14.2f %14.2f\n", sizes[i],
+               tc_model_rma_bcast_linear_cost(sizes[i], ctx->size, p),
+               tc_model_rma_bcast_binomial_cost(sizes[i], ctx->size, TC_MODEL_RMA_ORDER_DOWN,
+                                                o_poll, p),
+               tc_model_rma_bcast_binomial_cost(sizes[i], ctx->size, TC_MODEL_RMA_ORDER_UP, o_poll,
+                                                p));
+}
+
 /* The per-level choices of rank 0's groups for a few sizes: for Bcast and
  * Reduce (commutative op) at every group rank 0 is in that does not use the
  * segment, for Allreduce at the top group; the barrier's are above. */
@@ -581,6 +606,7 @@ int main(int argc, char **argv)
     if (rank == 0 && report && size > 1) {
         print_model(ctx);
         print_choices(ctx);
+        print_rma(ctx);
     }
     print_hierarchy(ctx, comm, rank, size, report, dot);
     if (comm != MPI_COMM_WORLD)

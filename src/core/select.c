@@ -84,6 +84,8 @@ const char *tc_select_why_name(tc_choice_why_t why)
         return "model";
     case TC_CHOICE_FILE:
         return "file";
+    case TC_CHOICE_OVERSUB:
+        return "oversubscribed";
     default:
         return "-";
     }

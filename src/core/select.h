@@ -27,7 +27,8 @@ typedef enum {
     TC_CHOICE_NONE,     /* nothing to choose (no such group) */
     TC_CHOICE_OVERRIDE, /* TC_BARRIER / TC_SHM_BARRIER */
     TC_CHOICE_MODEL,    /* argmin of the LogP costs */
-    TC_CHOICE_FILE      /* a barrier entry of TC_TUNING_FILE */
+    TC_CHOICE_FILE,     /* a barrier entry of TC_TUNING_FILE */
+    TC_CHOICE_OVERSUB   /* oversubscribed node: fewest sequential waits (see ctx.c) */
 } tc_choice_why_t;
 
 /* What the choices depend on besides the LogP table and the hierarchy:
