@@ -170,7 +170,7 @@ _Static_assert((int)TC_LOCK_SCHEME_CFG_LAST == (int)TC_LOCK_SCHEME_LAST &&
  * test machine's 8 ranks on 2 cores): a process that waits is usually waiting
  * for one that is not running, so spinning only delays it, and every extra
  * synchronisation stage (a tree level) costs a scheduler round. */
-static int tc_ctx_oversubscribed(const tc_ctx_t *ctx)
+static int tc_ctx_count_oversubscribed(const tc_ctx_t *ctx)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     return cpus > 0 && ctx->node_size > cpus;
@@ -205,7 +205,7 @@ static void tc_ctx_propose(const tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
      * (measured: 2 cores, np 4 and 8) a single-fragment Allreduce was 1.2-2x
      * slower up the tree than folded directly. Unless set explicitly, off. */
     v[TC_AGREE_RTREE] =
-        tc_ctx_oversubscribed(ctx) && tc_config_source(TC_CFG_SHM_REDUCE_TREE_MAX) != TC_CFG_SRC_ENV
+        ctx->oversubscribed && tc_config_source(TC_CFG_SHM_REDUCE_TREE_MAX) != TC_CFG_SRC_ENV
             ? 0
             : tc_config_int(TC_CFG_SHM_REDUCE_TREE_MAX);
     v[TC_AGREE_RTREE_ARITY] = tc_config_int(TC_CFG_SHM_REDUCE_TREE_ARITY);
@@ -337,10 +337,11 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
         goto fn_fail;
     PMPI_Comm_rank(ctx->node, &ctx->node_rank);
     PMPI_Comm_size(ctx->node, &ctx->node_size);
+    ctx->oversubscribed = tc_ctx_count_oversubscribed(ctx);
     /* Oversubscribed: yield at once (measured: shm barrier at np=4 on 2 cores
      * 25-73 us with 200 polls first, 14-34 us without), unless TC_SPIN_COUNT
      * says otherwise. */
-    if (tc_ctx_oversubscribed(ctx) && tc_config_source(TC_CFG_SPIN_COUNT) != TC_CFG_SRC_ENV)
+    if (ctx->oversubscribed && tc_config_source(TC_CFG_SPIN_COUNT) != TC_CFG_SRC_ENV)
         ctx->wait_info.spin_polls = 0;
 
     long long v[TC_AGREE_LAST];
@@ -403,21 +404,10 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
          * decision tables and the barrier plan. */
         if ((rc = tc_select_ctx_plans(ctx->priv, ctx->hier, &ctx->logp, &ctx->barrier,
                                       ctx->shm ? ctx->shm->p : 0, (int)v[TC_AGREE_SINGLENODE],
-                                      (int)v[TC_AGREE_SHM_BARRIER],
+                                      ctx->oversubscribed, (int)v[TC_AGREE_SHM_BARRIER],
                                       (int)v[TC_AGREE_SHM_BARRIER_ARITY], (int)v[TC_AGREE_BARRIER],
                                       (int)v[TC_AGREE_BARRIER_ARITY])) != MPI_SUCCESS)
             goto fn_fail;
-        /* The LogP model knows no scheduler: with more processes than CPUs
-         * every sequential wait costs a scheduler round, so the algorithm
-         * with the fewest (the central counter: arrive, release) wins.
-         * Measured on 2 cores (spin 0): np=4 central 3.0 us, pairwise 4.0,
-         * dissemination 5.0, MPI_Barrier 5.6; np=8 9.0, 16.8, 17.6, 22.2.
-         * Only where the model chose: overrides and the tuning file stand.
-         * The same on every process of a segment (node_size is). */
-        if (ctx->barrier.shm_why == TC_CHOICE_MODEL && tc_ctx_oversubscribed(ctx)) {
-            ctx->barrier.shm_alg = TC_BARRIER_CENTRAL;
-            ctx->barrier.shm_why = TC_CHOICE_OVERSUB;
-        }
     }
     tc_log(TC_LOG_DEBUG,
            "context #%d on %s: node %d/%d, bcast path %d, f=%zu S=%d q=%d tree=%s arity=%d",

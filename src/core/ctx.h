@@ -23,6 +23,7 @@ typedef struct tc_ctx {
     MPI_Comm node; /* processes of priv on this node (MPI_COMM_TYPE_SHARED) */
     int rank, size;
     int node_rank, node_size;
+    int oversubscribed; /* node_size > online CPUs: waits yield at once, and see select.h */
     int is_inter;
     int id;                     /* creation number in this process, for messages */
     tc_path_t bcast_path;       /* agreed: TC_PATH_SHM or the reason for PMPI */

@@ -275,10 +275,10 @@ tc_model_level_t tc_select_top_level(const tc_hier_t *h, int singlenode)
     return (tc_model_level_t)top;
 }
 
-void tc_select_barrier_plan_tuned(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
-                                  const tc_select_inputs_t *in, const struct tc_hier *h, int shm_P,
-                                  int singlenode, int shm_override, int shm_arity, int msg_override,
-                                  int msg_arity)
+void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
+                            const tc_select_inputs_t *in, const struct tc_hier *h, int shm_P,
+                            int singlenode, int oversubscribed, int shm_override, int shm_arity,
+                            int msg_override, int msg_arity)
 {
     const tc_tuning_t *tun = in ? &in->tuning : NULL;
     memset(plan, 0, sizeof *plan);
@@ -303,6 +303,10 @@ void tc_select_barrier_plan_tuned(tc_barrier_plan_t *plan, const tc_logp_table_t
             &plan->shm_why, plan->shm_cost);
         if (plan->shm_alg == TC_BARRIER_PAIRWISE)
             plan->shm_alg = TC_BARRIER_DISSEMINATION;
+        if (oversubscribed && plan->shm_why == TC_CHOICE_MODEL) {
+            plan->shm_alg = TC_BARRIER_CENTRAL; /* see select.h */
+            plan->shm_why = TC_CHOICE_OVERSUB;
+        }
     }
     /* The message-based barrier runs among the top group's members: the
      * last group of a rank that leads all groups below it. */
@@ -318,14 +322,6 @@ void tc_select_barrier_plan_tuned(tc_barrier_plan_t *plan, const tc_logp_table_t
             tc_tuning_lookup(tun, TC_TUNING_OP_BARRIER, TC_TUNING_LEVEL_TOP, 0), msg_allowed,
             &plan->msg_why, plan->msg_cost);
     }
-}
-
-void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
-                            const struct tc_hier *h, int shm_P, int singlenode, int shm_override,
-                            int shm_arity, int msg_override, int msg_arity)
-{
-    tc_select_barrier_plan_tuned(plan, t, NULL, h, shm_P, singlenode, shm_override, shm_arity,
-                                 msg_override, msg_arity);
 }
 
 /* ---- the hierarchy's decision tables -------------------------------------- */
@@ -415,8 +411,8 @@ void tc_select_hier_tables(struct tc_hier *h, const tc_logp_table_t *t,
 }
 
 int tc_select_ctx_plans(MPI_Comm priv, struct tc_hier *h, const tc_logp_table_t *t,
-                        tc_barrier_plan_t *plan, int shm_P, int singlenode, int shm_override,
-                        int shm_arity, int msg_override, int msg_arity)
+                        tc_barrier_plan_t *plan, int shm_P, int singlenode, int oversubscribed,
+                        int shm_override, int shm_arity, int msg_override, int msg_arity)
 {
     tc_select_inputs_t *in = malloc(sizeof *in);
     int ok = in != NULL, all_ok, rc;
@@ -431,8 +427,8 @@ int tc_select_ctx_plans(MPI_Comm priv, struct tc_hier *h, const tc_logp_table_t 
     if ((rc = tc_select_inputs_agree(priv, in)) != MPI_SUCCESS)
         goto fn_exit;
     tc_select_hier_tables(h, t, in, singlenode);
-    tc_select_barrier_plan_tuned(plan, t, in, h, shm_P, singlenode, shm_override, shm_arity,
-                                 msg_override, msg_arity);
+    tc_select_barrier_plan(plan, t, in, h, shm_P, singlenode, oversubscribed, shm_override,
+                           shm_arity, msg_override, msg_arity);
 fn_exit:
     free(in);
     return rc;

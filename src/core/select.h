@@ -28,7 +28,7 @@ typedef enum {
     TC_CHOICE_OVERRIDE, /* TC_BARRIER / TC_SHM_BARRIER */
     TC_CHOICE_MODEL,    /* argmin of the LogP costs */
     TC_CHOICE_FILE,     /* a barrier entry of TC_TUNING_FILE */
-    TC_CHOICE_OVERSUB   /* oversubscribed node: fewest sequential waits (see ctx.c) */
+    TC_CHOICE_OVERSUB   /* oversubscribed node: fewest sequential waits */
 } tc_choice_why_t;
 
 /* What the choices depend on besides the LogP table and the hierarchy:
@@ -83,15 +83,18 @@ int tc_select_inputs_agree(MPI_Comm priv, tc_select_inputs_t *out);
  * @p in: agreed inputs, NULL = no tuning file; @p h may be NULL; @p shm_P:
  * size of this rank's segment or 0; @p singlenode: the communicator lies
  * within one node). Precedence: override > the file's "barrier shm|top"
- * entry (its "tree:n" also sets the arity) > model. */
-void tc_select_barrier_plan_tuned(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
-                                  const tc_select_inputs_t *in, const struct tc_hier *h, int shm_P,
-                                  int singlenode, int shm_override, int shm_arity, int msg_override,
-                                  int msg_arity);
-/* The same without a tuning file. */
+ * entry (its "tree:n" also sets the arity) > model; @p in NULL: no file.
+ * @p oversubscribed (more processes on the node than CPUs, the same on
+ * every process of a segment): where the model chose the segment's
+ * algorithm, the central counter instead. The LogP model knows no scheduler:
+ * oversubscribed, every sequential wait costs a scheduler round, and the
+ * central counter has the fewest (arrive, release). Measured on 2 cores
+ * (spin 0): np=4 central 3.0 us, pairwise 4.0, dissemination 5.0,
+ * MPI_Barrier 5.6; np=8 9.0, 16.8, 17.6, 22.2. */
 void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
-                            const struct tc_hier *h, int shm_P, int singlenode, int shm_override,
-                            int shm_arity, int msg_override, int msg_arity);
+                            const tc_select_inputs_t *in, const struct tc_hier *h, int shm_P,
+                            int singlenode, int oversubscribed, int shm_override, int shm_arity,
+                            int msg_override, int msg_arity);
 
 /* Fill the decision tables of @p h (may be NULL) from agreed inputs only:
  * per level and size class, the explicit setting (TC_HIER_BCAST,
@@ -107,8 +110,8 @@ void tc_select_hier_tables(struct tc_hier *h, const tc_logp_table_t *t,
  * rank 0's inputs (collective over @p priv), the decision tables of @p h and
  * the barrier plan (arguments as tc_select_barrier_plan()). */
 int tc_select_ctx_plans(MPI_Comm priv, struct tc_hier *h, const tc_logp_table_t *t,
-                        tc_barrier_plan_t *plan, int shm_P, int singlenode, int shm_override,
-                        int shm_arity, int msg_override, int msg_arity);
+                        tc_barrier_plan_t *plan, int shm_P, int singlenode, int oversubscribed,
+                        int shm_override, int shm_arity, int msg_override, int msg_arity);
 
 /* ---- candidates and their costs (the tables and topocoll-info) ---------- */
 
