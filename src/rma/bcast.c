@@ -130,36 +130,54 @@ static void tc_rma_helper_backoff(unsigned *idle)
     nanosleep(&ts, NULL);
 }
 
+/* One pass of the Broadcaster: read this process's request words and forward
+ * every broadcast announced since the last pass. The caller holds
+ * rt->fwd_lock. Returns whether anything was forwarded. */
+static bool tc_rma_forward_pass(tc_rma_rt_t *rt)
+{
+    int p = rt->size;
+    bool work = false;
+    PMPI_Get_accumulate(NULL, 0, MPI_UINT64_T, rt->req, p, MPI_UINT64_T, rt->rank, 0, p,
+                        MPI_UINT64_T, MPI_NO_OP, rt->reqwin);
+    PMPI_Win_flush(rt->rank, rt->reqwin);
+    for (int r = 0; r < p; r++) {
+        if (rt->req[r] > rt->seen[r]) {
+            tc_rma_helper_forward(rt, r, rt->req[r]);
+            rt->seen[r] = rt->req[r];
+            work = true;
+        }
+    }
+    return work;
+}
+
+bool tc_rma_forward_help(tc_rma_rt_t *rt)
+{
+    /* Only with helper threads (binomial exists only then); never block: if
+     * the helper is forwarding right now, it is doing our work already. */
+    if (!rt->threaded || pthread_mutex_trylock(&rt->fwd_lock) != 0)
+        return false;
+    bool work = tc_rma_forward_pass(rt);
+    pthread_mutex_unlock(&rt->fwd_lock);
+    return work;
+}
+
 void *tc_rma_helper_main(void *arg)
 {
     tc_rma_rt_t *rt = arg;
-    int p = rt->size;
-    uint64_t *req = calloc((size_t)p, sizeof *req);
     unsigned idle = 0;
 
-    if (req == NULL) {
-        tc_log(TC_LOG_ERROR, "rma: helper thread: out of memory");
-        return NULL;
-    }
     /* acquire: pairs with the release in tc_rma_rt_destroy() */
     while (!atomic_load_explicit(&rt->stop, memory_order_acquire)) {
-        PMPI_Get_accumulate(NULL, 0, MPI_UINT64_T, req, p, MPI_UINT64_T, rt->rank, 0, p,
-                            MPI_UINT64_T, MPI_NO_OP, rt->reqwin);
-        PMPI_Win_flush(rt->rank, rt->reqwin);
-        bool work = false;
-        for (int r = 0; r < p; r++) {
-            if (req[r] > rt->seen[r]) {
-                tc_rma_helper_forward(rt, r, req[r]);
-                rt->seen[r] = req[r];
-                work = true;
-            }
-        }
+        pthread_mutex_lock(&rt->fwd_lock);
+        bool work = tc_rma_forward_pass(rt);
+        pthread_mutex_unlock(&rt->fwd_lock);
+        /* The back-off sleeps outside the lock: a waiting main thread
+         * forwards in the meantime (tc_rma_forward_help). */
         if (work)
             idle = 0;
         else
             tc_rma_helper_backoff(&idle);
     }
-    free(req);
     /* Its own CPU time (what the 5%-of-a-core target is about). */
     struct rusage ru;
     if (tc_log_level >= TC_LOG_DEBUG && getrusage(RUSAGE_THREAD, &ru) == 0)
@@ -214,6 +232,9 @@ int tc_rma_root_complete(tc_rma_rt_t *rt, int block, int *done)
             uint64_t v = 0;
             if ((rc = tc_rma_done_read(rt, &v)) != MPI_SUCCESS || v >= rt->done_target)
                 break;
+            /* Broadcasts of other roots may be waiting for us to forward. */
+            if (tc_rma_forward_help(rt))
+                continue;
             if (!block)
                 return MPI_SUCCESS;
             tc_waiter_pause(&wt);
@@ -390,6 +411,10 @@ static int tc_rma_recv_poll(int wid, int root, int block, int *flag, const char 
             return tc_rma_error(w.win, rc);
         if (v > *waited)
             break;
+        /* Our data may be here with forwarding still to do: do it now rather
+         * than wait for the helper's next poll (up to TC_RMA_POLL_MAX_US). */
+        if (tc_rma_forward_help(rt))
+            continue;
         if (!block)
             return MPI_SUCCESS;
         tc_waiter_pause(&wt);

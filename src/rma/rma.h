@@ -30,6 +30,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -109,8 +110,14 @@ typedef struct tc_rma_rt {
     MPI_Win reqwin, descrwin, donewin;
     int threaded; /* a helper thread runs on every member (agreed) */
     pthread_t thread;
-    atomic_int stop;  /* set by unregister/finalize; the helper exits */
-    uint64_t *seen;   /* helper only: last req[r] handled, per root */
+    atomic_int stop; /* set by unregister/finalize; the helper exits */
+    /* Forwarding (paper 002's Broadcaster step) is done by whoever holds
+     * fwd_lock: the helper thread, or a main thread that is waiting anyway
+     * (wait/test at a non-root, flush at a root) and so need not wait for
+     * the helper to wake from its back-off. seen and req under fwd_lock. */
+    pthread_mutex_t fwd_lock;
+    uint64_t *seen;   /* last req[r] handled, per root */
+    uint64_t *req;    /* scratch: this process's request words */
     uint64_t *waited; /* main thread: broadcasts waited for, [root * W + wid] */
     /* Root side (the calling thread; calls on one runtime are serialised). */
     int inflight;         /* 0, or the tc_rma_alg_t of the broadcast in flight */
@@ -165,5 +172,9 @@ int tc_rma_req_read(tc_rma_rt_t *rt, MPI_Aint index, uint64_t *val);
 
 /* The helper's body (runtime.c starts it). */
 void *tc_rma_helper_main(void *arg);
+/* Called by a main thread that is waiting anyway (non-root wait/test, root
+ * flush/test): forward what is pending unless the helper is at it. Returns
+ * whether anything was forwarded. */
+bool tc_rma_forward_help(tc_rma_rt_t *rt);
 
 #endif /* TC_RMA_RMA_H */

@@ -107,7 +107,9 @@ static void tc_rma_rt_destroy(tc_rma_rt_t *rt)
     pthread_mutex_unlock(&tc_rma_lock);
     PMPI_Comm_free(&rt->comm);
     PMPI_Group_free(&rt->group);
+    pthread_mutex_destroy(&rt->fwd_lock);
     free(rt->seen);
+    free(rt->req);
     free(rt->waited);
     free(rt);
 }
@@ -130,6 +132,8 @@ static int tc_rma_rt_create(MPI_Comm comm, MPI_Group group, int64_t serial, int 
     PMPI_Comm_size(comm, &rt->size);
     int p = rt->size;
     rt->seen = calloc((size_t)p, sizeof *rt->seen);
+    rt->req = calloc((size_t)p, sizeof *rt->req);
+    pthread_mutex_init(&rt->fwd_lock, NULL);
     rt->waited = calloc((size_t)p * TC_RMA_MAX_WINDOWS, sizeof *rt->waited);
     snprintf(rt->name, sizeof rt->name, "rma runtime #%lld (size %d)", (long long)serial, p);
     rt->wait_info.comm_name = rt->name;
@@ -146,7 +150,7 @@ static int tc_rma_rt_create(MPI_Comm comm, MPI_Group group, int64_t serial, int 
                               (int)sizeof(tc_rma_descr_t), &rt->descrwin);
     if (rc == MPI_SUCCESS)
         rc = tc_rma_win_alloc(comm, TC_RMA_DONE_BYTES, 8, &rt->donewin);
-    if (rc == MPI_SUCCESS && (rt->seen == NULL || rt->waited == NULL))
+    if (rc == MPI_SUCCESS && (rt->seen == NULL || rt->req == NULL || rt->waited == NULL))
         rc = MPI_ERR_NO_MEM;
     if (rc != MPI_SUCCESS) {
         /* Window creation is collective: a failure here is the MPI's, on
@@ -154,7 +158,9 @@ static int tc_rma_rt_create(MPI_Comm comm, MPI_Group group, int64_t serial, int 
         tc_rma_win_release(&rt->reqwin);
         tc_rma_win_release(&rt->descrwin);
         tc_rma_win_release(&rt->donewin);
+        pthread_mutex_destroy(&rt->fwd_lock);
         free(rt->seen);
+        free(rt->req);
         free(rt->waited);
         free(rt);
         return rc;

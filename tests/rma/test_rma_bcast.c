@@ -2,7 +2,8 @@
  * linear and both binomial orders, non-zero displacements, two windows used
  * alternately (different disp units), back-to-back broadcasts with one flush,
  * test polled to completion, non-root wait and test, every process a root at
- * once, a non-contiguous datatype refused with MPI_ERR_TYPE.
+ * once, forwarding by the helper threads alone (non-roots not waiting), a
+ * non-contiguous datatype refused with MPI_ERR_TYPE.
  *
  * Every byte a non-root receives is compared with pattern(round, root, index)
  * computed locally, and the guard bytes around the target region must be
@@ -341,6 +342,36 @@ int main(int argc, char **argv)
         bcasts += np;
         round += (unsigned)np;
         MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    /* Forwarding by the helper threads alone: the non-roots do not wait (a
+     * waiting main thread forwards itself), they sit in MPI_Barrier while
+     * the root flushes. The flush returns only once every process has its
+     * data and has forwarded it, so afterwards one recv_test must say so. */
+    if (!single) {
+        for (int a = 1; a < nalgs; a++) {
+            for (int root = 0; root < np; root++) {
+                size_t n = 3000;
+                if (rank == root) {
+                    fill(src, n, round, root);
+                    int rc = TC_Rma_bcast(src, (int)n, MPI_BYTE, DISP0, A.wid, algs[a]);
+                    CHECK(rc == MPI_SUCCESS, "helper-only TC_Rma_bcast returned %d", rc);
+                    root_complete(A.wid, 0);
+                }
+                MPI_Barrier(MPI_COMM_WORLD);
+                if (rank != root) {
+                    int flag = 0;
+                    int rc = TC_Rma_bcast_recv_test(A.wid, root, &flag);
+                    CHECK(rc == MPI_SUCCESS && flag == 1,
+                          "helper-only: after the root's flush recv_test gave rc %d flag %d", rc,
+                          flag);
+                    verify_region(&A, DISP0, n, round, root);
+                }
+                bcasts++;
+                round++;
+                MPI_Barrier(MPI_COMM_WORLD);
+            }
+        }
     }
 
     /* A non-contiguous datatype is refused before anything moves. */
