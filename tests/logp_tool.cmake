@@ -1,10 +1,13 @@
 # Tests of tools/topocoll-logp (included by tests/CMakeLists.txt). Each run uses
 # --quick (5 repetitions, 64 KiB..1 MiB) and takes a few seconds.
 #
-# logp_tool_np2       np=2: a table per level on stdout, the summary, the file written
+# logp_tool_np2       np=2: a table per level and the shm table on stdout, the summary
+#                     (the level and the shm row), the file written
 # logp_tool_file_np2  that file: the library's loader reads it, an independent reading
-#                     of the text agrees, one level measured with plausible values,
-#                     every other level keeps its default (test_logp_file)
+#                     of the text agrees, one level and the shm row measured with
+#                     plausible values, every other level keeps its default (test_logp_file)
+# logp_tool_shm_np2   --level shm: only the shm row (every parameter line of its table),
+#                     logp_tool_file_shm_np2 checks its file (no level measured)
 # logp_tool_np1       np=1: a clear message, exit 0, no file
 # logp_tool_nolevel_np2  --level switch4 (no such pair without a network file): a clear message (exit 1)
 # logp_tool_locfile_np8  Open MPI only (MPICH is too slow oversubscribed): the
@@ -21,7 +24,7 @@ tc_add_mpi_test(logp_tool_np2 topocoll-logp 2 TIMEOUT 60
   ARGS --quick -o ${tc_logp_dir}/np2.txt)
 set_tests_properties(logp_tool_np2 PROPERTIES
   FIXTURES_SETUP logp_np2
-  PASS_REGULAR_EXPRESSION "# pairs [^\n]*: [a-z0-9]+\\(0,1\\)\n\n## level [a-z0-9]+: ranks 0 and 1, 5 repetitions\n[^\n]*round trip[^\n]*\nparam +median +q1 \\.\\. q3 +min \\.\\. max +unit\nL +[0-9.]+ [^\n]*us\no_s +[0-9.]+ [^\n]*us\no_r +[0-9.]+ [^\n]*us\ng +[0-9.]+ [^\n]*us\nG +[0-9.]+ [^\n]*us/byte\n.*## Summary [^\n]*\nlevel +L +o_s +o_r +g +G\n[a-z0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+\nwrote ")
+  PASS_REGULAR_EXPRESSION "# pairs [^\n]*: [a-z0-9]+\\(0,1\\)\n\n## level [a-z0-9]+: ranks 0 and 1, 5 repetitions\n[^\n]*round trip[^\n]*\nparam +median +q1 \\.\\. q3 +min \\.\\. max +unit\nL +[0-9.]+ [^\n]*us\no_s +[0-9.]+ [^\n]*us\no_r +[0-9.]+ [^\n]*us\ng +[0-9.]+ [^\n]*us\nG +[0-9.]+ [^\n]*us/byte\n.*## shm: flags in shared memory between ranks 0 and 1 .one node., 5 repetitions\n.*## Summary [^\n]*\nlevel +L +o_s +o_r +g +G\n[a-z0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+\nshm +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+  .flags in shared memory.\nwrote ")
 # Fails if logp_tool_np2 did not write a fresh file: remove the old one first.
 add_test(NAME logp_tool_clean_np2 COMMAND ${CMAKE_COMMAND} -E rm -f ${tc_logp_dir}/np2.txt)
 set_tests_properties(logp_tool_clean_np2 PROPERTIES FIXTURES_SETUP logp_np2_clean LABELS mpi)
@@ -29,6 +32,19 @@ set_tests_properties(logp_tool_np2 PROPERTIES FIXTURES_REQUIRED logp_np2_clean)
 add_test(NAME logp_tool_file_np2 COMMAND test_logp_file ${tc_logp_dir}/np2.txt 2)
 set_tests_properties(logp_tool_file_np2 PROPERTIES
   FIXTURES_REQUIRED logp_np2 TIMEOUT 30 LABELS mpi)
+
+tc_add_mpi_test(logp_tool_shm_np2 topocoll-logp 2 TIMEOUT 60
+  ARGS --quick --level shm -o ${tc_logp_dir}/shm2.txt)
+set_tests_properties(logp_tool_shm_np2 PROPERTIES
+  FIXTURES_SETUP logp_shm2
+  PASS_REGULAR_EXPRESSION "\n## shm: flags in shared memory between ranks 0 and 1 .one node., 5 repetitions\n[^\n]*\nparam +median +q1 \\.\\. q3 +min \\.\\. max +unit\nM +[0-9.]+ [^\n]*us\nstore +[0-9.]+ [^\n]*us\ncall +[0-9.]+ [^\n]*us\no_r +[0-9.]+ [^\n]*us\ng_burst +[0-9.]+ [^\n]*us\ng_atomic +[0-9.]+ [^\n]*us\ng_stream +[0-9.]+ [^\n]*us\nG +[0-9.]+ [^\n]*us/byte\n.*## Summary [^\n]*\nlevel +L +o_s +o_r +g +G\nshm +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+  .flags in shared memory.\nwrote "
+  FAIL_REGULAR_EXPRESSION "## level")
+add_test(NAME logp_tool_clean_shm2 COMMAND ${CMAKE_COMMAND} -E rm -f ${tc_logp_dir}/shm2.txt)
+set_tests_properties(logp_tool_clean_shm2 PROPERTIES FIXTURES_SETUP logp_shm2_clean LABELS mpi)
+set_tests_properties(logp_tool_shm_np2 PROPERTIES FIXTURES_REQUIRED logp_shm2_clean)
+add_test(NAME logp_tool_file_shm_np2 COMMAND test_logp_file ${tc_logp_dir}/shm2.txt 2 shm)
+set_tests_properties(logp_tool_file_shm_np2 PROPERTIES
+  FIXTURES_REQUIRED logp_shm2 TIMEOUT 30 LABELS mpi)
 
 tc_add_mpi_test(logp_tool_np1 topocoll-logp 1 TIMEOUT 30
   ARGS --quick -o ${tc_logp_dir}/np1.txt)

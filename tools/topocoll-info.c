@@ -101,6 +101,11 @@ static void print_model(const tc_ctx_t *ctx)
                tc_model_level_name((tc_model_level_t)l), p->L, p->o_s, p->o_r, p->g, p->G,
                source_names[ctx->logp.source[l]]);
     }
+    /* Not a level: flags through the segment, used by its barriers. */
+    const tc_logp_t *s = &ctx->logp.shm;
+    printf("%-8s %8.3f %8.3f %8.3f %8.3f %12.3g  %s (flags in shared memory: the segment's "
+           "barriers)\n",
+           TC_LOGP_SHM_NAME, s->L, s->o_s, s->o_r, s->g, s->G, source_names[ctx->logp.shm_source]);
     const tc_barrier_plan_t *b = &ctx->barrier;
     printf("\n## Barrier (predicted us per algorithm; * = chosen)\n");
     struct {
@@ -122,8 +127,9 @@ static void print_model(const tc_ctx_t *ctx)
             printf("%-15s none on rank 0\n", rows[r].what);
             continue;
         }
+        /* The segment's barriers are costed on the shm row (select.c). */
         printf("%-15s P=%d, %s parameters, tree arity %d:", rows[r].what, rows[r].P,
-               tc_model_level_name(rows[r].level), rows[r].arity);
+               r == 0 ? TC_LOGP_SHM_NAME : tc_model_level_name(rows[r].level), rows[r].arity);
         for (int a = 0; a < TC_BARRIER_ALG_LAST; a++) {
             if (r == 0 && a == TC_BARRIER_PAIRWISE)
                 continue; /* runs as dissemination in shared memory */

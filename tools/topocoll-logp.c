@@ -37,6 +37,12 @@
  * quartiles and min..max; the file gets the medians (and the min..max after
  * a '#', which the loader ignores). Levels not measured keep the defaults.
  *
+ * The shm row (model/logp.h: flags through shared memory, for the segment's
+ * barriers) is measured between the two lowest ranks of the first node
+ * holding two, on flags in an MPI_Win_allocate_shared window: see "the shm
+ * row" below. Without --level it follows the levels; --level shm measures
+ * only it; --level LEVEL skips it.
+ *
  * Exit status: 0 on success; 0 also at np = 1, where there is no pair to
  * measure (a message says so and no file is written); 1 when --level names a
  * level with no pair here or the file cannot be written or read back; 2 on a
@@ -48,15 +54,19 @@
 #include <errno.h>
 #include <math.h>
 #include <mpi.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/atomics.h"
 #include "core/ctx.h"
 #include "hier/hier.h"
 #include "model/logp.h"
+#include "topocoll.h"
 
 _Static_assert((int)TC_MODEL_LEVEL_LAST == (int)TC_LEVEL_LAST,
                "model levels and hierarchy levels must be the same list");
@@ -65,6 +75,7 @@ _Static_assert((int)TC_MODEL_LEVEL_LAST == (int)TC_LEVEL_LAST,
  * known unit in common. */
 #define LV_TOP TC_LEVEL_LAST
 #define NLV    (TC_LEVEL_LAST + 1)
+#define LV_SHM NLV /* --level shm: the shm row only */
 
 enum { P_L, P_OS, P_OR, P_G, P_GB, NPARAM };
 static const char *const param_name[NPARAM] = {"L", "o_s", "o_r", "g", "G"};
@@ -436,6 +447,471 @@ static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, re
     free(big);
 }
 
+/* ---- the shm row: flags between two processes through shared memory ---- */
+
+/* The shm measurements, per repetition (times in microseconds; a writes,
+ * b reads, both on one node; flags a page apart in a window of
+ * MPI_Win_allocate_shared; waits as in the library: acquire loads with a
+ * cpu relax, a yield after TC_SHM_SPIN polls). Single operations are timed
+ * one by one (interquartile mean, the clock's cost taken off); where one
+ * is too short for that, chunks of SHM_CHUNK are (median of chunk means):
+ *   M      one-way flag time: flag ping-pong round trip / 2;
+ *   store  a's release store of a flag b is polling (a spins D between
+ *          stores, so the previous one has landed); reported only: it is
+ *          ~0 on some runs and a whole line transfer on others (the clock
+ *          read after it then waits for the line), which o_r counts too,
+ *          so the row keeps the store inside L;
+ *   call   the library's own path of one barrier call: TC_Barrier on
+ *          MPI_COMM_SELF (context lookup, dispatch, statistics). A process
+ *          released from barrier k passes it once (return, call again)
+ *          before its first flag of barrier k+1: once per barrier on the
+ *          critical path of a barrier loop;
+ *   o_r    b's wait on a flag that a set D earlier (the line is in a's
+ *          cache: the poll's miss is part of o_r);
+ *   gb     burst gap: T(n) = first of n release stores to n lines b holds
+ *          until b's acknowledgement of the last; (T(64) - T(8)) / 56;
+ *   ga     b's fetch-add on a line a has just fetch-added (one arrival of
+ *          the central counter: the line comes from the other core);
+ *   gc     both hammer one line with fetch-adds: time / total adds
+ *          (reported only: a barrier's arrivals alternate, they do not
+ *          stream);
+ *   G      slope of T(s) = a's copy-in of s bytes + flag + b's copy-out +
+ *          acknowledgement, s = 64 KiB .. 1 or 4 MiB (least squares, R^2).
+ * Row: L = max(M - o_r, 0) (store and transfer), o_s = call (what the
+ * process released last spends before its flag leaves), o_r, g = max(gb,
+ * ga), G. */
+enum { S_M, S_ST, S_OC, S_OR, S_GB, S_GA, S_GC, S_G, NSHM };
+static const char *const shm_name[NSHM] = {"M",       "store",    "call",     "o_r",
+                                           "g_burst", "g_atomic", "g_stream", "G"};
+
+/* Median of @p n samples (sorts @p v): the shm times are tens of ns, so a
+ * single sample taken while the process lost its core would move even a
+ * trimmed mean. */
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return quantile(v, n, 0.5);
+}
+
+/* Mean of the samples between the quartiles (sorts @p v): as robust as the
+ * median against samples taken while the process lost its core, but it
+ * averages over the clock's granularity (10 ns steps on some guests) where
+ * a median would return one step. */
+static double iq_mean(double *v, int n)
+{
+    int lo = n / 4, hi = n - n / 4;
+    double sum = 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    for (int i = lo; i < hi; i++)
+        sum += v[i];
+    return hi > lo ? sum / (hi - lo) : v[n / 2];
+}
+
+#define TC_SHM_SPIN 200 /* polls before a yield, as TC_SPIN_COUNT's default */
+#define SHM_NBURST  64  /* burst lines */
+/* The four single lines sit a page apart (as the flags of different
+ * processes' control blocks in the segment: no adjacent-line prefetch
+ * between them), the burst lines next to each other after them (one
+ * writer's lines, as its own block's). */
+#define SHM_PAGE     4096
+#define SHM_DATA_OFF ((size_t)5 * SHM_PAGE)
+
+typedef struct shm_result {
+    double med[NSHM], q1[NSHM], q3[NSHM], min[NSHM], max[NSHM];
+    double L_med, L_min, L_max; /* L per repetition: M - o_s - o_r */
+    double r2_med, r2_min;
+    double timer, delay;
+    double nclamped;
+} shm_result_t;
+
+typedef struct shm_seg {
+    unsigned char *base;
+    uint64_t e; /* the last value written to the ping-pong flags (both ranks) */
+} shm_seg_t;
+
+/* Lines: 0 fa (b writes), 1 fb (a writes), 2 counter, 3 streamed counter,
+ * 8 + j burst line j. */
+static tc_atomic_u64_t *shm_line(shm_seg_t *s, int i)
+{
+    size_t off = i < 8 ? (size_t)i * SHM_PAGE : 4 * SHM_PAGE + (size_t)(i - 8) * TC_CACHELINE;
+    return (tc_atomic_u64_t *)(void *)(s->base + off);
+}
+_Static_assert(4 * SHM_PAGE + SHM_NBURST * TC_CACHELINE <= SHM_DATA_OFF, "burst lines overlap");
+static void shm_wait(tc_atomic_u64_t *f, uint64_t v)
+{
+    unsigned polls = 0;
+    /* acquire: pairs with the peer's release store (or fetch-add) */
+    while (tc_load_acquire_u64(f) < v) {
+        if (polls++ < TC_SHM_SPIN)
+            tc_cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+static void shm_spin_us(double us)
+{
+    double end = now_us() + us;
+    while (now_us() < end)
+        tc_cpu_relax();
+}
+
+/* One-way flag time (a only): the median over chunks of SHM_CHUNK round
+ * trips of each chunk's mean, so that a chunk in which a process lost its
+ * core (other jobs on the machine) does not count. */
+#define SHM_CHUNK 20
+static double shm_pingpong(shm_seg_t *s, int is_a, int n)
+{
+    tc_atomic_u64_t *fa = shm_line(s, 0), *fb = shm_line(s, 1);
+    int nc = n / SHM_CHUNK > 0 ? n / SHM_CHUNK : 1;
+    double *c = malloc((size_t)nc * sizeof *c), m;
+    if (!c)
+        oom();
+    for (int k = 0; k < nc; k++) {
+        double t0 = now_us();
+        for (int i = 0; i < SHM_CHUNK; i++) {
+            uint64_t e = ++s->e;
+            if (is_a) {
+                tc_store_release_u64(fb, e);
+                shm_wait(fa, e);
+            } else {
+                shm_wait(fb, e);
+                tc_store_release_u64(fa, e);
+            }
+        }
+        c[k] = (now_us() - t0) / (2.0 * SHM_CHUNK);
+    }
+    m = median_of(c, nc);
+    free(c);
+    return m;
+}
+
+static double shm_os(shm_seg_t *s, int is_a, int n, double delay, double *t)
+{
+    tc_atomic_u64_t *fb = shm_line(s, 1);
+    for (int i = 0; i < n; i++) {
+        uint64_t e = ++s->e;
+        if (is_a) {
+            shm_spin_us(delay);
+            double t0 = now_us();
+            tc_store_release_u64(fb, e);
+            t[i] = now_us() - t0;
+        } else {
+            shm_wait(fb, e);
+        }
+    }
+    return is_a ? iq_mean(t, n) : 0;
+}
+
+static double shm_or(shm_seg_t *s, int is_a, int n, double delay, double *t)
+{
+    tc_atomic_u64_t *fa = shm_line(s, 0), *fb = shm_line(s, 1);
+    for (int i = 0; i < n; i++) {
+        uint64_t e = ++s->e;
+        if (is_a) {
+            tc_store_release_u64(fb, e);
+            shm_wait(fa, e);
+        } else {
+            shm_spin_us(delay); /* a's store has landed in a's cache */
+            double t0 = now_us();
+            shm_wait(fb, e);
+            t[i] = now_us() - t0;
+            tc_store_release_u64(fa, e);
+        }
+    }
+    return is_a ? 0 : iq_mean(t, n);
+}
+
+/* Minimum over @p tries of a burst of @p nb stores (a only). */
+static double shm_burst(shm_seg_t *s, int is_a, int nb, int tries)
+{
+    tc_atomic_u64_t *fa = shm_line(s, 0);
+    double best = INFINITY;
+    for (int t = 0; t < tries; t++) {
+        uint64_t e = ++s->e;  /* b: ready */
+        uint64_t e2 = ++s->e; /* b: got the burst */
+        if (is_a) {
+            shm_wait(fa, e);
+            double t0 = now_us();
+            for (int i = 0; i < nb; i++)
+                /* release: pairs with b's acquire of the last line */
+                tc_store_release_u64(shm_line(s, 8 + i), e2);
+            shm_wait(fa, e2);
+            double dt = now_us() - t0;
+            best = dt < best ? dt : best;
+        } else {
+            /* Read every line first: a's stores must take them from us. */
+            for (int i = 0; i < nb; i++)
+                (void)tc_load_acquire_u64(shm_line(s, 8 + i));
+            tc_store_release_u64(fa, e); /* release: pairs with a's wait */
+            shm_wait(shm_line(s, 8 + nb - 1), e2);
+            tc_store_release_u64(fa, e2);
+        }
+    }
+    return best;
+}
+
+/* b's fetch-add on the counter line a has just fetch-added (b only). */
+static double shm_atomic(shm_seg_t *s, int is_a, int n, double *t)
+{
+    tc_atomic_u64_t *fa = shm_line(s, 0), *fb = shm_line(s, 1), *c = shm_line(s, 2);
+    for (int i = 0; i < n; i++) {
+        uint64_t e = ++s->e;
+        if (is_a) {
+            tc_fetch_add_acq_rel_u64(c, 1);
+            tc_store_release_u64(fb, e);
+            shm_wait(fa, e);
+        } else {
+            shm_wait(fb, e);
+            double t0 = now_us();
+            tc_fetch_add_acq_rel_u64(c, 1);
+            t[i] = now_us() - t0;
+            tc_store_release_u64(fa, e);
+        }
+    }
+    return is_a ? 0 : iq_mean(t, n);
+}
+
+/* Both add @p n times to one line; the time per add (a only). */
+static double shm_stream(shm_seg_t *s, int is_a, int n)
+{
+    tc_atomic_u64_t *fa = shm_line(s, 0), *fb = shm_line(s, 1), *c = shm_line(s, 3);
+    uint64_t e = ++s->e;
+    uint64_t base;
+    if (is_a) {
+        base = tc_load_acquire_u64(c);
+        tc_store_release_u64(fb, e); /* go */
+    } else {
+        shm_wait(fb, e);
+        base = 0;
+    }
+    double t0 = now_us();
+    for (int i = 0; i < n; i++)
+        tc_fetch_add_acq_rel_u64(c, 1);
+    if (is_a)
+        shm_wait(c, base + 2 * (uint64_t)n);
+    double dt = now_us() - t0;
+    /* Both done before the line is used again. */
+    e = ++s->e;
+    if (is_a) {
+        shm_wait(fa, e);
+    } else {
+        tc_store_release_u64(fa, e);
+    }
+    return is_a ? dt / (2.0 * n) : 0;
+}
+
+/* Time of one TC_Barrier on MPI_COMM_SELF: median over chunks of
+ * SHM_CHUNK back-to-back calls of each chunk's mean. */
+static double shm_call(int n)
+{
+    int nc = n / SHM_CHUNK > 0 ? n / SHM_CHUNK : 1;
+    double *c = malloc((size_t)nc * sizeof *c), m;
+    if (!c)
+        oom();
+    for (int k = 0; k < nc; k++) {
+        double t0 = now_us();
+        for (int i = 0; i < SHM_CHUNK; i++)
+            TC_Barrier(MPI_COMM_SELF);
+        c[k] = (now_us() - t0) / SHM_CHUNK;
+    }
+    m = median_of(c, nc);
+    free(c);
+    return m;
+}
+
+/* Copy-in + copy-out per byte (a only). */
+static double shm_copy(shm_seg_t *s, int is_a, const plan_t *pl, char *priv, double *r2)
+{
+    tc_atomic_u64_t *fa = shm_line(s, 0), *fb = shm_line(s, 1);
+    unsigned char *data = s->base + SHM_DATA_OFF;
+    double x[8], y[8];
+    for (int k = 0; k < pl->nsizes; k++) {
+        size_t sz = pl->sizes[k];
+        double best = INFINITY;
+        for (int t = 0; t < pl->tries_big; t++) {
+            uint64_t e = ++s->e;
+            if (is_a) {
+                double t0 = now_us();
+                memcpy(data, priv, sz);
+                tc_store_release_u64(fb, e); /* release: the data before the flag */
+                shm_wait(fa, e);
+                double dt = now_us() - t0;
+                best = dt < best ? dt : best;
+            } else {
+                shm_wait(fb, e);
+                memcpy(priv, data, sz);
+                tc_store_release_u64(fa, e);
+            }
+        }
+        x[k] = (double)sz;
+        y[k] = best;
+    }
+    *r2 = 0;
+    return is_a ? fit_slope(x, y, pl->nsizes, r2) : 0;
+}
+
+static void shm_summarize(double *v, int n, int k, shm_result_t *r)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    r->med[k] = quantile(v, n, 0.5);
+    r->q1[k] = quantile(v, n, 0.25);
+    r->q3[k] = quantile(v, n, 0.75);
+    r->min[k] = v[0];
+    r->max[k] = v[n - 1];
+}
+
+/* The whole shm measurement between a and b over @p pair (two processes of
+ * one node); the result is valid on a. */
+static void measure_shm(MPI_Comm pair, int is_a, const plan_t *pl, shm_result_t *res)
+{
+    const int R = pl->reps, nmax = pl->n_os > pl->n_or ? pl->n_os : pl->n_or;
+    const size_t maxsize = pl->sizes[pl->nsizes - 1];
+    MPI_Win win;
+    shm_seg_t seg = {NULL, 0};
+    MPI_Aint size = is_a ? (MPI_Aint)(SHM_DATA_OFF + maxsize) : 0, qsize;
+    int disp;
+    void *mine, *base;
+    MPI_Win_allocate_shared(size, 1, MPI_INFO_NULL, pair, &mine, &win);
+    MPI_Win_shared_query(win, 0, &qsize, &disp, &base);
+    seg.base = base;
+    /* a's window starts on a page (both MPIs map it with mmap), so line i is
+     * line i for both processes. */
+    if (is_a)
+        memset(seg.base, 0, (size_t)size);
+    char *priv = malloc(maxsize);
+    double *t = malloc((size_t)nmax * sizeof *t), *v[NSHM], *Lv = malloc((size_t)R * sizeof *Lv);
+    double *r2 = malloc((size_t)R * sizeof *r2);
+    if (!priv || !t || !Lv || !r2)
+        oom();
+    for (int k = 0; k < NSHM; k++)
+        if (!(v[k] = malloc((size_t)R * sizeof *v[k])))
+            oom();
+    memset(priv, 1, maxsize);
+    memset(res, 0, sizeof *res);
+    MPI_Barrier(pair); /* the zeroed segment before any flag */
+
+    /* Warm-up, then D: several one-way times, >= 1 us. */
+    double m0 = shm_pingpong(&seg, is_a, pl->n_pp);
+    MPI_Bcast(&m0, 1, MPI_DOUBLE, 0, pair);
+    res->timer = timer_cost();
+    res->delay = fmin(fmax(10 * m0, 1.0), 1000.0);
+    shm_call(100); /* creates MPI_COMM_SELF's context (local: no peer involved) */
+    for (int r = 0; r < R; r++) {
+        double M = shm_pingpong(&seg, is_a, pl->n_pp);
+        double os = fmax(shm_os(&seg, is_a, pl->n_os, res->delay, t) - res->timer, 0);
+        double oc = shm_call(4 * pl->n_pp);
+        double orv = fmax(shm_or(&seg, is_a, pl->n_or, res->delay, t) - res->timer, 0);
+        double ga = fmax(shm_atomic(&seg, is_a, pl->n_or, t) - res->timer, 0);
+        double t1 = shm_burst(&seg, is_a, 8, pl->tries);
+        double t2 = shm_burst(&seg, is_a, SHM_NBURST, pl->tries);
+        double gc = shm_stream(&seg, is_a, 4 * pl->n_pp);
+        double G = shm_copy(&seg, is_a, pl, priv, &r2[r]);
+        /* b measured o_r and g_atomic: to a, over MPI (not timed). */
+        double bv[2] = {orv, ga};
+        if (is_a)
+            MPI_Recv(bv, 2, MPI_DOUBLE, 1, TAG_RES, pair, MPI_STATUS_IGNORE);
+        else
+            MPI_Send(bv, 2, MPI_DOUBLE, 0, TAG_RES, pair);
+        if (!is_a)
+            continue;
+        orv = bv[0];
+        ga = bv[1];
+        double gb = fmax((t2 - t1) / (SHM_NBURST - 8), 0);
+        double L = M - orv;
+        if (L < 0) {
+            L = 0;
+            res->nclamped++;
+        }
+        v[S_M][r] = M;
+        v[S_ST][r] = os;
+        v[S_OC][r] = oc;
+        v[S_OR][r] = orv;
+        v[S_GB][r] = gb;
+        v[S_GA][r] = ga;
+        v[S_GC][r] = gc;
+        v[S_G][r] = G;
+        Lv[r] = L;
+    }
+    if (is_a) {
+        for (int k = 0; k < NSHM; k++)
+            shm_summarize(v[k], R, k, res);
+        qsort(Lv, (size_t)R, sizeof *Lv, cmp_double);
+        res->L_med = quantile(Lv, R, 0.5);
+        res->L_min = Lv[0];
+        res->L_max = Lv[R - 1];
+        qsort(r2, (size_t)R, sizeof *r2, cmp_double);
+        res->r2_med = quantile(r2, R, 0.5);
+        res->r2_min = r2[0];
+    }
+    for (int k = 0; k < NSHM; k++)
+        free(v[k]);
+    free(r2);
+    free(Lv);
+    free(t);
+    free(priv);
+    MPI_Win_free(&win);
+}
+
+static void print_shm(int a, int b, const shm_result_t *r, int reps)
+{
+    printf("\n## shm: flags in shared memory between ranks %d and %d (one node), %d "
+           "repetitions\n",
+           a, b, reps);
+    printf("delay D = %.2f us, clock reading %.3f us (taken off store, o_r, g_atomic)\n", r->delay,
+           r->timer);
+    printf("%-8s %12s %25s %25s  %s\n", "param", "median", "q1 .. q3", "min .. max", "unit");
+    for (int k = 0; k < NSHM; k++) {
+        const char *fmt = k == S_G ? "%.7f" : "%.4f";
+        char med[32], iqr[80], mm[80], a1[32], a2[32];
+        snprintf(med, sizeof med, fmt, r->med[k]);
+        snprintf(a1, sizeof a1, fmt, r->q1[k]);
+        snprintf(a2, sizeof a2, fmt, r->q3[k]);
+        snprintf(iqr, sizeof iqr, "%s .. %s", a1, a2);
+        snprintf(a1, sizeof a1, fmt, r->min[k]);
+        snprintf(a2, sizeof a2, fmt, r->max[k]);
+        snprintf(mm, sizeof mm, "%s .. %s", a1, a2);
+        printf("%-8s %12s %25s %25s  %s\n", shm_name[k], med, iqr, mm, k == S_G ? "us/byte" : "us");
+    }
+    printf("o_s = call = %.4f us (store reported only: see topocoll-logp.c)\n", r->med[S_OC]);
+    printf("L = M - o_r: median %.4f, min .. max %.4f .. %.4f us\n", r->L_med, r->L_min, r->L_max);
+    printf("g = max(g_burst, g_atomic) = %.4f us; g_stream (both adding at once) %.4f us is "
+           "reported only\n",
+           fmax(r->med[S_GB], r->med[S_GA]), r->med[S_GC]);
+    if (r->med[S_G] > 0)
+        printf("G: %.2f GB/s (copy-in + copy-out) at the median; fit R^2 median %.5f, min "
+               "%.5f\n",
+               1e-3 / r->med[S_G], r->r2_med, r->r2_min);
+    if (r->nclamped > 0)
+        printf("note: L clamped to 0 in %.0f of %d repetitions\n", r->nclamped, reps);
+}
+
+/* The two lowest ranks of the first node (by lowest rank) with two ranks or
+ * more; -1 if every rank is alone on its node. */
+static void shm_pair_find(int *pa, int *pb)
+{
+    int rank, p, nrank, me[2];
+    MPI_Comm node;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &nrank);
+    MPI_Allreduce(&rank, &me[0], 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    me[1] = nrank;
+    int *all = malloc((size_t)p * 2 * sizeof *all);
+    if (!all)
+        oom();
+    MPI_Allgather(me, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
+    *pa = *pb = -1;
+    for (int i = 0; i < p && *pb < 0; i++)
+        if (all[2 * i + 1] == 1) { /* the second rank of node all[2i] */
+            *pa = all[2 * i];
+            *pb = i;
+        }
+    free(all);
+}
+
 /* ---- levels and pairs ---- */
 
 static const char *level_name(int lv)
@@ -522,7 +998,8 @@ static void print_usage(FILE *f)
            "  -r REPS       repetitions per parameter (default 20; 5 with --quick)\n"
            "  --quick       fewer messages and sizes (64 KiB..1 MiB): for tests\n"
            "  --level NAME  measure only this level (core, l2, l3, numa, package, node,\n"
-           "                switch1..switch4, top)\n"
+           "                switch1..switch4, top), or shm: only the shm row (flags\n"
+           "                through shared memory between two ranks of one node)\n"
            "  -h            this help\n"
            "  Needs N >= 2. Levels come from hwloc, TC_LOCALITY_FILE, TC_NETWORK_TOPOLOGY_FILE.\n");
 }
@@ -562,7 +1039,8 @@ static void print_level(int lv, int a, int b, const result_t *r, int reps)
 
 /* Append each measured level's min..max after a '#' (the loader ignores what
  * follows the five numbers). Returns 0 or -1. */
-static int annotate_file(const char *path, const int *written_from, const result_t *res)
+static int annotate_file(const char *path, const int *written_from, const result_t *res,
+                         const shm_result_t *shm)
 {
     FILE *f = fopen(path, "r");
     char *text = NULL, line[512];
@@ -575,7 +1053,18 @@ static int annotate_file(const char *path, const int *written_from, const result
         line[n] = '\0';
         if (sscanf(line, "%31s", word) == 1 && word[0] != '#') {
             int ml = tc_model_level_parse(word);
-            if (ml >= 0 && written_from[ml] >= 0) {
+            if (shm && !strcmp(word, TC_LOGP_SHM_NAME)) {
+                n = strcspn(line, "#");
+                while (n > 0 && line[n - 1] == ' ')
+                    n--;
+                line[n] = '\0';
+                snprintf(add, sizeof add,
+                         " # measured; min..max M %.3g..%.3g call %.3g..%.3g o_r %.3g..%.3g "
+                         "g_burst %.3g..%.3g g_atomic %.3g..%.3g G %.3g..%.3g R2 %.4f",
+                         shm->min[S_M], shm->max[S_M], shm->min[S_OC], shm->max[S_OC],
+                         shm->min[S_OR], shm->max[S_OR], shm->min[S_GB], shm->max[S_GB],
+                         shm->min[S_GA], shm->max[S_GA], shm->min[S_G], shm->max[S_G], shm->r2_med);
+            } else if (ml >= 0 && written_from[ml] >= 0) {
                 const result_t *r = &res[written_from[ml]];
                 /* The writer's "# file" becomes what it really is. */
                 n = strcspn(line, "#");
@@ -615,7 +1104,7 @@ static int annotate_file(const char *path, const int *written_from, const result
 
 /* Write the table and read it back with the library's loader. */
 static int write_file(const char *path, const tc_logp_table_t *t, const char *origin,
-                      const int *written_from, const result_t *res)
+                      const int *written_from, const result_t *res, const shm_result_t *shm)
 {
     char err[512];
     tc_logp_table_t back;
@@ -624,7 +1113,7 @@ static int write_file(const char *path, const tc_logp_table_t *t, const char *or
         return -1;
     }
     tc_logp_table_defaults(&back);
-    if (annotate_file(path, written_from, res) != 0 ||
+    if (annotate_file(path, written_from, res, shm) != 0 ||
         tc_logp_table_load_file(&back, path, err, sizeof err) != 0) {
         /* The annotation is a nicety: fall back to the writer's own file. */
         fprintf(stderr, "topocoll-logp: note: %s without the min..max comments\n", path);
@@ -645,6 +1134,11 @@ static int write_file(const char *path, const tc_logp_table_t *t, const char *or
                 fprintf(stderr, "topocoll-logp: note: %s %s reads back as %g (wrote %g)\n",
                         tc_model_level_name((tc_model_level_t)l), param_name[k], g[k], w[k]);
     }
+    const double *ws = &t->shm.L, *gs = &back.shm.L;
+    for (int k = 0; k < NPARAM; k++)
+        if (fabs(ws[k] - gs[k]) > 1e-3 * fabs(ws[k]) + 1e-6)
+            fprintf(stderr, "topocoll-logp: note: shm %s reads back as %g (wrote %g)\n",
+                    param_name[k], gs[k], ws[k]);
     return 0;
 }
 
@@ -685,12 +1179,14 @@ static int parse_opts(int argc, char **argv, opts_t *o, int rank)
             o->reps = (int)r;
         } else if (!strcmp(a, "--level") && i + 1 < argc) {
             const char *name = argv[++i];
-            o->level = !strcmp(name, "top") ? LV_TOP : tc_model_level_parse(name);
+            o->level = !strcmp(name, "top")   ? LV_TOP
+                       : !strcmp(name, "shm") ? LV_SHM
+                                              : tc_model_level_parse(name);
             if (o->level < 0) {
                 if (rank == 0)
                     fprintf(stderr,
                             "topocoll-logp: --level %s: expected core, l2, l3, numa, package, "
-                            "node, switch1..switch4 or top\n",
+                            "node, switch1..switch4, top or shm\n",
                             name);
                 return 2;
             }
@@ -800,7 +1296,16 @@ int main(int argc, char **argv)
                 printf(" %s(%d,%d)", level_name(lv), pa[lv], pb[lv]);
         printf("\n");
     }
-    if (o.level >= 0 && pa[o.level] < 0) {
+    int sa, sb;
+    shm_pair_find(&sa, &sb);
+    if (o.level == LV_SHM && sa < 0) {
+        if (rank == 0)
+            fprintf(stderr, "topocoll-logp: --level shm: no two ranks share a node here; nothing "
+                            "measured, no file written\n");
+        MPI_Finalize();
+        return 1;
+    }
+    if (o.level >= 0 && o.level < NLV && pa[o.level] < 0) {
         if (rank == 0)
             fprintf(stderr,
                     "topocoll-logp: --level %s: no pair of ranks has that level as "
@@ -827,6 +1332,28 @@ int main(int argc, char **argv)
             print_level(lv, pa[lv], pb[lv], &res[lv], pl.reps);
             fflush(stdout);
         }
+    }
+    /* The shm row: flags between two ranks of one node. */
+    shm_result_t shres;
+    int shm_measured = 0;
+    if ((o.level < 0 || o.level == LV_SHM) && sa >= 0) {
+        MPI_Comm pair;
+        sleepy_barrier(comm);
+        MPI_Comm_split(comm, rank == sa || rank == sb ? 0 : MPI_UNDEFINED, rank == sa ? 0 : 1,
+                       &pair);
+        if (pair != MPI_COMM_NULL) {
+            measure_shm(pair, rank == sa, &pl, &shres);
+            MPI_Comm_free(&pair);
+        }
+        sleepy_barrier(comm);
+        MPI_Bcast(&shres, (int)sizeof shres, MPI_BYTE, sa, comm);
+        shm_measured = 1;
+        if (rank == 0) {
+            print_shm(sa, sb, &shres, pl.reps);
+            fflush(stdout);
+        }
+    } else if (o.level < 0 && rank == 0) {
+        printf("\nnote: no two ranks share a node: the shm row is not measured (default kept)\n");
     }
     MPI_Comm_free(&comm);
 
@@ -876,6 +1403,17 @@ int main(int argc, char **argv)
                    tc_model_level_name((tc_model_level_t)l), x->L, x->o_s, x->o_r, x->g, x->G,
                    from[l] == LV_TOP ? "  (measured as top)" : "");
         }
+        if (shm_measured) {
+            t.shm = (tc_logp_t){.L = round4(shres.L_med),
+                                .o_s = round4(shres.med[S_OC]),
+                                .o_r = round4(shres.med[S_OR]),
+                                .g = round4(fmax(shres.med[S_GB], shres.med[S_GA])),
+                                .G = round4(shres.med[S_G])};
+            t.shm_source = TC_LOGP_SOURCE_FILE;
+            const tc_logp_t *x = &t.shm;
+            printf("%-8s %10.4f %10.4f %10.4f %10.4f %12.7f  (flags in shared memory)\n",
+                   TC_LOGP_SHM_NAME, x->L, x->o_s, x->o_r, x->g, x->G);
+        }
         if (measured[LV_TOP] && top_as < 0)
             printf("note: level top measured but not written: no model level above the known "
                    "ones is free\n");
@@ -883,7 +1421,7 @@ int main(int argc, char **argv)
         char origin[512];
         snprintf(origin, sizeof origin, "topocoll-logp, np=%d, %s, %s, %d repetitions%s", p, lib,
                  date, pl.reps, o.quick ? " (--quick)" : "");
-        if (write_file(o.out, &t, origin, from, res) != 0)
+        if (write_file(o.out, &t, origin, from, res, shm_measured ? &shres : NULL) != 0)
             rc = 1;
         else
             printf("wrote %s\n", o.out);

@@ -236,14 +236,17 @@ size_t tc_select_class_bytes(int c)
 /* Costs of every algorithm, and the choice: the override, the tuning file's
  * entry (@p e, may be NULL; its tree arity replaces *arity), or the cheapest
  * of @p allowed. */
-static tc_barrier_alg_t tc_select_barrier_one(const tc_logp_t *p, int P, int *arity, int override,
-                                              const tc_tuning_entry_t *e, unsigned allowed,
-                                              tc_choice_why_t *why,
+static tc_barrier_alg_t tc_select_barrier_one(const tc_logp_t *p, int shm, int P, int *arity,
+                                              int override, const tc_tuning_entry_t *e,
+                                              unsigned allowed, tc_choice_why_t *why,
                                               double cost[TC_BARRIER_ALG_LAST])
 {
     if (override <= 0 && e && e->alg == TC_BARRIER_TREE && e->k >= 2)
         *arity = e->k;
-    tc_model_barrier_t best = tc_model_barrier_argmin(allowed, P, *arity, p, cost);
+    /* The segment's barriers move flags, not messages: their own formulas
+     * on the shm row (cost.h); the message barriers keep paper 003's. */
+    tc_model_barrier_t best = shm ? tc_model_shm_barrier_argmin(allowed, P, *arity, p, cost)
+                                  : tc_model_barrier_argmin(allowed, P, *arity, p, cost);
     if (override > 0) {
         *why = TC_CHOICE_OVERRIDE;
         return (tc_barrier_alg_t)(override - 1);
@@ -297,8 +300,11 @@ void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
         plan->shm_P = shm_P;
         plan->shm_level =
             l && (int)l->level < TC_LEVEL_LAST ? (tc_model_level_t)l->level : TC_MODEL_LEVEL_NODE;
+        /* shm_level still names where the segment is; the costs come from
+         * the shm row (flags through the cache), not that level's MPI
+         * parameters (~8x too high for a flag). */
         plan->shm_alg = tc_select_barrier_one(
-            &t->level[plan->shm_level], shm_P, &plan->shm_arity, shm_override,
+            &t->shm, 1, shm_P, &plan->shm_arity, shm_override,
             tc_tuning_lookup(tun, TC_TUNING_OP_BARRIER, TC_TUNING_LEVEL_SHM, 0), shm_allowed,
             &plan->shm_why, plan->shm_cost);
         if (plan->shm_alg == TC_BARRIER_PAIRWISE)
@@ -318,7 +324,7 @@ void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
         plan->msg_P = msg_P;
         plan->msg_level = tc_select_top_level(h, singlenode);
         plan->msg_alg = tc_select_barrier_one(
-            &t->level[plan->msg_level], msg_P, &plan->msg_arity, msg_override,
+            &t->level[plan->msg_level], 0, msg_P, &plan->msg_arity, msg_override,
             tc_tuning_lookup(tun, TC_TUNING_OP_BARRIER, TC_TUNING_LEVEL_TOP, 0), msg_allowed,
             &plan->msg_why, plan->msg_cost);
     }

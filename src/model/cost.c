@@ -125,6 +125,97 @@ tc_model_barrier_t tc_model_barrier_argmin(unsigned allowed, int P, int arity, c
     return best;
 }
 
+/* ---- Shared-memory barriers (flags in the segment) ---------------------- */
+
+/* Depth of the heap tree of arity n over P nodes (children of i: n i + 1 ..
+ * n i + n): the smallest d with 1 + n + ... + n^d >= P. */
+static int heap_depth(int n, int P)
+{
+    int d = 0;
+    long long nodes = 1, width = 1;
+    while (nodes < P) {
+        width *= n;
+        nodes += width;
+        d++;
+    }
+    return d;
+}
+
+double tc_model_shm_barrier_cost(tc_model_barrier_t alg, int P, int arity, const tc_logp_t *shm)
+{
+    if (P <= 1 || shm == NULL)
+        return 0.0;
+    int n = arity < 2 ? 2 : arity;
+    /* One hop: a flag stored by one process and seen by another's poll (L
+     * includes the store). o_s (the library's per-call path) is paid once
+     * per barrier: between two barriers of a loop
+     * the process released last returns, calls again and only then signals,
+     * while every other hop of the critical path is a bare store inside the
+     * barrier. */
+    double hop = shm->L + shm->o_r;
+    /* A further line that is already set, read after the first: the paper's
+     * f_r. g holds the fetch-add on a line another process wrote last (one
+     * central-counter arrival), so this is also the counter's gap. */
+    double f_r = dmax(shm->o_r, shm->g);
+    int R = ceil_log(2, P);
+    switch (alg) {
+    case TC_MODEL_BARRIER_CENTRAL:
+        /* Paper 003: 2 M + (P-2) f_r + (P-2) f_s. In shared memory the P
+         * arrivals are fetch-adds on one line: the last arriver of the
+         * previous barrier still holds it, each other arrival waits for it
+         * (f_r apiece); the release is one flag that every waiter reads at
+         * once (one hop, no f_s per waiter). */
+        return shm->o_s + hop + (P - 1) * f_r;
+    case TC_MODEL_BARRIER_TREE: {
+        /* Each of the d levels of the heap tree (processes are inner nodes
+         * too, so d, not the paper's ceil(log_n P) combining levels): the
+         * parent sees its first child's arrive line (a hop), reads the k-1
+         * others, already set (f_r each), and later one release line takes
+         * a hop down to all its children at once. */
+        int k = n < P - 1 ? n : P - 1;
+        return shm->o_s + heap_depth(n, P) * (2.0 * hop + (k - 1) * f_r);
+    }
+    case TC_MODEL_BARRIER_TOURNAMENT:
+        /* R rounds up (the champion's round-r signal comes from a loser that
+         * finished its own r-1 rounds when the champion did: one hop per
+         * round), then the wake-ups retrace the pairs: process P-1 of a
+         * power of two is woken through R winners, one release flag each. */
+        return shm->o_s + 2.0 * R * hop;
+    case TC_MODEL_BARRIER_DISSEMINATION:
+    case TC_MODEL_BARRIER_PAIRWISE:
+        /* R rounds in which every process stores to its partner's line and
+         * waits on its own, all at once: one hop, plus f_r because each
+         * process now takes two lines in the same round (the partner's for
+         * its store, its own for the poll), which a ping-pong spreads over
+         * two processes (measured at P = 2: o_s + h alone is ~30% low). */
+        return shm->o_s + R * (hop + f_r);
+    default:
+        return HUGE_VAL;
+    }
+}
+
+tc_model_barrier_t tc_model_shm_barrier_argmin(unsigned allowed, int P, int arity,
+                                               const tc_logp_t *shm,
+                                               double costs[TC_MODEL_BARRIER_LAST])
+{
+    const unsigned all = (1u << TC_MODEL_BARRIER_LAST) - 1;
+    if ((allowed & all) == 0)
+        allowed = all;
+    tc_model_barrier_t best = TC_MODEL_BARRIER_LAST;
+    double best_cost = HUGE_VAL;
+    for (int a = 0; a < TC_MODEL_BARRIER_LAST; a++) {
+        double c = tc_model_shm_barrier_cost((tc_model_barrier_t)a, P, arity, shm);
+        if (costs != NULL)
+            costs[a] = c;
+        /* Strictly less: a tie keeps the lower enum value. */
+        if ((allowed & (1u << a)) && (best == TC_MODEL_BARRIER_LAST || c < best_cost)) {
+            best = (tc_model_barrier_t)a;
+            best_cost = c;
+        }
+    }
+    return best;
+}
+
 /* ---- LogGP costs of the per-level algorithms ----------------------------- */
 
 double tc_model_loggp_msg(double m, const tc_logp_t *p)

@@ -35,6 +35,37 @@ double tc_model_barrier_cost(tc_model_barrier_t alg, int P, int arity, const tc_
 tc_model_barrier_t tc_model_barrier_argmin(unsigned allowed, int P, int arity, const tc_logp_t *p,
                                            double costs[TC_MODEL_BARRIER_LAST]);
 
+/* Predicted time of one shared-memory barrier (barrier/shm_barrier.c) of
+ * @p P processes of one segment with algorithm @p alg, from the shm row of
+ * the LogP table (@p shm; logp.h: L = store + cache-line transfer, o_s =
+ * the library's per-call path, o_r = poll, g = max(flag-write
+ * gap, fetch-add on a line another process wrote)). With h = L + o_r (one
+ * flag hop), f_r = max(o_r, g), R = ceil(log2 P), d = depth of the heap
+ * tree of arity n over P processes (smallest d with 1 + n + ... + n^d >= P)
+ * and k = min(n, P-1) children per parent:
+ *   central       o_s + h + (P-1) f_r   P fetch-adds serialise on the
+ *                                       counter line; one release flag
+ *                                       read by all;
+ *   tree(n)       o_s + d (2 h + (k-1) f_r)  per level one arrival hop,
+ *                                       k-1 further set lines, one
+ *                                       release hop to all k children;
+ *   dissemination o_s + R (h + f_r)     every process stores and polls in
+ *                                       the same round (pairwise runs as
+ *                                       dissemination here);
+ *   tournament    o_s + 2 R h           R rounds up, R wake-up hops down.
+ * o_s is paid once per barrier (the process released last calls again
+ * before it signals); every other hop is a bare store. Derivations:
+ * docs/model.md, "Shared-memory barriers". P <= 1 costs 0; @p arity below
+ * 2 means 2. */
+double tc_model_shm_barrier_cost(tc_model_barrier_t alg, int P, int arity, const tc_logp_t *shm);
+
+/* The cheapest shared-memory barrier among @p allowed (as
+ * tc_model_barrier_argmin: ties to the lower enum value, @p costs may be
+ * NULL, no valid bit means all). */
+tc_model_barrier_t tc_model_shm_barrier_argmin(unsigned allowed, int P, int arity,
+                                               const tc_logp_t *shm,
+                                               double costs[TC_MODEL_BARRIER_LAST]);
+
 /* ---- LogGP costs of the per-level algorithms of src/hier ------------------
  * m bytes, P members, p the LogGP parameters of the level; gamma is the time
  * to combine one byte in a reduction (us/byte). A message of m bytes costs

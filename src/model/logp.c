@@ -14,7 +14,7 @@ static const char *const level_names[TC_MODEL_LEVEL_LAST] = {
     "core", "l2", "l3", "numa", "package", "node", "switch1", "switch2", "switch3", "switch4",
 };
 
-#define ACCEPTED_LEVELS "core, l2, l3, numa, package (or socket), node, switch1..switch4"
+#define ACCEPTED_LEVELS "core, l2, l3, numa, package (or socket), node, switch1..switch4, shm"
 #define ACCEPTED_FIELDS "L, o_s, o_r, g, G"
 #define NFIELDS         5
 
@@ -48,6 +48,34 @@ static const tc_logp_t level_defaults[TC_MODEL_LEVEL_LAST] = {
     [TC_MODEL_LEVEL_SWITCH3] = {1.36, 0.30, 0.30, 0.20, 1.0 / 12000.0},
     [TC_MODEL_LEVEL_SWITCH4] = {1.54, 0.30, 0.30, 0.20, 1.0 / 12000.0},
 };
+
+/* The shm row (logp.h): flags between two processes of this machine through
+ * shared memory, measured by topocoll-logp on the CI machine (2-core AMD
+ * EPYC KVM guest, the two cores share the L3; docs/model.md, "The shm
+ * row"). */
+static const tc_logp_t shm_default = {0.036, 0.034, 0.021, 0.025, 0.00007};
+
+/* Rows of a table: the levels, then the shm row at index SHM_ROW. */
+#define SHM_ROW TC_MODEL_LEVEL_LAST
+
+static tc_logp_t *row_get(tc_logp_table_t *t, int r)
+{
+    return r == SHM_ROW ? &t->shm : &t->level[r];
+}
+
+static void row_set(tc_logp_table_t *t, int r, const tc_logp_t *v, tc_logp_source_t src)
+{
+    *row_get(t, r) = *v;
+    if (r == SHM_ROW)
+        t->shm_source = src;
+    else
+        t->source[r] = src;
+}
+
+static const char *row_name(int r)
+{
+    return r == SHM_ROW ? TC_LOGP_SHM_NAME : level_names[r];
+}
 
 static double *logp_field(tc_logp_t *p, int i)
 {
@@ -102,6 +130,12 @@ static int level_parse_n(const char *s, size_t n)
     return -1;
 }
 
+/* A level, or SHM_ROW for "shm"; -1 if neither. */
+static int row_parse_n(const char *s, size_t n)
+{
+    return word_eq(s, n, TC_LOGP_SHM_NAME) ? SHM_ROW : level_parse_n(s, n);
+}
+
 const char *tc_model_level_name(tc_model_level_t level)
 {
     if ((int)level < 0 || level >= TC_MODEL_LEVEL_LAST)
@@ -122,6 +156,8 @@ void tc_logp_table_defaults(tc_logp_table_t *t)
         t->level[i] = level_defaults[i];
         t->source[i] = TC_LOGP_SOURCE_DEFAULT;
     }
+    t->shm = shm_default;
+    t->shm_source = TC_LOGP_SOURCE_DEFAULT;
 }
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -177,7 +213,7 @@ static int file_line_parse(const char *s, const char *name, int lineno, int *lev
     }
     if (ntok == 0)
         return 0;
-    int lv = level_parse_n(tok[0], len[0]);
+    int lv = row_parse_n(tok[0], len[0]);
     if (lv < 0) {
         set_err(err, errlen, "%s:%d: unknown level '%.*s' (accepted: " ACCEPTED_LEVELS ")", name,
                 lineno, (int)len[0], tok[0]);
@@ -187,14 +223,14 @@ static int file_line_parse(const char *s, const char *name, int lineno, int *lev
         set_err(err, errlen,
                 "%s:%d: level '%s' has %d number%s, expected 5: L o_s o_r g G "
                 "(microseconds; G in us/byte)",
-                name, lineno, level_names[lv], ntok - 1, ntok == 2 ? "" : "s");
+                name, lineno, row_name(lv), ntok - 1, ntok == 2 ? "" : "s");
         return -1;
     }
     tc_logp_t v;
     for (int i = 0; i < NFIELDS; i++) {
         if (number_parse_n(tok[i + 1], len[i + 1], logp_field(&v, i)) != 0) {
             set_err(err, errlen, "%s:%d: %s of level '%s' is '%.*s': expected a finite number >= 0",
-                    name, lineno, field_names[i], level_names[lv], (int)len[i + 1], tok[i + 1]);
+                    name, lineno, field_names[i], row_name(lv), (int)len[i + 1], tok[i + 1]);
             return -1;
         }
     }
@@ -233,10 +269,8 @@ int tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const char *na
         int rc = file_line_parse(line, name, lineno, &level, &val, err, errlen);
         if (rc < 0)
             return -1;
-        if (rc > 0) {
-            t->level[level] = val;
-            t->source[level] = TC_LOGP_SOURCE_FILE;
-        }
+        if (rc > 0)
+            row_set(t, level, &val, TC_LOGP_SOURCE_FILE);
         p = eol ? eol + 1 : p + n;
     }
     return 0;
@@ -355,7 +389,8 @@ int tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, siz
         if (en > 0) {
             const char *colon = memchr(e, ':', en);
             if (colon == NULL) {
-                /* No level: the fields apply to every level. */
+                /* No level: the fields apply to every hierarchy level, not to
+                 * the shm row (cache-line flags, not MPI messages). */
                 for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++) {
                     if (env_fields_apply(&tmp.level[i], e, en, e, en, err, errlen) != 0)
                         return -1;
@@ -365,7 +400,7 @@ int tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, siz
                 const char *ln = e;
                 size_t lnn = (size_t)(colon - e);
                 trim(&ln, &lnn);
-                int lv = level_parse_n(ln, lnn);
+                int lv = row_parse_n(ln, lnn);
                 if (lv < 0) {
                     set_err(err, errlen,
                             "TC_LOGP: unknown level '%.*s' in '%.*s' (accepted: " ACCEPTED_LEVELS
@@ -373,10 +408,11 @@ int tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, siz
                             (int)lnn, ln, (int)en, e);
                     return -1;
                 }
-                if (env_fields_apply(&tmp.level[lv], colon + 1, (size_t)(e + en - colon - 1), e, en,
-                                     err, errlen) != 0)
+                tc_logp_t v = *row_get(&tmp, lv);
+                if (env_fields_apply(&v, colon + 1, (size_t)(e + en - colon - 1), e, en, err,
+                                     errlen) != 0)
                     return -1;
-                tmp.source[lv] = TC_LOGP_SOURCE_ENV;
+                row_set(&tmp, lv, &v, TC_LOGP_SOURCE_ENV);
             }
         }
         s = semi ? semi + 1 : s + n;
@@ -428,14 +464,20 @@ int tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *
     }
     fprintf(f, "# units: microseconds (L, o_s, o_r, g), microseconds per byte (G)\n");
     fprintf(f, "# %-8s %-10s %-10s %-10s %-10s %s\n", "level", "L", "o_s", "o_r", "g", "G");
-    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++) {
-        fprintf(f, "%-10s", level_names[i]);
+    for (int i = 0; i <= SHM_ROW; i++) {
+        const tc_logp_t *row = i == SHM_ROW ? &t->shm : &t->level[i];
+        if (i == SHM_ROW)
+            fprintf(f, "# shared-memory flags (shm barriers): L = store + line transfer, o_s = "
+                       "library call,\n# o_r = poll that finds it set, g = max(flag-write gap, "
+                       "fetch-add on a line\n# another process wrote), G = copy-in + copy-out "
+                       "per byte\n");
+        fprintf(f, "%-10s", row_name(i));
         for (int k = 0; k < NFIELDS; k++) {
             char num[40];
-            number_format(num, sizeof num, logp_field_get(&t->level[i], k));
+            number_format(num, sizeof num, logp_field_get(row, k));
             fprintf(f, " %-10s", num);
         }
-        fprintf(f, " # %s\n", source_name(t->source[i]));
+        fprintf(f, " # %s\n", source_name(i == SHM_ROW ? t->shm_source : t->source[i]));
     }
     int werr = ferror(f);
     int cerr = fclose(f);

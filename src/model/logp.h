@@ -16,13 +16,34 @@
  *     # level    L        o_s      o_r      g        G
  *     numa       0.210    0.050    0.060    0.040    0.000080
  *     node       0.350    0.070    0.080    0.060    0.000110
+ *     shm        0.050    0.004    0.010    0.060    0.000100
  * One line per level, five numbers (non-negative, finite), any order of
  * lines; a level not listed keeps its default. Extra columns after G are
  * ignored (topocoll-logp writes the spread there, after a '#').
  *
+ * The "shm" row is not a hierarchy level: it is the cost of one flag moving
+ * between two processes of a node through shared memory, used by the
+ * shared-memory barriers (barrier/shm_barrier.c) instead of the MPI
+ * parameters of the segment's level. Its fields:
+ *   L    from the writer's store until the reader's poll sees it (the
+ *        line transfer), less o_r (one-way flag ping-pong - o_r);
+ *   o_s  what the process released last spends before its next flag: the
+ *        library's own path of one barrier call (TC_Barrier on a
+ *        one-process communicator); paid once per barrier;
+ *   o_r  the reader's wait that finds its flag already set (the library's
+ *        acquire-load poll, line held by the writer);
+ *   g    the gap of the row: the larger of the interval between one
+ *        process's consecutive flag writes to different lines (burst) and
+ *        the latency of a fetch-add on a line another process modified last
+ *        (one central-counter arrival: they serialise on that line);
+ *   G    per byte of a copy-in by the writer plus a copy-out by the reader.
+ * Files without a shm row load as before (the row keeps its default).
+ *
  * TC_LOGP (string): "L=1.2,o_s=0.3,o_r=0.3,g=0.2,G=0.0001" sets those
  * fields for every level; "node:L=0.3,o_s=0.1;switch1:L=1.5" sets them per
  * level (entries separated by ';'). Fields not named keep their value.
+ * "shm:L=0.05" sets the shm row; a string without a level sets the
+ * hierarchy levels only (the shm row's values are of another kind).
  * Applied after the file.
  *
  * Bad input (unreadable file, unknown level, malformed or negative number,
@@ -66,17 +87,22 @@ typedef enum {
 typedef struct tc_logp_table {
     tc_logp_t level[TC_MODEL_LEVEL_LAST];
     tc_logp_source_t source[TC_MODEL_LEVEL_LAST]; /* where the last value set came from */
+    tc_logp_t shm;                                /* flags in shared memory (see above) */
+    tc_logp_source_t shm_source;
 } tc_logp_table_t;
+
+/* Name of the shm row in files, TC_LOGP and printouts. */
+#define TC_LOGP_SHM_NAME "shm"
 
 /* "core" .. "switch4"; NULL for an invalid level. */
 const char *tc_model_level_name(tc_model_level_t level);
 /* Parse a level name ("socket" is accepted for "package"); -1 if unknown. */
 int tc_model_level_parse(const char *name);
 
-/* The documented built-in defaults for every level. */
+/* The documented built-in defaults for every level and the shm row. */
 void tc_logp_table_defaults(tc_logp_table_t *t);
 
-/* Read @p path into @p t (levels it lists only). Returns 0, or -1 with a
+/* Read @p path into @p t (levels and shm row it lists only). Returns 0, or -1 with a
  * message "<path>:<line>: ..." in @p err (levels parsed before the bad line
  * are kept; nothing after it is applied). */
 int tc_logp_table_load_file(tc_logp_table_t *t, const char *path, char *err, size_t errlen);

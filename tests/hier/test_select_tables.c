@@ -271,7 +271,7 @@ static void test_barrier(void)
     CHECK(plan.shm_alg == TC_BARRIER_TREE && plan.shm_why == TC_CHOICE_FILE);
     CHECK(plan.shm_arity == 8 && plan.msg_arity == 4);
     CHECK(plan.shm_cost[TC_BARRIER_TREE] ==
-          tc_model_barrier_cost(TC_MODEL_BARRIER_TREE, 4, 8, &t.level[TC_MODEL_LEVEL_NODE]));
+          tc_model_shm_barrier_cost(TC_MODEL_BARRIER_TREE, 4, 8, &t.shm));
     /* override beats the file */
     tc_select_barrier_plan(&plan, &t, &in, &h, 4, 0, 0, 1 + TC_BARRIER_DISSEMINATION, 4,
                            1 + TC_BARRIER_TOURNAMENT, 4);

@@ -2,6 +2,10 @@
  *
  *   test_logp_file FILE NP [LEVEL]
  *
+ * LEVEL may be "shm": only the shm row (flags in shared memory) was measured.
+ * Without LEVEL every level and the shm row were asked for: the shm row must
+ * be measured (the tests run on one machine, so two ranks share a node).
+ *
  *  - the library's loader (tc_logp_table_load_file) accepts it;
  *  - an independent reading of the text agrees with what the loader got, line
  *    by line: the five numbers of every level line, finite and >= 0;
@@ -11,7 +15,11 @@
  *  - a measured level has plausible values for two processes of one machine:
  *    o_s, o_r, g and G > 0 (a real MPI call costs something, the burst and
  *    the large messages take time), every time below 10 ms, G between
- *    1e-6 us/B (1 TB/s) and 1e-2 us/B (100 MB/s).
+ *    1e-6 us/B (1 TB/s) and 1e-2 us/B (100 MB/s);
+ *  - the shm row is listed once; measured, it is plausible for a flag: o_s >
+ *    0 (the library call costs something), L + o_r > 0 (a flag takes time
+ *    to cross), g > 0, every time below 100 us, G as above; unmeasured, it
+ *    keeps its default.
  * No MPI. Exit 0 when all hold, 1 otherwise (every failure is printed).
  */
 #include <math.h>
@@ -37,8 +45,9 @@ int main(int argc, char **argv)
     }
     const char *path = argv[1];
     int np = atoi(argv[2]);
-    int want_level = argc == 4 ? tc_model_level_parse(argv[3]) : -1;
-    if (argc == 4 && want_level < 0) {
+    int want_shm = argc == 4 && !strcmp(argv[3], TC_LOGP_SHM_NAME);
+    int want_level = argc == 4 && !want_shm ? tc_model_level_parse(argv[3]) : -1;
+    if (argc == 4 && !want_shm && want_level < 0) {
         fprintf(stderr, "test_logp_file: unknown level %s\n", argv[3]);
         return 2;
     }
@@ -59,7 +68,7 @@ int main(int argc, char **argv)
     }
     char line[1024], expect_np[32];
     int seen[TC_MODEL_LEVEL_LAST] = {0}, measured[TC_MODEL_LEVEL_LAST] = {0};
-    int header_ok = 0, nmeasured = 0;
+    int header_ok = 0, nmeasured = 0, seen_shm = 0, measured_shm = 0;
     snprintf(expect_np, sizeof expect_np, "np=%d,", np);
     while (fgets(line, sizeof line, f)) {
         char word[64];
@@ -70,12 +79,16 @@ int main(int argc, char **argv)
         }
         if (sscanf(line, "%63s", word) != 1)
             continue;
+        int is_shm = !strcmp(word, TC_LOGP_SHM_NAME);
         int l = tc_model_level_parse(word);
-        if (l < 0) {
+        if (l < 0 && !is_shm) {
             fail("unknown level line", line);
             continue;
         }
-        seen[l]++;
+        if (is_shm)
+            seen_shm++;
+        else
+            seen[l]++;
         /* The five numbers, read without the library's parser. */
         double v[5];
         char *p = line + strcspn(line, " \t");
@@ -88,12 +101,15 @@ int main(int argc, char **argv)
             }
             p = end;
         }
-        const double *got = &loaded.level[l].L;
+        const double *got = is_shm ? &loaded.shm.L : &loaded.level[l].L;
         for (int k = 0; k < 5; k++)
             if (fabs(v[k] - got[k]) > 1e-12 * fabs(v[k]))
                 fail("the loader and the text disagree on", word);
         if (strstr(line, "# measured")) {
-            measured[l] = 1;
+            if (is_shm)
+                measured_shm = 1;
+            else
+                measured[l] = 1;
             nmeasured++;
         }
     }
@@ -126,8 +142,32 @@ int main(int argc, char **argv)
         if (!(x->G > 1e-6 && x->G < 1e-2))
             fail("G outside 1e-6..1e-2 us/byte", name);
     }
+    if (seen_shm != 1)
+        fail("shm row not listed exactly once", NULL);
+    if ((want_shm || argc == 3) && !measured_shm)
+        fail("shm row not measured", NULL);
+    if (want_shm)
+        for (int l = 0; l < TC_MODEL_LEVEL_LAST; l++)
+            if (measured[l])
+                fail("--level shm measured a level", tc_model_level_name((tc_model_level_t)l));
+    if (want_level >= 0 && measured_shm)
+        fail("--level LEVEL measured the shm row", argv[3]);
+    const tc_logp_t *s = &loaded.shm, *ds = &defaults.shm;
+    if (!measured_shm) {
+        if (s->L != ds->L || s->o_s != ds->o_s || s->o_r != ds->o_r || s->g != ds->g ||
+            s->G != ds->G)
+            fail("an unmeasured shm row lost its default", NULL);
+    } else {
+        printf("shm: L %g o_s %g o_r %g g %g G %g\n", s->L, s->o_s, s->o_r, s->g, s->G);
+        if (!(s->o_s > 0 && s->L + s->o_r > 0 && s->g > 0))
+            fail("shm: o_s, L + o_r and g must be > 0 when measured", NULL);
+        if (s->L > 100 || s->o_s > 100 || s->o_r > 100 || s->g > 100)
+            fail("shm: a time above 100 us", NULL);
+        if (!(s->G > 1e-6 && s->G < 1e-2))
+            fail("shm: G outside 1e-6..1e-2 us/byte", NULL);
+    }
     if (failures)
         return 1;
-    printf("%s: OK (%d level%s measured)\n", path, nmeasured, nmeasured > 1 ? "s" : "");
+    printf("%s: OK (%d row%s measured)\n", path, nmeasured, nmeasured > 1 ? "s" : "");
     return 0;
 }

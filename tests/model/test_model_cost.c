@@ -1,7 +1,8 @@
 /* Cost formulas of src/model/cost.c against tables computed independently
  * by gen_barrier_table.py and gen_loggp_table.py (their own code, from
  * docs/model.md), plus paper 003's published P = 8 values, P <= 1, the
- * argmin and its tie rule. */
+ * argmin and its tie rule; the shared-memory barrier costs against
+ * gen_shm_barrier_table.py and hand-checked values. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,103 @@ static void test_barrier_table(void)
     fclose(f);
     check(have_params, "barrier table has a params line");
     check(rows == 200, "barrier table has 200 rows (P = 1..100, arity 2 and 4)");
+}
+
+/* The shared-memory barrier costs (cost.h) against gen_shm_barrier_table.py:
+ * two shm rows, P = 1..100, arity 2, 3, 4. */
+static void test_shm_barrier_table(void)
+{
+    FILE *f = open_table("shm_barrier_table.txt");
+    char line[512];
+    tc_logp_t p = {0};
+    int nparams = 0, rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        if (strncmp(line, "params", 6) == 0) {
+            nparams += sscanf(line + 6, "%lf %lf %lf %lf", &p.L, &p.o_s, &p.o_r, &p.g) == 4;
+            continue;
+        }
+        int P, arity;
+        double want[TC_MODEL_BARRIER_LAST];
+        if (nparams == 0 || sscanf(line, "%d %d %lf %lf %lf %lf %lf", &P, &arity, &want[0],
+                                   &want[1], &want[2], &want[3], &want[4]) != 7) {
+            fprintf(stderr, "FAIL bad shm table line: %s", line);
+            failures++;
+            continue;
+        }
+        for (int a = 0; a < TC_MODEL_BARRIER_LAST; a++) {
+            char what[96];
+            snprintf(what, sizeof what, "shm barrier alg %d P=%d arity=%d params %d", a, P, arity,
+                     nparams);
+            check_close(tc_model_shm_barrier_cost((tc_model_barrier_t)a, P, arity, &p), want[a],
+                        1e-9, what);
+        }
+        rows++;
+    }
+    fclose(f);
+    check(nparams == 2, "shm table has two params lines");
+    check(rows == 600, "shm table has 600 rows (2 rows x P = 1..100 x arity 2, 3, 4)");
+}
+
+/* Hand-checked shm values and rules: P = 2 (the np=2 evidence), arity
+ * below 2, P <= 1, the argmin. */
+static void test_shm_barrier_rules(void)
+{
+    const tc_logp_t s = {.L = 0.03, .o_s = 0.04, .o_r = 0.02, .g = 0.025, .G = 1e-4};
+    const double hop = 0.05;
+    /* P = 2: one hop and a second line per process after the call
+     * (dissemination), a hop each way (tree, tournament), the release hop
+     * and one fetch-add arrival (central). */
+    check_close(tc_model_shm_barrier_cost(TC_MODEL_BARRIER_DISSEMINATION, 2, 2, &s),
+                0.04 + hop + 0.025, 1e-12, "shm dissemination P=2");
+    check_close(tc_model_shm_barrier_cost(TC_MODEL_BARRIER_TREE, 2, 5, &s), 0.04 + 2 * hop, 1e-12,
+                "shm tree P=2 (any arity)");
+    check_close(tc_model_shm_barrier_cost(TC_MODEL_BARRIER_TOURNAMENT, 2, 2, &s), 0.04 + 2 * hop,
+                1e-12, "shm tournament P=2");
+    check_close(tc_model_shm_barrier_cost(TC_MODEL_BARRIER_CENTRAL, 2, 2, &s), 0.04 + hop + 0.025,
+                1e-12, "shm central P=2");
+    /* P = 8, arity 2: heap depth 3, two children per parent. */
+    check_close(tc_model_shm_barrier_cost(TC_MODEL_BARRIER_TREE, 8, 2, &s),
+                0.04 + 3 * (2 * hop + 0.025), 1e-12, "shm tree P=8 n=2");
+    /* P = 5, arity 4: depth 1, four children. */
+    check_close(tc_model_shm_barrier_cost(TC_MODEL_BARRIER_TREE, 5, 4, &s),
+                0.04 + 2 * hop + 3 * 0.025, 1e-12, "shm tree P=5 n=4");
+    check(tc_model_shm_barrier_cost(TC_MODEL_BARRIER_TREE, 13, 1, &s) ==
+              tc_model_shm_barrier_cost(TC_MODEL_BARRIER_TREE, 13, 2, &s),
+          "shm arity 1 means 2");
+    for (int a = 0; a < TC_MODEL_BARRIER_LAST; a++) {
+        check(tc_model_shm_barrier_cost((tc_model_barrier_t)a, 1, 2, &s) == 0.0, "shm P=1 costs 0");
+        check(tc_model_shm_barrier_cost((tc_model_barrier_t)a, 2, 2, NULL) == 0.0,
+              "shm NULL row costs 0");
+    }
+    /* Far below the MPI parameters' prediction for the same P. */
+    const tc_logp_t node = {.L = 0.35, .o_s = 0.07, .o_r = 0.08, .g = 0.10, .G = 0.0002};
+    check(tc_model_shm_barrier_cost(TC_MODEL_BARRIER_TREE, 2, 2, &s) <
+              0.5 * tc_model_barrier_cost(TC_MODEL_BARRIER_TREE, 2, 2, &node),
+          "shm row predicts far less than the node level's MPI parameters");
+    /* argmin: at P = 2 central and dissemination tie (o_s + h + f_r) and
+     * the lower enum value wins; pairwise costs as dissemination; costs
+     * are filled for every algorithm. */
+    double c[TC_MODEL_BARRIER_LAST];
+    check(tc_model_shm_barrier_argmin(0, 2, 2, &s, c) == TC_MODEL_BARRIER_CENTRAL,
+          "shm argmin P=2 = central (tie with dissemination)");
+    check(tc_model_shm_barrier_argmin(~(1u << TC_MODEL_BARRIER_CENTRAL), 2, 2, &s, NULL) ==
+              TC_MODEL_BARRIER_DISSEMINATION,
+          "shm argmin P=2 without central = dissemination");
+    check(tc_model_shm_barrier_argmin(0, 16, 2, &s, NULL) == TC_MODEL_BARRIER_DISSEMINATION,
+          "shm argmin P=16 = dissemination");
+    check(c[TC_MODEL_BARRIER_PAIRWISE] == c[TC_MODEL_BARRIER_DISSEMINATION],
+          "shm pairwise costs as dissemination");
+    check(tc_model_shm_barrier_argmin(1u << TC_MODEL_BARRIER_CENTRAL | 1u << TC_MODEL_BARRIER_TREE,
+                                      2, 2, &s, NULL) == TC_MODEL_BARRIER_CENTRAL,
+          "shm argmin restricted to central and tree");
+    /* A slow fetch-add (large g) makes the central counter lose to the tree. */
+    tc_logp_t slow = s;
+    slow.g = 1.0;
+    check(tc_model_shm_barrier_argmin(1u << TC_MODEL_BARRIER_CENTRAL | 1u << TC_MODEL_BARRIER_TREE,
+                                      4, 4, &slow, NULL) == TC_MODEL_BARRIER_TREE,
+          "shm argmin: slow atomics favour the tree");
 }
 
 static void test_paper_values(void)
@@ -297,6 +395,8 @@ static void test_rma_costs(void)
 int main(void)
 {
     test_barrier_table();
+    test_shm_barrier_table();
+    test_shm_barrier_rules();
     test_paper_values();
     test_argmin();
     test_loggp_table();

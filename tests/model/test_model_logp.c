@@ -30,7 +30,7 @@ static int same_table(const tc_logp_table_t *a, const tc_logp_table_t *b)
     for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++)
         if (!same_logp(&a->level[i], &b->level[i]) || a->source[i] != b->source[i])
             return 0;
-    return 1;
+    return same_logp(&a->shm, &b->shm) && a->shm_source == b->shm_source;
 }
 
 /* The message must be exactly @p want (tests pin the wording users see). */
@@ -116,7 +116,7 @@ static void test_bad_text(void)
     } bad[] = {
         {"numa 1 1 1 1 1\nnode2 1 2 3 4 5\n",
          "bad.txt:2: unknown level 'node2' (accepted: core, l2, l3, numa, package (or socket), "
-         "node, switch1..switch4)"},
+         "node, switch1..switch4, shm)"},
         {"numa 1 1 1 1 1\nnode 1 2 3 4\n",
          "bad.txt:2: level 'node' has 4 numbers, expected 5: L o_s o_r g G (microseconds; G in "
          "us/byte)"},
@@ -260,7 +260,7 @@ static void test_env(void)
         {"o_s=", "TC_LOGP: bad number '' for o_s in 'o_s=': expected a finite number >= 0 "
                  "(microseconds; G in us/byte)"},
         {"nodes:L=1", "TC_LOGP: unknown level 'nodes' in 'nodes:L=1' (accepted: core, l2, l3, "
-                      "numa, package (or socket), node, switch1..switch4)"},
+                      "numa, package (or socket), node, switch1..switch4, shm)"},
         {"node:L", "TC_LOGP: 'L' in 'node:L' is not field=value (fields: L, o_s, o_r, g, G)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -293,7 +293,83 @@ static void test_roundtrip(const char *dir)
     for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++)
         same &= same_logp(&t.level[i], &back.level[i]) && back.source[i] == TC_LOGP_SOURCE_FILE;
     check(same, "write then load gives the table back bit for bit");
+    tc_logp_table_defaults(&t);
+    t.shm = (tc_logp_t){1.0 / 7.0, 0.0, 1e-9 / 3.0, 0.0185, 6.65e-5};
+    check(tc_logp_table_write(&t, path, "shm round trip") == 0, "write with a shm row");
+    tc_logp_table_defaults(&back);
+    check(tc_logp_table_load_file(&back, path, err, sizeof err) == 0, "load the shm row");
+    check(same_logp(&t.shm, &back.shm) && back.shm_source == TC_LOGP_SOURCE_FILE,
+          "the shm row comes back bit for bit");
     check(tc_logp_table_write(&t, "/nonexistent-dir/x.logp", "x") == -1, "write to a bad path");
+}
+
+/* The shm row (flags in shared memory): defaults, file row, TC_LOGP entry,
+ * old files without it, bad rows. */
+static void test_shm(void)
+{
+    tc_logp_table_t t, d;
+    char err[512];
+    tc_logp_table_defaults(&d);
+    /* The documented default (docs/model.md, "The shm row"): measured here,
+     * a hop L + o_r well below the MPI levels' one-way message. */
+    const tc_logp_t *s = &d.shm;
+    check(d.shm_source == TC_LOGP_SOURCE_DEFAULT, "shm default source");
+    check(s->L > 0 && s->o_s > 0 && s->o_r > 0 && s->g > 0 && s->G > 0, "shm defaults > 0");
+    check(s->L + s->o_r < 0.5 * (d.level[TC_MODEL_LEVEL_L3].o_s + d.level[TC_MODEL_LEVEL_L3].L +
+                                 d.level[TC_MODEL_LEVEL_L3].o_r),
+          "a flag hop is far cheaper than an MPI message");
+
+    /* An old file (no shm row) loads and leaves the shm row alone. */
+    tc_logp_table_defaults(&t);
+    check(tc_logp_table_load_text(&t, "# old\nnode 0.3 0.1 0.1 0.1 0.0002\n", "old.txt", err,
+                                  sizeof err) == 0,
+          "old file loads");
+    check(same_logp(&t.shm, &d.shm) && t.shm_source == TC_LOGP_SOURCE_DEFAULT,
+          "old file: shm row keeps its default");
+
+    /* A shm row, any case, with trailing comment columns. */
+    tc_logp_table_defaults(&t);
+    check(tc_logp_table_load_text(&t, "SHM 0.03 0.04 0.02 0.019 0.00007 # measured; x 1 2\n",
+                                  "new.txt", err, sizeof err) == 0,
+          "shm row loads");
+    const tc_logp_t want = {0.03, 0.04, 0.02, 0.019, 0.00007};
+    check(same_logp(&t.shm, &want) && t.shm_source == TC_LOGP_SOURCE_FILE, "shm row values");
+    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++)
+        check(same_logp(&t.level[i], &d.level[i]), "a shm row changes no level");
+
+    /* Bad shm rows: exact messages, the row untouched. */
+    tc_logp_table_defaults(&t);
+    check(tc_logp_table_load_text(&t, "shm 1 2 3 4\n", "bad.txt", err, sizeof err) == -1,
+          "shm row with 4 numbers -> -1");
+    check_msg(err,
+              "bad.txt:1: level 'shm' has 4 numbers, expected 5: L o_s o_r g G (microseconds; G "
+              "in us/byte)",
+              "bad shm row message");
+    check(tc_logp_table_load_text(&t, "shm 1 2 -3 4 5\n", "bad.txt", err, sizeof err) == -1,
+          "shm row with a negative number -> -1");
+    check_msg(err, "bad.txt:1: o_r of level 'shm' is '-3': expected a finite number >= 0",
+              "bad shm number message");
+    check(same_logp(&t.shm, &d.shm), "bad shm rows change nothing");
+
+    /* TC_LOGP: "shm:" sets the row; a global entry leaves it alone. */
+    tc_logp_table_defaults(&t);
+    check(tc_logp_table_apply_env(&t, "shm:L=0.02,g=0.03;node:L=0.5", err, sizeof err) == 0,
+          "TC_LOGP shm entry");
+    check(t.shm.L == 0.02 && t.shm.g == 0.03 && t.shm.o_s == d.shm.o_s &&
+              t.shm_source == TC_LOGP_SOURCE_ENV && t.level[TC_MODEL_LEVEL_NODE].L == 0.5,
+          "TC_LOGP shm values");
+    tc_logp_table_defaults(&t);
+    check(tc_logp_table_apply_env(&t, "L=9", err, sizeof err) == 0, "TC_LOGP global");
+    check(same_logp(&t.shm, &d.shm) && t.shm_source == TC_LOGP_SOURCE_DEFAULT &&
+              t.level[TC_MODEL_LEVEL_CORE].L == 9,
+          "a global TC_LOGP sets the levels, not the shm row");
+    tc_logp_table_defaults(&t);
+    check(tc_logp_table_apply_env(&t, "shm:X=1", err, sizeof err) == -1, "TC_LOGP shm bad field");
+    check_msg(err,
+              "TC_LOGP: unknown field 'X' in 'shm:X=1' (accepted: L, o_s, o_r, g, G, "
+              "case-sensitive)",
+              "TC_LOGP shm bad field message");
+    check(same_table(&t, &d), "bad TC_LOGP shm entry changes nothing");
 }
 
 int main(void)
@@ -310,6 +386,7 @@ int main(void)
     test_files(dir);
     test_env();
     test_roundtrip(dir);
+    test_shm();
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
