@@ -75,6 +75,7 @@ typedef struct bench_op {
     const char *mname; /* MPI spelling, for the plot: "Bcast" */
     int has_root;
     int reduces; /* sbuf and rbuf distinct; --type and --op apply */
+    int coll;    /* TC_COLL_* for --model (TC_Comm_predict); 0: the model has none */
     int (*call_tc)(const bench_args_t *a);
     int (*call_mpi)(const bench_args_t *a);
     /* --check: fill this rank's buffers for a call with pattern `seed` */
@@ -321,11 +322,13 @@ static void rma_bcast_prepare(const bench_args_t *a, int rank, uint32_t seed)
 }
 
 static const bench_op_t bench_ops[] = {
-    {"bcast", "Bcast", 1, 0, bcast_tc, bcast_mpi, bcast_prepare, bcast_verify},
-    {"rma_bcast", "Bcast", 1, 0, rma_bcast_tc, bcast_mpi, rma_bcast_prepare, bcast_verify},
-    {"reduce", "Reduce", 1, 1, reduce_tc, reduce_mpi, red_prepare, reduce_verify},
-    {"allreduce", "Allreduce", 0, 1, allreduce_tc, allreduce_mpi, red_prepare, allreduce_verify},
-    {"barrier", "Barrier", 0, 0, barrier_tc, barrier_mpi, barrier_prepare, barrier_verify},
+    {"bcast", "Bcast", 1, 0, TC_COLL_BCAST, bcast_tc, bcast_mpi, bcast_prepare, bcast_verify},
+    {"rma_bcast", "Bcast", 1, 0, 0, rma_bcast_tc, bcast_mpi, rma_bcast_prepare, bcast_verify},
+    {"reduce", "Reduce", 1, 1, TC_COLL_REDUCE, reduce_tc, reduce_mpi, red_prepare, reduce_verify},
+    {"allreduce", "Allreduce", 0, 1, TC_COLL_ALLREDUCE, allreduce_tc, allreduce_mpi, red_prepare,
+     allreduce_verify},
+    {"barrier", "Barrier", 0, 0, TC_COLL_BARRIER, barrier_tc, barrier_mpi, barrier_prepare,
+     barrier_verify},
 };
 #define NOPS ((int)(sizeof(bench_ops) / sizeof(bench_ops[0])))
 
@@ -348,6 +351,9 @@ typedef struct bench_opts {
     long raw_slots;
     int btype, bop; /* --type, --op */
     int rma_alg;    /* --rma-alg */
+    int model;      /* --model */
+    int nlist;      /* --sizes: how many (0: -m decides) */
+    size_t list[MAX_SIZES];
 } bench_opts_t;
 
 enum {
@@ -363,6 +369,8 @@ enum {
     OPT_TYPE,
     OPT_OP,
     OPT_RMA_ALG,
+    OPT_MODEL,
+    OPT_SIZES,
 };
 
 static void usage(FILE *f, const char *prog)
@@ -404,9 +412,20 @@ static void usage(FILE *f, const char *prog)
             "                  ranks 0 and 1 (same node, np >= 2) as a bandwidth reference\n"
             "  --raw-frag B    its fragment size (default %d)\n"
             "  --raw-slots N   its ring slots (default %d)\n"
+            "  --sizes LIST    these sizes instead of -m, e.g. 8,1K,16K,256K,1M\n"
+            "  --model         add the LogP/LogGP model's prediction for the TC call\n"
+            "                  (TC_Comm_predict: the algorithms the library would run at\n"
+            "                  each level for that size, root -r, a commutative op) and\n"
+            "                  its relative error (model - tc) / tc against the measured\n"
+            "                  tc_us; model_us -1 (error '-'): no model for this path\n"
+            "                  (the call goes to the MPI's own, or -o rma_bcast). The\n"
+            "                  model predicts one call alone: back-to-back calls overlap\n"
+            "                  (pipelining, no barrier between them), --check times each\n"
+            "                  call alone\n"
             "  -h              this help\n"
             "Output: '#' comment lines, then per size: size_bytes tc_us mpi_us tc/mpi\n"
-            "tc_min_us mpi_min_us iters [raw_us raw_min_us tc_bw/raw]. Times are us per call.\n",
+            "tc_min_us mpi_min_us iters [raw_us raw_min_us tc_bw/raw] [model_us model_err].\n"
+            "Times are us per call.\n",
             TC_BENCH_RING_FRAG_DEFAULT, TC_BENCH_RING_SLOTS_DEFAULT);
 }
 
@@ -436,6 +455,8 @@ static int parse_options(int argc, char **argv, int rank, bench_opts_t *o)
                                              {"type", required_argument, NULL, OPT_TYPE},
                                              {"op", required_argument, NULL, OPT_OP},
                                              {"rma-alg", required_argument, NULL, OPT_RMA_ALG},
+                                             {"model", no_argument, NULL, OPT_MODEL},
+                                             {"sizes", required_argument, NULL, OPT_SIZES},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     FILE *err = rank == 0 ? stderr : NULL;
@@ -521,6 +542,26 @@ static int parse_options(int argc, char **argv, int rank, bench_opts_t *o)
         case OPT_RAW:
             o->raw = 1;
             break;
+        case OPT_MODEL:
+            o->model = 1;
+            break;
+        case OPT_SIZES: {
+            /* Any sizes, in the order given (model-eval.sh: 8,1K,16K,256K,1M). */
+            char buf[1024], *save = NULL;
+            snprintf(buf, sizeof buf, "%s", optarg);
+            o->nlist = 0;
+            for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                size_t v2;
+                if (o->nlist == MAX_SIZES || tc_bench_size_parse(t, &v2) != 0 || v2 > INT_MAX)
+                    BAD("--sizes '%s': expected at most %d comma-separated sizes <= %d bytes, "
+                        "e.g. 8,1K,16K",
+                        optarg, MAX_SIZES, INT_MAX);
+                o->list[o->nlist++] = v2;
+            }
+            if (o->nlist == 0)
+                BAD("--sizes '%s': no size given", optarg);
+            break;
+        }
         case OPT_RAW_FRAG:
             if (tc_bench_size_parse(optarg, &o->raw_frag) != 0 || o->raw_frag == 0 ||
                 o->raw_frag > ((size_t)1 << 30))
@@ -853,6 +894,7 @@ typedef struct bench_row {
     size_t n;
     long iters;
     double med[IMPL_LAST], min[IMPL_LAST]; /* seconds */
+    double model_us;                       /* --model: TC_Comm_predict's value (-1: none) */
 } bench_row_t;
 
 static void write_plot(const bench_opts_t *o, const bench_row_t *rows, int nrows, int np, int nimpl,
@@ -969,6 +1011,10 @@ int main(int argc, char **argv)
         rc = 2;
     }
     nsizes = tc_bench_range_sizes(o.min, o.max, sizes, MAX_SIZES);
+    if (o.nlist > 0) {
+        memcpy(sizes, o.list, sizeof(size_t) * (size_t)o.nlist);
+        nsizes = o.nlist;
+    }
     if (rc == 0 && o.op->call_tc == barrier_tc) {
         sizes[0] = 0; /* -m does not apply: one row */
         nsizes = 1;
@@ -1006,7 +1052,10 @@ int main(int argc, char **argv)
 
     /* Buffers: one of the largest size, or for --off-cache an arena of >= 64 MiB
      * holding at least two of them. Touched now so page faults are not timed. */
-    r.arena_size = round_up(sizes[nsizes - 1] ? sizes[nsizes - 1] : 1, 64);
+    size_t largest = 1;
+    for (int i = 0; i < nsizes; i++) /* --sizes need not be ascending */
+        largest = sizes[i] > largest ? sizes[i] : largest;
+    r.arena_size = round_up(largest, 64);
     if (o.off_cache) {
         r.arena_size *= 2;
         if (r.arena_size < OFF_CACHE_BYTES)
@@ -1042,9 +1091,9 @@ int main(int argc, char **argv)
             printf(" warmup=%ld", o.warmup);
         else
             printf(" warmup=auto");
-        printf(" blocks=%ld root=%d root_shift=%s off_cache=%s check=%s raw=%s", o.blocks, o.root,
-               o.root_shift ? "on" : "off", o.off_cache ? "on" : "off", o.check ? "on" : "off",
-               o.raw ? "on" : "off");
+        printf(" blocks=%ld root=%d root_shift=%s off_cache=%s check=%s raw=%s model=%s", o.blocks,
+               o.root, o.root_shift ? "on" : "off", o.off_cache ? "on" : "off",
+               o.check ? "on" : "off", o.raw ? "on" : "off", o.model ? "on" : "off");
         if (o.raw)
             printf(" raw_frag=%zu raw_slots=%ld", o.raw_frag, o.raw_slots);
         if (o.op->reduces)
@@ -1093,11 +1142,14 @@ int main(int argc, char **argv)
                "tc_min_us", "mpi_min_us", "iters");
         if (nimpl > IMPL_RAW)
             printf(" %12s %12s %9s", "raw_us", "raw_min_us", "tc_bw/raw");
+        if (o.model)
+            printf(" %12s %9s", "model_us", "model_err");
         printf("\n");
         fflush(stdout);
         if (csv) {
-            fprintf(csv, "op,np,size_bytes,tc_us,mpi_us,ratio,tc_min_us,mpi_min_us%s\n",
-                    nimpl > IMPL_RAW ? ",raw_us,raw_min_us" : "");
+            fprintf(csv, "op,np,size_bytes,tc_us,mpi_us,ratio,tc_min_us,mpi_min_us%s%s\n",
+                    nimpl > IMPL_RAW ? ",raw_us,raw_min_us" : "",
+                    o.model ? ",model_us,model_err" : "");
             fflush(csv);
         }
     }
@@ -1115,6 +1167,12 @@ int main(int argc, char **argv)
         bench_row_t *row = &rows[si];
 
         memset(r.errors, 0, sizeof(r.errors));
+        /* Every rank asks (the context exists, so the call is local; were it
+         * missing, the call would create it collectively). */
+        row->model_us = -1.0;
+        if (o.model && o.op->coll != 0 &&
+            TC_Comm_predict(MPI_COMM_WORLD, o.op->coll, n, o.root, &row->model_us) != MPI_SUCCESS)
+            row->model_us = -1.0;
         /* call numbers: warm-up uses block "-1", block b uses calls (b+1)*iters.. */
         for (int impl = 0; impl < nimpl; impl++) {
             PMPI_Barrier(MPI_COMM_WORLD);
@@ -1151,6 +1209,11 @@ int main(int argc, char **argv)
         if (nimpl > IMPL_RAW)
             printf(" %12.3f %12.3f %9.3f", row->med[IMPL_RAW] * 1e6, row->min[IMPL_RAW] * 1e6,
                    ratio(row->med[IMPL_RAW], row->med[IMPL_TC]));
+        if (o.model && row->model_us >= 0.0 && row->med[IMPL_TC] > 0.0)
+            printf(" %12.3f %9.3f", row->model_us,
+                   (row->model_us - row->med[IMPL_TC] * 1e6) / (row->med[IMPL_TC] * 1e6));
+        else if (o.model)
+            printf(" %12.3f %9s", row->model_us, "-");
         printf("\n");
         if (o.check && gerrs[IMPL_TC] + gerrs[IMPL_MPI] + gerrs[IMPL_RAW] > 0) {
             printf("# check FAILED at size %zu: wrong buffers tc=%ld mpi=%ld raw=%ld\n", n,
@@ -1165,6 +1228,11 @@ int main(int argc, char **argv)
                     row->min[IMPL_MPI] * 1e6);
             if (nimpl > IMPL_RAW)
                 fprintf(csv, ",%.3f,%.3f", row->med[IMPL_RAW] * 1e6, row->min[IMPL_RAW] * 1e6);
+            if (o.model && row->model_us >= 0.0 && row->med[IMPL_TC] > 0.0)
+                fprintf(csv, ",%.3f,%.4f", row->model_us,
+                        (row->model_us - row->med[IMPL_TC] * 1e6) / (row->med[IMPL_TC] * 1e6));
+            else if (o.model)
+                fprintf(csv, ",%.3f,", row->model_us);
             fprintf(csv, "\n");
             fflush(csv);
         }

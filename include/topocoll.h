@@ -32,6 +32,7 @@
 #define TOPOCOLL_H
 
 #include <mpi.h>
+#include <stddef.h> /* size_t (TC_Comm_predict) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -160,6 +161,47 @@ TC_API int TC_Comm_attach(MPI_Comm comm);
  * @return MPI_SUCCESS or an MPI error class
  */
 TC_API int TC_Comm_detach(MPI_Comm comm);
+
+/* Operation argument of TC_Comm_predict. */
+#define TC_COLL_BCAST     1
+#define TC_COLL_REDUCE    2
+#define TC_COLL_ALLREDUCE 3
+#define TC_COLL_BARRIER   4
+
+/**
+ * The model's predicted time of one collective on @p comm, as the library
+ * would run it now: the algorithm its decision tables hold at each level for
+ * that size (override > TC_TUNING_FILE > model), with the agreed LogP/LogGP
+ * parameters (TC_LOGP_FILE, TC_LOGP, defaults). The levels are added in the
+ * order the hierarchical collective runs them; messages of more than
+ * TC_HIER_SEGMENT bytes are pipelined piece by piece (first piece through
+ * every level, each later one behind the slowest level). A shared-memory
+ * group costs the paper-000 pipeline (Bcast) or the segment's reduction
+ * (Reduce, Allreduce), in paper 000's symbols derived from the LogP table's
+ * shm row (a flag through shared memory). docs/model.md, "Prediction of a
+ * whole collective", gives every formula.
+ *
+ * Local and collective-free once @p comm has a context; if it has none, the
+ * context is created first, which is collective over @p comm (call
+ * TC_Comm_attach beforehand to keep the call local). The prediction uses this
+ * process's groups: rank 0 belongs to one group at every active level, so
+ * its prediction covers the whole critical path; a process that stops at a
+ * lower level (not a leader there) predicts its own levels only. Reductions
+ * are predicted for a commutative operation. Nothing is measured.
+ *
+ * @param comm   intracommunicator (not MPI_COMM_NULL)
+ * @param op     TC_COLL_BCAST, TC_COLL_REDUCE, TC_COLL_ALLREDUCE or TC_COLL_BARRIER
+ * @param bytes  message size in bytes (ignored for the barrier)
+ * @param root   root rank for Bcast and Reduce (0 <= root < size), else ignored
+ * @param usec   out: predicted microseconds; 0 when there is nothing to do
+ *               (0 bytes, one process); -1 when the library would hand the
+ *               call to the MPI's own collective (TC_SHM=0, no segment, ...),
+ *               for which it has no model
+ * @return MPI_SUCCESS, or MPI_ERR_COMM (MPI_COMM_NULL, intercommunicator),
+ *         MPI_ERR_ARG (unknown @p op, @p usec NULL), MPI_ERR_ROOT, or the
+ *         error of the context's creation (after the error handler returned)
+ */
+TC_API int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec);
 
 /* ---- One-sided (MPI RMA) broadcast, paper 002 ---------------------------------
  *
