@@ -124,6 +124,14 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
     [TC_CFG_SHM_REDUCE_TREE_ARITY] = {"TC_SHM_REDUCE_TREE_ARITY", TC_CFG_TYPE_INT, "2", NULL, 2, 64,
                                       "Children per process in the shared-memory reduction "
                                       "tree."},
+    [TC_CFG_SHM_REDUCE_COPY] = {"TC_SHM_REDUCE_COPY", TC_CFG_TYPE_ENUM, "auto",
+                                "auto,memcpy,stream", 0, 0,
+                                "How a process copies its part of a Reduce/Allreduce of at least "
+                                "256 KiB into its shared slots: memcpy (stays in its cache; the "
+                                "reader pulls it cache to cache), stream (non-temporal stores "
+                                "through memory), or auto (each process times both on its own "
+                                "calls and keeps the cheaper, re-timing the other every 32 "
+                                "calls). Local: processes may differ; results do not."},
     [TC_CFG_HIER] = {"TC_HIER", TC_CFG_TYPE_BOOL, "1", NULL, 0, 1,
                      "Use the hierarchical algorithms on communicators that span several nodes or "
                      "whose levels TC_LOCALITY_FILE poses; 0 ignores TC_LOCALITY_FILE and leaves "

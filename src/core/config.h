@@ -47,8 +47,9 @@ typedef enum {
     TC_CFG_SHM_REDUCE_SLICE_MIN,  /* size: fragments from here are reduced slice by slice */
     TC_CFG_SHM_REDUCE_TREE_MAX,   /* size: fragments up to this go up a tree (0 = never) */
     TC_CFG_SHM_REDUCE_TREE_ARITY, /* int: children per process in that tree */
-    TC_CFG_HIER,                  /* bool: hierarchical algorithms across nodes / posed levels */
-    TC_CFG_HIER_LEVELS,           /* string: enabled levels (tc_hier_levels_parse) */
+    TC_CFG_SHM_REDUCE_COPY, /* enum auto,memcpy,stream: publication copy of large reductions */
+    TC_CFG_HIER,            /* bool: hierarchical algorithms across nodes / posed levels */
+    TC_CFG_HIER_LEVELS,     /* string: enabled levels (tc_hier_levels_parse) */
     TC_CFG_NETWORK_TOPOLOGY_FILE, /* string: path of the network file, "" = none */
     TC_CFG_LOCALITY_FILE,         /* string: path of the locality override file, "" = none */
     TC_CFG_HIER_SHM_LEVEL,        /* enum auto,none,l2,l3,numa,package,node */

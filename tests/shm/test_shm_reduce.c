@@ -20,8 +20,8 @@
  * PMPI_Reduce on the same inputs is a second opinion for the integer cases.
  *
  * Options: --slots N --slot-bytes B --slice-min B --tree-max B --tree-arity K
- * --quick --max-n N (sizes above N elements skipped: MPICH oversubscribed
- * on tiny slots). tree-max defaults to 0: direct/slice only.
+ * --copy memcpy|stream|auto (publication copy of large messages), --quick --max-n N (sizes above N
+ * elements skipped: MPICH oversubscribed on tiny slots). tree-max defaults to 0: direct/slice only.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -345,6 +345,13 @@ int main(int argc, char **argv)
             max_n = (size_t)atol(argv[++i]);
         else if (!strcmp(argv[i], "--quick"))
             quick = 1;
+        else if (!strcmp(argv[i], "--copy") && i + 1 < argc) {
+            /* The publication copy of messages >= 256 KiB (reduce.c). */
+            const char *c = argv[++i];
+            params.reduce_copy = !strcmp(c, "memcpy")   ? TC_SHM_REDUCE_COPY_MEMCPY
+                                 : !strcmp(c, "stream") ? TC_SHM_REDUCE_COPY_STREAM
+                                                        : TC_SHM_REDUCE_COPY_AUTO;
+        }
     }
     MPI_Type_contiguous(4, MPI_UINT32_T, &mat_type);
     MPI_Type_commit(&mat_type);
