@@ -94,12 +94,15 @@ static void print_model(const tc_ctx_t *ctx)
 {
     static const char *const source_names[] = {"default", "TC_LOGP_FILE", "TC_LOGP"};
     printf("\n## Model (paper 003): LogP/LogGP parameters, us (G: us per byte)\n");
-    printf("%-8s %8s %8s %8s %8s %12s  %s\n", "level", "L", "o_s", "o_r", "g", "G", "from");
+    printf("(E: eager limit, bytes, 0 = none; rdv: added to a message above E; w: scheduler round "
+           "per wait, added to L when oversubscribed)\n");
+    printf("%-8s %8s %8s %8s %8s %12s %8s %6s %6s  %s\n", "level", "L", "o_s", "o_r", "g", "G", "E",
+           "rdv", "w", "from");
     for (int l = 0; l < TC_MODEL_LEVEL_LAST; l++) {
         const tc_logp_t *p = &ctx->logp.level[l];
-        printf("%-8s %8.3f %8.3f %8.3f %8.3f %12.3g  %s\n",
-               tc_model_level_name((tc_model_level_t)l), p->L, p->o_s, p->o_r, p->g, p->G,
-               source_names[ctx->logp.source[l]]);
+        printf("%-8s %8.3f %8.3f %8.3f %8.3f %12.3g %8.0f %6.2f %6.2f  %s\n",
+               tc_model_level_name((tc_model_level_t)l), p->L, p->o_s, p->o_r, p->g, p->G, p->E,
+               p->rdv, p->w, source_names[ctx->logp.source[l]]);
     }
     /* Not a level: flags through the segment, used by its barriers. */
     const tc_logp_t *s = &ctx->logp.shm;
@@ -182,6 +185,7 @@ static void print_choice_row(const char *opname, const tc_hier_level_t *l, tc_se
     if (!found) /* an explicit choice outside the candidates, e.g. knomial:5 */
         printf(" | %s %.3f", name,
                tc_select_cost(op, (tc_select_cand_t){alg, k}, m, l->size, gamma, p));
+    /* Oversubscription is said once, in the group's header line. */
     printf(" -> %s (%s)\n", name, tc_hier_why_name(why));
 }
 
@@ -217,6 +221,9 @@ static void print_choices(const tc_ctx_t *ctx)
 {
     static const size_t sizes[] = {4, 1024, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024};
     const tc_hier_t *h = ctx->hier;
+    /* The tables were built with the communicator's agreed flag (any node
+     * oversubscribed); rank 0's own flag is what this tool can see. */
+    const int ovs = ctx->oversubscribed;
     printf("\n## Per-level choices (rank 0's groups; predicted us per candidate, * = chosen; "
            "why: override, file, model, rule)\n");
     if (!h) {
@@ -239,9 +246,15 @@ static void print_choices(const tc_ctx_t *ctx)
             continue;
         }
         const int ml = l->model_level >= 0 ? l->model_level : TC_MODEL_LEVEL_NODE;
-        const tc_logp_t *p = &ctx->logp.level[ml];
-        printf("group %s: P=%d, %s parameters\n", tc_hier_level_name(l->level), l->size,
-               tc_model_level_name((tc_model_level_t)ml));
+        /* The tables' parameters (select.h): L + w when oversubscribed. */
+        tc_logp_t pl;
+        tc_select_level_params(&ctx->logp.level[ml], ovs, &pl);
+        const tc_logp_t *p = &pl;
+        printf("group %s: P=%d, %s parameters%s\n", tc_hier_level_name(l->level), l->size,
+               tc_model_level_name((tc_model_level_t)ml),
+               ovs ? " (oversubscribed: L + w; scatter_allgather and rsg, which need every "
+                     "member at every step, are left out of the model's choice)"
+                   : "");
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             const int c = tc_hier_size_class(sizes[s]);
             print_choice_row("bcast", l, TC_SELECT_BCAST, sizes[s], l->bcast_tab[c],

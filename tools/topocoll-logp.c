@@ -33,6 +33,16 @@
  *   G    least-squares slope of T(s) = send of s bytes + 0-byte reply over
  *        s = 64 KiB .. 4 MiB (powers of two; each T the minimum of 5), with
  *        the fit's R^2.
+ * After the repetitions, once per pair (not when oversubscribed):
+ *   E, rdv  the eager limit and the rendezvous step (model/logp.h): one-way
+ *        ping-pong times over 1 KiB .. 256 KiB, sqrt(2) apart; the largest
+ *        jump above the G line (>= 0.25 us and 20%) is bisected to 8 bytes;
+ *        E = the largest size still eager, rdv = the step there less G x
+ *        the bytes between; no such jump: E = 0.
+ * Oversubscribed (some node runs more ranks than CPUs) only w is measured:
+ * an 8-byte token around a ring of all ranks, per hop, less o_s + L + o_r of
+ * the base table (TC_LOGP_FILE, e.g. an np=2 file, else the defaults); every
+ * other parameter and the shm row are written as the base has them.
  * Each parameter is reported as the median over R repetitions with its
  * quartiles and min..max; the file gets the medians (and the min..max after
  * a '#', which the loader ignores). Levels not measured keep the defaults.
@@ -83,6 +93,9 @@ static const char *const param_name[NPARAM] = {"L", "o_s", "o_r", "g", "G"};
 enum { TAG_CAL = 100, TAG_OS, TAG_OR, TAG_ACK, TAG_RDY, TAG_G, TAG_PP, TAG_BIG, TAG_RES };
 
 #define SMALL 8 /* bytes of a small (eager) message */
+/* The eager-limit scan: 1 KiB .. 256 KiB in steps of sqrt(2). */
+#define EAGER_NSIZES 17
+#define EAGER_MIN    1024.0
 
 typedef struct opts {
     const char *out;
@@ -101,6 +114,7 @@ typedef struct plan {
     size_t sizes[8]; /* for G */
     int tries;       /* bursts per point; the minimum is kept */
     int tries_big;   /* large transfers per size; the minimum is kept */
+    int quick;       /* --quick: shorter eager-limit scan */
 } plan_t;
 
 /* Result of one level, computed on rank a and broadcast. */
@@ -112,6 +126,11 @@ typedef struct result {
     double timer;          /* cost of one clock reading, taken off o_s and o_r */
     double nclamped;       /* repetitions where L was clamped to 0 */
     double ng_clamped;     /* repetitions where g came out negative (clamped) */
+    /* Eager limit and rendezvous step (measure_eager); E = 0: no step found
+     * (or not measured: eager_done = 0). */
+    double E, rdv, t_lo, t_hi; /* one-way times just at and just above E */
+    double eager_done;
+    double eager_sizes[EAGER_NSIZES], eager_t[EAGER_NSIZES]; /* the coarse scan */
 } result_t;
 
 static double now_us(void)
@@ -365,8 +384,158 @@ static void oom(void)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* Minimum over @p tries of the one-way time (round trip / 2, mean over @p n
+ * round trips) of an @p s-byte ping-pong. a decides every size of the scan
+ * and sends it to b first (the bisection depends on a's measurements). */
+static double pp_oneway(MPI_Comm comm, int peer, int is_a, char *buf, int s, int n, int tries)
+{
+    double best = INFINITY;
+    for (int t = 0; t < tries; t++) {
+        double t0 = now_us();
+        for (int i = 0; i < n; i++) {
+            if (is_a) {
+                MPI_Send(buf, s, MPI_BYTE, peer, TAG_PP, comm);
+                MPI_Recv(buf, s, MPI_BYTE, peer, TAG_PP, comm, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(buf, s, MPI_BYTE, peer, TAG_PP, comm, MPI_STATUS_IGNORE);
+                MPI_Send(buf, s, MPI_BYTE, peer, TAG_PP, comm);
+            }
+        }
+        double dt = (now_us() - t0) / n / 2;
+        if (dt < best)
+            best = dt;
+    }
+    return best;
+}
+
+/* One probe of the scan: a names the size (-1 ends the scan), both time it. */
+static double eager_probe(MPI_Comm comm, int peer, int is_a, char *buf, int *s, int quick)
+{
+    if (is_a)
+        MPI_Send(s, 1, MPI_INT, peer, TAG_CAL, comm);
+    else
+        MPI_Recv(s, 1, MPI_INT, peer, TAG_CAL, comm, MPI_STATUS_IGNORE);
+    if (*s < 0)
+        return 0;
+    /* Enough round trips for ~0.2 ms per try at small sizes, at least 8. */
+    int n = *s <= 16384 ? (quick ? 50 : 100) : quick ? 8 : 20;
+    return pp_oneway(comm, peer, is_a, buf, *s, n, quick ? 3 : 5);
+}
+
+/* The eager limit E and the rendezvous step rdv (model/logp.h), on a:
+ * one-way times of a ping-pong over 1 KiB .. 256 KiB (sqrt(2) apart); the
+ * largest jump above the LogGP line (t(s') - t(s) - G (s' - s), G measured
+ * above) locates the step; if it is at least 0.25 us and 20% of t(s), a
+ * bisection between s and s' to 8 bytes finds E (the largest size still
+ * eager), and rdv = t(just above E) - t(E), each the minimum of 3 probes.
+ * No such jump: E = 0 (no rendezvous below 256 KiB, or none at all). */
+static void measure_eager(MPI_Comm comm, int peer, int is_a, char *big, double G, int quick,
+                          result_t *res)
+{
+    double *sz = res->eager_sizes, *t = res->eager_t;
+    int s;
+    for (int k = 0; k < EAGER_NSIZES; k++) {
+        s = (int)(EAGER_MIN * pow(2.0, k / 2.0));
+        sz[k] = s;
+        t[k] = eager_probe(comm, peer, is_a, big, &s, quick);
+    }
+    int kmax = -1;
+    double dmax = 0;
+    for (int k = 0; is_a && k + 1 < EAGER_NSIZES; k++) {
+        double d = t[k + 1] - t[k] - G * (sz[k + 1] - sz[k]);
+        if (d > dmax) {
+            dmax = d;
+            kmax = k;
+        }
+    }
+    int found = is_a && kmax >= 0 && dmax >= 0.25 && dmax >= 0.2 * t[kmax];
+    if (is_a)
+        MPI_Send(&found, 1, MPI_INT, peer, TAG_RES, comm);
+    else
+        MPI_Recv(&found, 1, MPI_INT, peer, TAG_RES, comm, MPI_STATUS_IGNORE);
+    res->eager_done = 1;
+    res->E = res->rdv = 0;
+    if (!found)
+        return;
+    int lo = 0, hi = 0;
+    double tlo = 0, thi = 0;
+    if (is_a) {
+        lo = (int)sz[kmax];
+        hi = (int)sz[kmax + 1];
+        tlo = t[kmax];
+        thi = t[kmax + 1];
+    }
+    /* Bisection: the size belongs to the side whose time it is closer to. */
+    for (;;) {
+        if (is_a)
+            s = hi - lo > 8 ? lo + (hi - lo) / 2 : -1;
+        double tm = eager_probe(comm, peer, is_a, big, &s, quick);
+        if (s < 0)
+            break;
+        if (is_a && tm - tlo > (thi - tlo) / 2) {
+            hi = s;
+            thi = tm;
+        } else if (is_a) {
+            lo = s;
+            tlo = tm;
+        }
+    }
+    /* The step itself, measured again on both sides of the limit. */
+    double blo = INFINITY, bhi = INFINITY;
+    for (int r = 0; r < 3; r++) {
+        s = lo;
+        blo = fmin(blo, eager_probe(comm, peer, is_a, big, &s, quick));
+        s = hi;
+        bhi = fmin(bhi, eager_probe(comm, peer, is_a, big, &s, quick));
+    }
+    s = -1;
+    (void)eager_probe(comm, peer, is_a, big, &s, quick);
+    if (is_a) {
+        res->E = lo;
+        res->t_lo = blo;
+        res->t_hi = bhi;
+        res->rdv = fmax(bhi - blo - G * (hi - lo), 0);
+    }
+}
+
+/* Oversubscribed: the time per hop of an 8-byte token passed around a ring
+ * of every rank, all of them running MPI (as in a collective): each hop's
+ * receiver blocked in MPI_Recv and may have given its CPU away. Median over
+ * @p reps of @p laps laps; valid on rank 0. */
+static double ring_hop(MPI_Comm comm, int reps, int laps)
+{
+    int rank, p;
+    char buf[SMALL] = {0};
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    double *v = malloc((size_t)reps * sizeof *v);
+    if (!v) {
+        fprintf(stderr, "topocoll-logp: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int r = 0; r < reps; r++) {
+        MPI_Barrier(comm);
+        double t0 = now_us();
+        for (int i = 0; i < laps; i++) {
+            if (rank == 0) {
+                MPI_Send(buf, SMALL, MPI_BYTE, 1, TAG_PP, comm);
+                MPI_Recv(buf, SMALL, MPI_BYTE, p - 1, TAG_PP, comm, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(buf, SMALL, MPI_BYTE, rank - 1, TAG_PP, comm, MPI_STATUS_IGNORE);
+                MPI_Send(buf, SMALL, MPI_BYTE, (rank + 1) % p, TAG_PP, comm);
+            }
+        }
+        v[r] = (now_us() - t0) / laps / p;
+    }
+    qsort(v, (size_t)reps, sizeof *v, cmp_double);
+    double hop = quantile(v, reps, 0.5);
+    free(v);
+    return hop;
+}
+
 /* The whole measurement between a and b; the result is valid on a. */
-static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, result_t *res)
+static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, int eager,
+                         result_t *res)
 {
     int R = pl->reps;
     size_t maxsize = pl->sizes[pl->nsizes - 1];
@@ -437,6 +606,10 @@ static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, re
         res->r2_med = quantile(r2, R, 0.5);
         res->r2_min = r2[0];
     }
+    /* The scan needs 256 KiB of buffer: the G sizes start at 64 KiB and go
+     * to 1 or 4 MiB. */
+    if (eager && maxsize >= ((size_t)256 << 10))
+        measure_eager(comm, peer, is_a, big, res->med[P_GB], pl->quick, res);
     for (int k = 0; k < NPARAM; k++)
         free(v[k]);
     free(r2);
@@ -1027,6 +1200,19 @@ static void print_level(int lv, int a, int b, const result_t *r, int reps)
     if (r->med[P_GB] > 0)
         printf("G: %.2f GB/s at the median; fit R^2 median %.5f, min %.5f\n", 1e-3 / r->med[P_GB],
                r->r2_med, r->r2_min);
+    if (r->eager_done) {
+        printf("ping-pong one-way, us:");
+        for (int k = 0; k < EAGER_NSIZES; k++)
+            printf(" %.0f:%.3f", r->eager_sizes[k], r->eager_t[k]);
+        printf("\n");
+        if (r->E > 0)
+            printf("eager limit E = %.0f bytes (the largest size still eager, to 8 B); rendezvous "
+                   "step rdv = %.3f us (one-way %.3f us at E, %.3f just above, less G)\n",
+                   r->E, r->rdv, r->t_lo, r->t_hi);
+        else
+            printf("eager limit: no step of >= 0.25 us and 20%% between 1 KiB and 256 KiB: E = 0 "
+                   "(no rendezvous term)\n");
+    }
     if (r->nclamped > 0)
         printf("note: L clamped to 0 in %.0f of %d repetitions (round trip / 2 < o_s + o_r: the "
                "overheads overlap the transfer)\n",
@@ -1212,6 +1398,7 @@ static void make_plan(const opts_t *o, plan_t *pl)
     pl->n_pp = o->quick ? 50 : 200;
     pl->tries = 3;
     pl->tries_big = 5;
+    pl->quick = o->quick;
     size_t top = o->quick ? (size_t)1 << 20 : (size_t)4 << 20;
     for (size_t s = (size_t)64 << 10; s <= top; s *= 2)
         pl->sizes[pl->nsizes++] = s;
@@ -1315,6 +1502,42 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* Oversubscribed (some node runs more ranks than it has CPUs): every
+     * blocking wait may hand the CPU to another rank. What the pair then
+     * measures on top of the unloaded one-way time is the scheduler round w
+     * (model/logp.h); the other parameters, and the eager scan, would be
+     * distorted by it, so they come from the base table (TC_LOGP_FILE, e.g.
+     * the file of an np=2 run, else the defaults). */
+    int oversub;
+    {
+        MPI_Comm node;
+        int nsize, mine;
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &nsize);
+        MPI_Comm_free(&node);
+        mine = cpus > 0 && nsize > cpus;
+        MPI_Allreduce(&mine, &oversub, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    }
+    tc_logp_table_t base;
+    tc_logp_table_defaults(&base);
+    const char *base_path = getenv("TC_LOGP_FILE");
+    int base_from_file = 0;
+    if (base_path && *base_path) {
+        char err[512];
+        tc_logp_table_t b = base;
+        if (tc_logp_table_load_file(&b, base_path, err, sizeof err) == 0) {
+            base = b;
+            base_from_file = 1;
+        } else if (rank == 0) {
+            fprintf(stderr, "topocoll-logp: TC_LOGP_FILE: %s; base: the defaults\n", err);
+        }
+    }
+    if (rank == 0 && oversub)
+        printf("# oversubscribed (more ranks than CPUs on a node): measuring w only; the other "
+               "parameters come from %s\n",
+               base_from_file ? base_path : "the defaults (set TC_LOGP_FILE to an np=2 file)");
+
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     result_t res[NLV];
@@ -1324,7 +1547,8 @@ int main(int argc, char **argv)
             continue;
         sleepy_barrier(comm);
         if (rank == pa[lv] || rank == pb[lv])
-            measure_pair(comm, rank == pa[lv] ? pb[lv] : pa[lv], rank == pa[lv], &pl, &res[lv]);
+            measure_pair(comm, rank == pa[lv] ? pb[lv] : pa[lv], rank == pa[lv], &pl, !oversub,
+                         &res[lv]);
         sleepy_barrier(comm);
         MPI_Bcast(&res[lv], (int)sizeof res[lv], MPI_BYTE, pa[lv], comm);
         measured[lv] = 1;
@@ -1355,13 +1579,21 @@ int main(int argc, char **argv)
     } else if (o.level < 0 && rank == 0) {
         printf("\nnote: no two ranks share a node: the shm row is not measured (default kept)\n");
     }
+    double hop = 0;
+    if (oversub) {
+        hop = ring_hop(comm, pl.reps, o.quick ? 100 : 500);
+        if (rank == 0)
+            printf("\n## oversubscribed: 8-byte token around a ring of all %d ranks: %.3f us per "
+                   "hop (median of %d); w = hop - (o_s + L + o_r) of the base\n",
+                   p, hop, pl.reps);
+    }
     MPI_Comm_free(&comm);
 
     rc = 0;
     if (rank == 0) {
         tc_logp_table_t t;
         int from[TC_MODEL_LEVEL_LAST];
-        tc_logp_table_defaults(&t);
+        t = base;
         for (int l = 0; l < TC_MODEL_LEVEL_LAST; l++)
             from[l] = -1;
         for (int lv = 0; lv < TC_LEVEL_LAST; lv++)
@@ -1385,25 +1617,41 @@ int main(int argc, char **argv)
             if (from[l] < 0)
                 continue;
             const result_t *r = &res[from[l]];
-            t.level[l] = (tc_logp_t){.L = round4(r->med[P_L]),
-                                     .o_s = round4(r->med[P_OS]),
-                                     .o_r = round4(r->med[P_OR]),
-                                     .g = round4(r->med[P_G]),
-                                     .G = round4(r->med[P_GB])};
+            tc_logp_t *x = &t.level[l];
+            if (oversub) {
+                /* w: a ring hop with every rank active, less the base's
+                 * unloaded one-way time. (The pair's own figures, taken
+                 * while the others sleep, are bimodal: 0.2 or 6 us.) */
+                x->w = round4(fmax(hop - (x->o_s + x->L + x->o_r), 0));
+            } else {
+                /* E, rdv measured; w (not measurable here) kept from the base. */
+                *x = (tc_logp_t){.L = round4(r->med[P_L]),
+                                 .o_s = round4(r->med[P_OS]),
+                                 .o_r = round4(r->med[P_OR]),
+                                 .g = round4(r->med[P_G]),
+                                 .G = round4(r->med[P_GB]),
+                                 .E = r->E,
+                                 .rdv = round4(r->rdv),
+                                 .w = x->w};
+            }
             t.source[l] = TC_LOGP_SOURCE_FILE;
         }
 
         printf("\n## Summary (medians; written to %s, other levels keep their defaults)\n", o.out);
-        printf("%-8s %10s %10s %10s %10s %12s\n", "level", "L", "o_s", "o_r", "g", "G");
+        printf("%-8s %10s %10s %10s %10s %12s %8s %8s %8s\n", "level", "L", "o_s", "o_r", "g", "G",
+               "E", "rdv", "w");
         for (int l = 0; l < TC_MODEL_LEVEL_LAST; l++) {
             if (from[l] < 0)
                 continue;
             const tc_logp_t *x = &t.level[l];
-            printf("%-8s %10.4f %10.4f %10.4f %10.4f %12.7f%s\n",
-                   tc_model_level_name((tc_model_level_t)l), x->L, x->o_s, x->o_r, x->g, x->G,
-                   from[l] == LV_TOP ? "  (measured as top)" : "");
+            printf("%-8s %10.4f %10.4f %10.4f %10.4f %12.7f %8.0f %8.3f %8.3f%s%s\n",
+                   tc_model_level_name((tc_model_level_t)l), x->L, x->o_s, x->o_r, x->g, x->G, x->E,
+                   x->rdv, x->w, from[l] == LV_TOP ? "  (measured as top)" : "",
+                   oversub ? "  (w measured; the rest from the base)" : "");
         }
-        if (shm_measured) {
+        if (shm_measured && oversub) {
+            printf("%-8s not written (oversubscribed: the base's row is kept)\n", TC_LOGP_SHM_NAME);
+        } else if (shm_measured) {
             t.shm = (tc_logp_t){.L = round4(shres.L_med),
                                 .o_s = round4(shres.med[S_OC]),
                                 .o_r = round4(shres.med[S_OR]),
@@ -1419,9 +1667,11 @@ int main(int argc, char **argv)
                    "ones is free\n");
 
         char origin[512];
-        snprintf(origin, sizeof origin, "topocoll-logp, np=%d, %s, %s, %d repetitions%s", p, lib,
-                 date, pl.reps, o.quick ? " (--quick)" : "");
-        if (write_file(o.out, &t, origin, from, res, shm_measured ? &shres : NULL) != 0)
+        snprintf(origin, sizeof origin, "topocoll-logp, np=%d, %s, %s, %d repetitions%s%s%s", p,
+                 lib, date, pl.reps, o.quick ? " (--quick)" : "",
+                 oversub ? ", oversubscribed: w measured, the rest from " : "",
+                 oversub ? (base_from_file ? base_path : "the defaults") : "");
+        if (write_file(o.out, &t, origin, from, res, shm_measured && !oversub ? &shres : NULL) != 0)
             rc = 1;
         else
             printf("wrote %s\n", o.out);

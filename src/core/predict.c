@@ -88,8 +88,13 @@ static double tc_predict_group(const tc_ctx_t *ctx, const tc_hier_level_t *l, in
     if (l->shm)
         return what == TC_PREDICT_BCAST ? tc_predict_shm_bcast(ctx, m)
                                         : tc_predict_shm_reduce(ctx, m, h->gamma);
-    const tc_logp_t *p =
-        &ctx->logp.level[ml >= 0 && ml < TC_MODEL_LEVEL_LAST ? ml : TC_MODEL_LEVEL_NODE];
+    /* The parameters the tables were built with (select.h): with the
+     * scheduler term where this node is oversubscribed. */
+    tc_logp_t pl;
+    tc_select_level_params(
+        &ctx->logp.level[ml >= 0 && ml < TC_MODEL_LEVEL_LAST ? ml : TC_MODEL_LEVEL_NODE],
+        ctx->oversubscribed, &pl);
+    const tc_logp_t *p = &pl;
     tc_select_cand_t c = {0, 0};
     tc_select_op_t op;
     switch (what) {

@@ -209,21 +209,48 @@ double tc_select_cost(tc_select_op_t op, tc_select_cand_t c, size_t m, int P, do
     }
 }
 
+int tc_select_allmember(tc_select_op_t op, tc_select_cand_t c)
+{
+    switch (op) {
+    case TC_SELECT_BCAST:
+        return c.alg == TC_HIER_BCAST_SCATTER_ALLGATHER;
+    case TC_SELECT_REDUCE:
+    case TC_SELECT_REDUCE_NC:
+        return c.alg == TC_HIER_REDUCE_RSG;
+    default:
+        /* The allreduce ring is not left out: recursive doubling, the only
+         * other candidate, pairs every member in every round too, and the
+         * ring measured faster at 1 MiB oversubscribed (docs/model.md). */
+        return 0;
+    }
+}
+
+void tc_select_level_params(const tc_logp_t *p, int oversubscribed, tc_logp_t *out)
+{
+    *out = *p;
+    if (oversubscribed)
+        out->L += p->w;
+}
+
 int tc_select_argmin(tc_select_op_t op, size_t m, int P, double gamma, const tc_logp_t *p,
-                     double cost[TC_SELECT_MAX_CAND])
+                     int oversubscribed, double cost[TC_SELECT_MAX_CAND])
 {
     tc_select_cand_t c[TC_SELECT_MAX_CAND];
     double local[TC_SELECT_MAX_CAND];
     const int n = tc_select_candidates(op, c);
-    int best = 0;
+    int best = -1;
     if (!cost)
         cost = local;
     for (int i = 0; i < n; i++) {
         cost[i] = tc_select_cost(op, c[i], m, P, gamma, p);
-        if (i > 0 && cost[i] < cost[best] * (1.0 - 1e-9))
+        /* The first candidate of every op (k-nomial:2, binomial, recursive
+         * doubling) is never left out, so something is always chosen. */
+        if (oversubscribed && tc_select_allmember(op, c[i]))
+            continue;
+        if (best < 0 || cost[i] < cost[best] * (1.0 - 1e-9))
             best = i;
     }
-    return best;
+    return best < 0 ? 0 : best;
 }
 
 size_t tc_select_class_bytes(int c)
@@ -344,7 +371,7 @@ static int tc_select_highest_level(const tc_hier_t *h)
 }
 
 void tc_select_hier_tables(struct tc_hier *h, const tc_logp_table_t *t,
-                           const tc_select_inputs_t *in, int singlenode)
+                           const tc_select_inputs_t *in, int singlenode, int oversubscribed)
 {
     if (!h)
         return;
@@ -358,7 +385,9 @@ void tc_select_hier_tables(struct tc_hier *h, const tc_logp_table_t *t,
         const tc_model_level_t ml = L->level == TC_HIER_LEVEL_TOP
                                         ? tc_select_top_level(h, singlenode)
                                         : (tc_model_level_t)L->level;
-        const tc_logp_t *p = &t->level[ml];
+        tc_logp_t pl;
+        tc_select_level_params(&t->level[ml], oversubscribed, &pl);
+        const tc_logp_t *p = &pl;
         tc_select_cand_t bc[TC_SELECT_MAX_CAND], rc[TC_SELECT_MAX_CAND];
         L->model_level = (int)ml;
         tc_select_candidates(TC_SELECT_BCAST, bc);
@@ -372,7 +401,8 @@ void tc_select_hier_tables(struct tc_hier *h, const tc_logp_table_t *t,
                     L->bcast_k_tab[c] = (uint16_t)(e->k >= 2 ? e->k : 2);
                     L->bcast_why[c] = TC_HIER_WHY_FILE;
                 } else if (h->model) {
-                    int b = tc_select_argmin(TC_SELECT_BCAST, m, L->size, h->gamma, p, NULL);
+                    int b = tc_select_argmin(TC_SELECT_BCAST, m, L->size, h->gamma, p,
+                                             oversubscribed, NULL);
                     L->bcast_tab[c] = (uint8_t)bc[b].alg;
                     L->bcast_k_tab[c] = (uint16_t)bc[b].k;
                     L->bcast_why[c] = TC_HIER_WHY_MODEL;
@@ -386,8 +416,10 @@ void tc_select_hier_tables(struct tc_hier *h, const tc_logp_table_t *t,
                                               : (uint8_t)e->alg;
                     L->reduce_why[c] = L->reduce_nc_why[c] = TC_HIER_WHY_FILE;
                 } else if (h->model) {
-                    int r = tc_select_argmin(TC_SELECT_REDUCE, m, L->size, h->gamma, p, NULL);
-                    int n = tc_select_argmin(TC_SELECT_REDUCE_NC, m, L->size, h->gamma, p, NULL);
+                    int r = tc_select_argmin(TC_SELECT_REDUCE, m, L->size, h->gamma, p,
+                                             oversubscribed, NULL);
+                    int n = tc_select_argmin(TC_SELECT_REDUCE_NC, m, L->size, h->gamma, p,
+                                             oversubscribed, NULL);
                     L->reduce_tab[c] = (uint8_t)rc[r].alg;
                     L->reduce_nc_tab[c] = (uint8_t)rc[n].alg;
                     L->reduce_why[c] = L->reduce_nc_why[c] = TC_HIER_WHY_MODEL;
@@ -407,7 +439,8 @@ void tc_select_hier_tables(struct tc_hier *h, const tc_logp_table_t *t,
                 } else if (h->model) {
                     tc_select_cand_t ac[TC_SELECT_MAX_CAND];
                     tc_select_candidates(TC_SELECT_ALLREDUCE, ac);
-                    int a = tc_select_argmin(TC_SELECT_ALLREDUCE, m, L->size, h->gamma, p, NULL);
+                    int a = tc_select_argmin(TC_SELECT_ALLREDUCE, m, L->size, h->gamma, p,
+                                             oversubscribed, NULL);
                     h->allreduce_tab[c] = (uint8_t)ac[a].alg;
                     h->allreduce_why[c] = TC_HIER_WHY_MODEL;
                 }
@@ -421,18 +454,22 @@ int tc_select_ctx_plans(MPI_Comm priv, struct tc_hier *h, const tc_logp_table_t 
                         int shm_override, int shm_arity, int msg_override, int msg_arity)
 {
     tc_select_inputs_t *in = malloc(sizeof *in);
-    int ok = in != NULL, all_ok, rc;
+    /* MIN of {memory ok, not oversubscribed}: the tables of a group that
+     * spans nodes must be the same on all its members, so the tables treat
+     * the communicator as oversubscribed when any node of it is; the
+     * barrier plan keeps the local flag (it is the same within a segment). */
+    int mine[2] = {in != NULL, !oversubscribed}, all[2], rc;
     /* Agree first: a rank without memory must not leave the others in the
      * broadcast. */
-    if ((rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, priv)) != MPI_SUCCESS)
+    if ((rc = PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, priv)) != MPI_SUCCESS)
         goto fn_exit;
-    if (!all_ok) {
+    if (!all[0]) {
         rc = MPI_ERR_NO_MEM;
         goto fn_exit;
     }
     if ((rc = tc_select_inputs_agree(priv, in)) != MPI_SUCCESS)
         goto fn_exit;
-    tc_select_hier_tables(h, t, in, singlenode);
+    tc_select_hier_tables(h, t, in, singlenode, !all[1]);
     tc_select_barrier_plan(plan, t, in, h, shm_P, singlenode, oversubscribed, shm_override,
                            shm_arity, msg_override, msg_arity);
 fn_exit:

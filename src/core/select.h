@@ -102,9 +102,14 @@ void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
  * argmin (or, with in->model == 0, the TC_HIER_LARGE rule). The model uses
  * the LogGP parameters of the group's level (the top group: see
  * tc_select_top_level), in->gamma, and the group's size; every rank of a
- * group computes the same table. Pure (no MPI). */
+ * group computes the same table. @p oversubscribed (agreed: some node of
+ * the communicator has more processes than CPUs): the parameters get the
+ * scheduler term (tc_select_level_params) and the model's argmin leaves out
+ * the algorithms that need every member running at every step
+ * (tc_select_allmember); an override or a tuning-file entry stands. Pure
+ * (no MPI). */
 void tc_select_hier_tables(struct tc_hier *h, const tc_logp_table_t *t,
-                           const tc_select_inputs_t *in, int singlenode);
+                           const tc_select_inputs_t *in, int singlenode, int oversubscribed);
 
 /* Everything at context creation after the hierarchy and the segment exist:
  * rank 0's inputs (collective over @p priv), the decision tables of @p h and
@@ -140,11 +145,28 @@ int tc_select_candidates(tc_select_op_t op, tc_select_cand_t c[TC_SELECT_MAX_CAN
 double tc_select_cost(tc_select_op_t op, tc_select_cand_t c, size_t m, int P, double gamma,
                       const tc_logp_t *p);
 
+/* 1 if candidate @p c needs every member of the group running at every
+ * step while a rooted alternative exists: scatter_allgather (its ring
+ * allgather) and rsg (recursive halving). On an oversubscribed node such a
+ * step waits for a member that is not running, once per step: measured
+ * 1.3-3.4x slower than the best k-nomial / binomial at 16 KiB-1 MiB with 4
+ * and 8 processes on 2 cores, where LogGP predicts them up to 2x faster
+ * (docs/model.md). The allreduce ring is not one: its only alternative,
+ * recursive doubling, needs every member in every round as well. */
+int tc_select_allmember(tc_select_op_t op, tc_select_cand_t c);
+
+/* The parameters the model uses for a level: @p p, and where the
+ * communicator is @p oversubscribed, L + w (one scheduler round per
+ * message on the critical path: its receiver blocked and gave up its CPU). */
+void tc_select_level_params(const tc_logp_t *p, int oversubscribed, tc_logp_t *out);
+
 /* Index (in tc_select_candidates order) of the cheapest candidate; @p cost
  * (may be NULL) receives every candidate's time. A candidate must be cheaper
- * by a relative 1e-9 to beat an earlier one (rounding noise is no win). */
+ * by a relative 1e-9 to beat an earlier one (rounding noise is no win).
+ * @p oversubscribed: candidates with tc_select_allmember() are left out of
+ * the choice (their costs are still filled in). */
 int tc_select_argmin(tc_select_op_t op, size_t m, int P, double gamma, const tc_logp_t *p,
-                     double cost[TC_SELECT_MAX_CAND]);
+                     int oversubscribed, double cost[TC_SELECT_MAX_CAND]);
 
 /* The model level of the top group (TC_HIER_LEVEL_TOP): the level above the
  * highest active one (node leaders meet at the leaf switch), capped at node

@@ -222,7 +222,10 @@ double tc_model_loggp_msg(double m, const tc_logp_t *p)
 {
     if (m <= 0.0)
         return 0.0;
-    return p->o_s + (m - 1.0) * p->G + p->L + p->o_r;
+    /* Above the eager limit the data moves only after a handshake (and,
+     * within a node, a single-copy setup): LogGP has no term for it. */
+    const double rdv = p->E > 0.0 && m > p->E ? p->rdv : 0.0;
+    return p->o_s + (m - 1.0) * p->G + p->L + p->o_r + rdv;
 }
 
 /* Interval between the starts of consecutive m-byte sends of one process

@@ -69,12 +69,15 @@ tc_model_barrier_t tc_model_shm_barrier_argmin(unsigned allowed, int P, int arit
 /* ---- LogGP costs of the per-level algorithms of src/hier ------------------
  * m bytes, P members, p the LogGP parameters of the level; gamma is the time
  * to combine one byte in a reduction (us/byte). A message of m bytes costs
- * o_s + (m-1)G + L + o_r (paper 002's LogGP term); docs/model.md, "LogGP
+ * o_s + (m-1)G + L + o_r (paper 002's LogGP term) + rdv above the eager
+ * limit E (tc_model_loggp_msg); docs/model.md, "LogGP
  * costs" derives each formula. m == 0 or P <= 1 costs 0. Each function
  * follows the message structure of its implementation in hier/level_bcast.c
  * and hier/level_reduce.c. */
 
-/* One message of m bytes: o_s + (m-1)G + L + o_r (0 for m <= 0). */
+/* One message of m bytes: o_s + (m-1)G + L + o_r, plus p->rdv when the
+ * message is larger than the eager limit p->E > 0 (the rendezvous, logp.h);
+ * 0 for m <= 0. Every per-level cost below counts its messages with it. */
 double tc_model_loggp_msg(double m, const tc_logp_t *p);
 
 /* Bcast FLAT: the root starts P-1 sends, the last one arrives last. */

@@ -15,11 +15,13 @@ static const char *const level_names[TC_MODEL_LEVEL_LAST] = {
 };
 
 #define ACCEPTED_LEVELS "core, l2, l3, numa, package (or socket), node, switch1..switch4, shm"
-#define ACCEPTED_FIELDS "L, o_s, o_r, g, G"
-#define NFIELDS         5
+#define ACCEPTED_FIELDS "L, o_s, o_r, g, G, E, rdv, w"
+#define NFIELDS         8
+/* Fields every file line must have; E, rdv and w are optional (logp.h). */
+#define NFIELDS_REQUIRED 5
 
 /* Field order of the file format and of tc_logp_t. */
-static const char *const field_names[NFIELDS] = {"L", "o_s", "o_r", "g", "G"};
+static const char *const field_names[NFIELDS] = {"L", "o_s", "o_r", "g", "G", "E", "rdv", "w"};
 
 /* Built-in defaults (microseconds; G in us/byte). Provenance in
  * docs/model.md, "Defaults":
@@ -34,26 +36,40 @@ static const char *const field_names[NFIELDS] = {"L", "o_s", "o_r", "g", "G"};
  *    lower copy bandwidth;
  *  - switch1..4: InfiniBand EDR (100 Gb/s, ~12 GB/s payload -> G = 1/12000
  *    us/B), MPI one-way ~1.0 us through one switch, +2 switch hops of ~90 ns
- *    per extra level (up and down), o ~0.3 us, g ~0.2 us. */
+ *    per extra level (up and down), o ~0.3 us, g ~0.2 us.
+ * E, rdv: within a node, Open MPI's shared-memory BTL (vader) sends
+ * messages from 4 KiB on with a rendezvous (btl_vader_eager_limit, which
+ * counts the fragment header: payloads above ~4064 B); the
+ * ping-pong's one-way time steps up there by 2.5-3 us on the CI machine
+ * (0.65 us at 4000 B, 3.45 us at 4096 B; docs/model.md). MPICH differs (~8
+ * KiB, 3-7 us): topocoll-logp measures both for the MPI at hand. Between
+ * nodes UCX's and the usual InfiniBand thresholds lie at 8-16 KiB: 8 KiB,
+ * and a handshake of one small-message round trip, 2 (0.3 + 1.0 + 0.3)
+ * (estimate). w: 0 (measured by topocoll-logp when run oversubscribed;
+ * without a measurement no scheduler term). */
+#define EAGER_SHM 4064.0
+#define RDV_SHM   2.6
+#define EAGER_NET 8192.0
+#define RDV_NET   3.2
 static const tc_logp_t level_defaults[TC_MODEL_LEVEL_LAST] = {
-    /*            L      o_s    o_r    g      G          */
-    [TC_MODEL_LEVEL_CORE] = {0.08, 0.07, 0.08, 0.10, 0.00012},
-    [TC_MODEL_LEVEL_L2] = {0.08, 0.07, 0.08, 0.10, 0.00012},
-    [TC_MODEL_LEVEL_L3] = {0.08, 0.07, 0.08, 0.10, 0.00012},
-    [TC_MODEL_LEVEL_NUMA] = {0.12, 0.07, 0.08, 0.10, 0.00012},
-    [TC_MODEL_LEVEL_PACKAGE] = {0.20, 0.07, 0.08, 0.10, 0.00015},
-    [TC_MODEL_LEVEL_NODE] = {0.35, 0.07, 0.08, 0.10, 0.00020},
-    [TC_MODEL_LEVEL_SWITCH1] = {1.00, 0.30, 0.30, 0.20, 1.0 / 12000.0},
-    [TC_MODEL_LEVEL_SWITCH2] = {1.18, 0.30, 0.30, 0.20, 1.0 / 12000.0},
-    [TC_MODEL_LEVEL_SWITCH3] = {1.36, 0.30, 0.30, 0.20, 1.0 / 12000.0},
-    [TC_MODEL_LEVEL_SWITCH4] = {1.54, 0.30, 0.30, 0.20, 1.0 / 12000.0},
+    /*                        L     o_s   o_r   g     G              E  rdv w */
+    [TC_MODEL_LEVEL_CORE] = {0.08, 0.07, 0.08, 0.10, 0.00012, EAGER_SHM, RDV_SHM, 0},
+    [TC_MODEL_LEVEL_L2] = {0.08, 0.07, 0.08, 0.10, 0.00012, EAGER_SHM, RDV_SHM, 0},
+    [TC_MODEL_LEVEL_L3] = {0.08, 0.07, 0.08, 0.10, 0.00012, EAGER_SHM, RDV_SHM, 0},
+    [TC_MODEL_LEVEL_NUMA] = {0.12, 0.07, 0.08, 0.10, 0.00012, EAGER_SHM, RDV_SHM, 0},
+    [TC_MODEL_LEVEL_PACKAGE] = {0.20, 0.07, 0.08, 0.10, 0.00015, EAGER_SHM, RDV_SHM, 0},
+    [TC_MODEL_LEVEL_NODE] = {0.35, 0.07, 0.08, 0.10, 0.00020, EAGER_SHM, RDV_SHM, 0},
+    [TC_MODEL_LEVEL_SWITCH1] = {1.00, 0.30, 0.30, 0.20, 1.0 / 12000.0, EAGER_NET, RDV_NET, 0},
+    [TC_MODEL_LEVEL_SWITCH2] = {1.18, 0.30, 0.30, 0.20, 1.0 / 12000.0, EAGER_NET, RDV_NET, 0},
+    [TC_MODEL_LEVEL_SWITCH3] = {1.36, 0.30, 0.30, 0.20, 1.0 / 12000.0, EAGER_NET, RDV_NET, 0},
+    [TC_MODEL_LEVEL_SWITCH4] = {1.54, 0.30, 0.30, 0.20, 1.0 / 12000.0, EAGER_NET, RDV_NET, 0},
 };
 
 /* The shm row (logp.h): flags between two processes of this machine through
  * shared memory, measured by topocoll-logp on the CI machine (2-core AMD
  * EPYC KVM guest, the two cores share the L3; docs/model.md, "The shm
  * row"). */
-static const tc_logp_t shm_default = {0.036, 0.034, 0.021, 0.025, 0.00007};
+static const tc_logp_t shm_default = {0.036, 0.034, 0.021, 0.025, 0.00007, 0, 0, 0};
 
 /* Rows of a table: the levels, then the shm row at index SHM_ROW. */
 #define SHM_ROW TC_MODEL_LEVEL_LAST
@@ -88,14 +104,20 @@ static double *logp_field(tc_logp_t *p, int i)
         return &p->o_r;
     case 3:
         return &p->g;
-    default:
+    case 4:
         return &p->G;
+    case 5:
+        return &p->E;
+    case 6:
+        return &p->rdv;
+    default:
+        return &p->w;
     }
 }
 
 static double logp_field_get(const tc_logp_t *p, int i)
 {
-    const double v[NFIELDS] = {p->L, p->o_s, p->o_r, p->g, p->G};
+    const double v[NFIELDS] = {p->L, p->o_s, p->o_r, p->g, p->G, p->E, p->rdv, p->w};
     return v[i];
 }
 
@@ -188,10 +210,12 @@ static int number_parse_n(const char *s, size_t n, double *out)
     return 0;
 }
 
-/* Parse one line of the file format (comment already cut off). Returns 1 for
- * a parameter line (*level, *val set), 0 for a blank line, -1 on error. */
-static int file_line_parse(const char *s, const char *name, int lineno, int *level, tc_logp_t *val,
-                           char *err, size_t errlen)
+/* Parse one line of the file format (comment already cut off) against the
+ * rows of @p t (E, rdv, w not on the line keep the row's values). Returns 1
+ * for a parameter line (*level, *val set), 0 for a blank line, -1 on
+ * error. */
+static int file_line_parse(tc_logp_table_t *t, const char *s, const char *name, int lineno,
+                           int *level, tc_logp_t *val, char *err, size_t errlen)
 {
     const char *tok[NFIELDS + 1];
     size_t len[NFIELDS + 1];
@@ -204,7 +228,6 @@ static int file_line_parse(const char *s, const char *name, int lineno, int *lev
         const char *b = s;
         while (*s && !is_space((unsigned char)*s))
             s++;
-        /* Columns after G are ignored (logp.h): only the first six matter. */
         if (ntok < NFIELDS + 1) {
             tok[ntok] = b;
             len[ntok] = (size_t)(s - b);
@@ -219,15 +242,22 @@ static int file_line_parse(const char *s, const char *name, int lineno, int *lev
                 lineno, (int)len[0], tok[0]);
         return -1;
     }
-    if (ntok < NFIELDS + 1) {
+    if (ntok < NFIELDS_REQUIRED + 1) {
         set_err(err, errlen,
                 "%s:%d: level '%s' has %d number%s, expected 5: L o_s o_r g G "
                 "(microseconds; G in us/byte)",
                 name, lineno, row_name(lv), ntok - 1, ntok == 2 ? "" : "s");
         return -1;
     }
-    tc_logp_t v;
-    for (int i = 0; i < NFIELDS; i++) {
+    if (ntok > NFIELDS + 1) {
+        set_err(err, errlen,
+                "%s:%d: level '%s' has %d numbers, expected 5 to 8: L o_s o_r g G [E [rdv [w]]] "
+                "(microseconds; G in us/byte, E in bytes; comments after '#')",
+                name, lineno, row_name(lv), ntok - 1);
+        return -1;
+    }
+    tc_logp_t v = *row_get(t, lv);
+    for (int i = 0; i < ntok - 1; i++) {
         if (number_parse_n(tok[i + 1], len[i + 1], logp_field(&v, i)) != 0) {
             set_err(err, errlen, "%s:%d: %s of level '%s' is '%.*s': expected a finite number >= 0",
                     name, lineno, field_names[i], row_name(lv), (int)len[i + 1], tok[i + 1]);
@@ -266,7 +296,7 @@ int tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const char *na
         line[used] = '\0';
         int level;
         tc_logp_t val;
-        int rc = file_line_parse(line, name, lineno, &level, &val, err, errlen);
+        int rc = file_line_parse(t, line, name, lineno, &level, &val, err, errlen);
         if (rc < 0)
             return -1;
         if (rc > 0)
@@ -365,7 +395,7 @@ static int env_fields_apply(tc_logp_t *p, const char *s, size_t n, const char *e
         if (number_parse_n(v, vn, logp_field(p, fi)) != 0) {
             set_err(err, errlen,
                     "TC_LOGP: bad number '%.*s' for %s in '%.*s': expected a finite number >= 0 "
-                    "(microseconds; G in us/byte)",
+                    "(microseconds; G in us/byte, E in bytes)",
                     (int)vn, v, field_names[fi], (int)entrylen, entry);
             return -1;
         }
@@ -462,8 +492,11 @@ int tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *
         if (origin[strlen(origin) - 1] != '\n')
             fputc('\n', f);
     }
-    fprintf(f, "# units: microseconds (L, o_s, o_r, g), microseconds per byte (G)\n");
-    fprintf(f, "# %-8s %-10s %-10s %-10s %-10s %s\n", "level", "L", "o_s", "o_r", "g", "G");
+    fprintf(f, "# units: microseconds (L, o_s, o_r, g, rdv, w), microseconds per byte (G), bytes\n"
+               "# (E). E: eager limit (0 = none), rdv: what a rendezvous adds to a message above\n"
+               "# E, w: scheduler round per wait, used when the node is oversubscribed\n");
+    fprintf(f, "# %-8s %-10s %-10s %-10s %-10s %-10s %-10s %-10s %s\n", "level", "L", "o_s", "o_r",
+            "g", "G", "E", "rdv", "w");
     for (int i = 0; i <= SHM_ROW; i++) {
         const tc_logp_t *row = i == SHM_ROW ? &t->shm : &t->level[i];
         if (i == SHM_ROW)

@@ -18,8 +18,30 @@
  *     node       0.350    0.070    0.080    0.060    0.000110
  *     shm        0.050    0.004    0.010    0.060    0.000100
  * One line per level, five numbers (non-negative, finite), any order of
- * lines; a level not listed keeps its default. Extra columns after G are
- * ignored (topocoll-logp writes the spread there, after a '#').
+ * lines; a level not listed keeps its default. Three optional numbers may
+ * follow G: E (eager limit, bytes), rdv (us) and w (us), in that order; a
+ * line without them keeps the row's values (default or set by an earlier
+ * line), so files written before these columns existed still get the
+ * default eager limit. E = 0 means no rendezvous term, w = 0 no scheduler
+ * term. Anything after a '#' is a comment (topocoll-logp writes the spread
+ * there). Libraries older than these columns ignore them (they read five
+ * numbers and skip the rest), so new files load there too.
+ *     node       0.350    0.070    0.080    0.060    0.000110  4096  2.6  4.3
+ *
+ * E, rdv (rendezvous): a message of more than E bytes is not sent eagerly:
+ * the sender announces it and the data moves once the receiver has
+ * answered (Open MPI's shared-memory BTL above 4 KiB, MPICH's above 8 KiB
+ * on this machine). rdv is what that adds to one message: the step of the
+ * ping-pong time at E above the LogGP line (measured 2.5-3 us with Open MPI
+ * and 3-7 us with MPICH on the CI machine: the handshake plus the
+ * single-copy setup, far more than one small-message round trip). The cost
+ * formulas add rdv to every message larger than E (tc_model_loggp_msg).
+ * w (scheduler round): used only on an oversubscribed node (the context
+ * knows), added to L of every message: a receiver that blocks gives up its
+ * CPU and the sender may not be running. topocoll-logp measures it when
+ * run with more processes than CPUs (time per hop of a token passed around
+ * a ring of all ranks, less o_s + L + o_r of the base table, TC_LOGP_FILE);
+ * 0 by default (it did not improve the picks on balance: docs/model.md).
  *
  * The "shm" row is not a hierarchy level: it is the cost of one flag moving
  * between two processes of a node through shared memory, used by the
@@ -39,7 +61,7 @@
  *   G    per byte of a copy-in by the writer plus a copy-out by the reader.
  * Files without a shm row load as before (the row keeps its default).
  *
- * TC_LOGP (string): "L=1.2,o_s=0.3,o_r=0.3,g=0.2,G=0.0001" sets those
+ * TC_LOGP (string): "L=1.2,o_s=0.3,o_r=0.3,g=0.2,G=0.0001,E=4096,rdv=2.6,w=0" sets those
  * fields for every level; "node:L=0.3,o_s=0.1;switch1:L=1.5" sets them per
  * level (entries separated by ';'). Fields not named keep their value.
  * "shm:L=0.05" sets the shm row; a string without a level sets the
@@ -76,6 +98,11 @@ typedef struct tc_logp {
     double o_r; /* receive overhead */
     double g;   /* gap between consecutive small messages (1 / message rate) */
     double G;   /* gap per byte (LogGP): 1 / bandwidth */
+    double E;   /* eager limit, bytes: a larger message first needs a rendezvous
+                   handshake; 0 = none */
+    double rdv; /* what the rendezvous adds to a message above E, us */
+    double w;   /* scheduler round per blocking wait, added to L where the node
+                   is oversubscribed (more processes than CPUs); 0 = none */
 } tc_logp_t;
 
 typedef enum {

@@ -108,7 +108,7 @@ static void test_model(void)
     make_hier(&h);
     make_inputs(&in, NULL);
     /* Several nodes (singlenode = 0): the top group uses switch1. */
-    tc_select_hier_tables(&h, &t, &in, 0);
+    tc_select_hier_tables(&h, &t, &in, 0, 0);
     CHECK(h.model == 1 && h.gamma == gamma_);
     CHECK(h.level[0].model_level == TC_MODEL_LEVEL_NODE);
     CHECK(h.level[1].model_level == TC_MODEL_LEVEL_SWITCH1);
@@ -159,12 +159,12 @@ static void test_model(void)
         CHECK(h.allreduce_tab[c] == want);
     }
     /* One node: the top group is capped at node. */
-    tc_select_hier_tables(&h, &t, &in, 1);
+    tc_select_hier_tables(&h, &t, &in, 1, 0);
     CHECK(h.level[1].model_level == TC_MODEL_LEVEL_NODE);
     /* Different parameters change the pick: a huge latency at node makes
      * flat-like (few rounds) bcast candidates win at 4 bytes. */
     t.level[TC_MODEL_LEVEL_NODE].L = 1000;
-    tc_select_hier_tables(&h, &t, &in, 0);
+    tc_select_hier_tables(&h, &t, &in, 0, 0);
     int alg, k;
     expect_bcast(4, 4, &t.level[TC_MODEL_LEVEL_NODE], &alg, &k);
     CHECK(h.level[0].bcast_tab[tc_hier_size_class(4)] == alg);
@@ -192,7 +192,7 @@ static void test_precedence(void)
                      "reduce top 0 rsg\n"
                      "reduce node 64K rsg\n"
                      "allreduce top 0 recdbl\n");
-    tc_select_hier_tables(&h, &t, &in, 0);
+    tc_select_hier_tables(&h, &t, &in, 0, 0);
     const tc_hier_level_t *node = &h.level[0], *top = &h.level[1];
     for (int c = 0; c < TC_HIER_SIZE_CLASSES; c++) {
         /* override beats the file */
@@ -221,13 +221,13 @@ static void test_precedence(void)
 
     /* Without the explicit settings the file's allreduce entry applies. */
     h.allreduce_top_auto = 1;
-    tc_select_hier_tables(&h, &t, &in, 0);
+    tc_select_hier_tables(&h, &t, &in, 0, 0);
     CHECK(tc_hier_top_allreduce_alg(&h, 16 << 20, 1) == TC_HIER_ALLREDUCE_RECDBL);
     CHECK(h.allreduce_why[tc_hier_size_class(16 << 20)] == TC_HIER_WHY_FILE);
 
     /* TC_HIER_MODEL=0: the rule where the file says nothing. */
     in.model = 0;
-    tc_select_hier_tables(&h, &t, &in, 0);
+    tc_select_hier_tables(&h, &t, &in, 0, 0);
     CHECK(h.model == 0);
     CHECK(top->bcast_why[tc_hier_size_class(100)] == TC_HIER_WHY_RULE);
     CHECK(top->bcast_tab[tc_hier_size_class(100)] == TC_HIER_BCAST_KNOMIAL);
@@ -247,12 +247,121 @@ static void test_precedence(void)
                      "rsg from 1M)"));
     CHECK(tc_tuning_parse(&in.tuning, "bcast top 4K flat\n", "x", NULL, NULL) == 0);
     in.model = 0;
-    tc_select_hier_tables(&h, &t, &in, 0);
+    tc_select_hier_tables(&h, &t, &in, 0, 0);
     tc_hier_level_describe(&h, &h.level[1], d, sizeof d);
     CHECK(!strcmp(d, "bcast auto (knomial:2, flat from 4K [file]); reduce auto (binomial, rsg "
                      "from 1M)"));
     tc_hier_top_allreduce_describe(&h, d, sizeof d);
     CHECK(!strcmp(d, "auto (recdbl, ring from 1M)"));
+}
+
+/* Oversubscribed (select.h): the model's argmin leaves out scatter_allgather
+ * and rsg and adds w to L; an override or a file entry stands. Expected picks come from this test's
+ * own enumeration of the remaining candidates. */
+static void test_oversubscribed(void)
+{
+    static tc_hier_t h;
+    static tc_select_inputs_t in;
+    tc_logp_table_t t;
+    tc_logp_table_defaults(&t);
+    t.level[TC_MODEL_LEVEL_SWITCH1].w = 4.0;
+    t.level[TC_MODEL_LEVEL_NODE].w = 2.5;
+
+    /* The parameters: L + w only when oversubscribed. */
+    tc_logp_t q;
+    tc_select_level_params(&t.level[TC_MODEL_LEVEL_SWITCH1], 0, &q);
+    CHECK(q.L == 1.0 && q.w == 4.0);
+    tc_select_level_params(&t.level[TC_MODEL_LEVEL_SWITCH1], 1, &q);
+    CHECK(q.L == 5.0 && q.o_s == 0.3 && q.G == 1.0 / 12000.0);
+
+    make_hier(&h);
+    make_inputs(&in, NULL);
+    tc_select_hier_tables(&h, &t, &in, 0, 1);
+    for (int i = 0; i < 2; i++) {
+        const tc_hier_level_t *l = &h.level[i];
+        tc_logp_t pw = t.level[l->model_level];
+        pw.L += pw.w;
+        for (int c = 1; c < TC_HIER_SIZE_CLASSES; c++) {
+            const size_t m = tc_select_class_bytes(c);
+            const int P = l->size;
+            /* Own argmin over knomial:2,3,4,8 and flat (first wins a tie). */
+            double best = tc_model_bcast_knomial_cost(m, P, 2, &pw);
+            int alg = TC_HIER_BCAST_KNOMIAL, k = 2;
+            const int ks[] = {3, 4, 8};
+            for (int j = 0; j < 3; j++) {
+                double v = tc_model_bcast_knomial_cost(m, P, ks[j], &pw);
+                if (v < best * (1 - 1e-9)) {
+                    best = v;
+                    k = ks[j];
+                }
+            }
+            if (tc_model_bcast_flat_cost(m, P, &pw) < best * (1 - 1e-9))
+                alg = TC_HIER_BCAST_FLAT;
+            CHECK(l->bcast_tab[c] == alg);
+            if (alg == TC_HIER_BCAST_KNOMIAL)
+                CHECK(l->bcast_k_tab[c] == k);
+            CHECK(l->bcast_why[c] == TC_HIER_WHY_MODEL);
+            double bin = tc_model_reduce_binomial_cost(m, P, gamma_, &pw);
+            double flat = tc_model_reduce_flat_cost(m, P, gamma_, &pw);
+            int red = flat < bin * (1 - 1e-9) ? TC_HIER_REDUCE_FLAT : TC_HIER_REDUCE_BINOMIAL;
+            CHECK(l->reduce_tab[c] == red);
+            CHECK(l->reduce_nc_tab[c] == red);
+        }
+    }
+    /* Where test_model's picks were scatter_allgather / rsg: */
+    const tc_hier_level_t *top = &h.level[1];
+    CHECK(tc_hier_level_bcast_alg(&h, top, 16 << 20) != TC_HIER_BCAST_SCATTER_ALLGATHER);
+    CHECK(tc_hier_level_reduce_alg(&h, top, 16 << 20, 1) != TC_HIER_REDUCE_RSG);
+    /* The allreduce ring stays a candidate (select.h): the table is the
+     * argmin of both with L + w. */
+    for (int c = 1; c < TC_HIER_SIZE_CLASSES; c++) {
+        const size_t m = tc_select_class_bytes(c);
+        tc_logp_t pw = t.level[TC_MODEL_LEVEL_SWITCH1];
+        pw.L += pw.w;
+        int want = tc_model_allreduce_ring_cost(m, 8, gamma_, &pw) <
+                           tc_model_allreduce_recdbl_cost(m, 8, gamma_, &pw) * (1 - 1e-9)
+                       ? TC_HIER_ALLREDUCE_RING
+                       : TC_HIER_ALLREDUCE_RECDBL;
+        CHECK(h.allreduce_tab[c] == want);
+    }
+    CHECK(tc_hier_top_allreduce_alg(&h, 16 << 20, 1) == TC_HIER_ALLREDUCE_RING);
+    /* An override and the file stand when oversubscribed. */
+    make_hier(&h);
+    h.level[1].reduce_auto = 0;
+    h.level[1].reduce = TC_HIER_REDUCE_RSG;
+    make_inputs(&in, "bcast top 1M scatter_allgather\nallreduce top 64K ring\n");
+    tc_select_hier_tables(&h, &t, &in, 0, 1);
+    top = &h.level[1];
+    CHECK(tc_hier_level_reduce_alg(&h, top, 16 << 20, 1) == TC_HIER_REDUCE_RSG);
+    CHECK(top->reduce_why[tc_hier_size_class(16 << 20)] == TC_HIER_WHY_OVERRIDE);
+    CHECK(tc_hier_level_bcast_alg(&h, top, 1 << 20) == TC_HIER_BCAST_SCATTER_ALLGATHER);
+    CHECK(top->bcast_why[tc_hier_size_class(1 << 20)] == TC_HIER_WHY_FILE);
+    CHECK(tc_hier_level_bcast_alg(&h, top, (1 << 20) - 1) != TC_HIER_BCAST_SCATTER_ALLGATHER);
+    CHECK(tc_hier_top_allreduce_alg(&h, 1 << 20, 1) == TC_HIER_ALLREDUCE_RING);
+    CHECK(h.allreduce_why[tc_hier_size_class(1 << 20)] == TC_HIER_WHY_FILE);
+    CHECK(tc_hier_top_allreduce_alg(&h, 1000, 1) == TC_HIER_ALLREDUCE_RECDBL);
+
+    /* The argmin itself: costs of every candidate are filled in, excluded
+     * ones too; w = 0 still excludes. */
+    tc_logp_t p0 = t.level[TC_MODEL_LEVEL_SWITCH1];
+    p0.w = 0;
+    double cost[TC_SELECT_MAX_CAND];
+    tc_select_cand_t cand[TC_SELECT_MAX_CAND];
+    CHECK(tc_select_candidates(TC_SELECT_ALLREDUCE, cand) == 2);
+    CHECK(!tc_select_allmember(TC_SELECT_ALLREDUCE, cand[0]) &&
+          !tc_select_allmember(TC_SELECT_ALLREDUCE, cand[1]));
+    CHECK(tc_select_argmin(TC_SELECT_REDUCE, 16 << 20, 8, gamma_, &p0, 0, cost) == 2);
+    CHECK(tc_select_argmin(TC_SELECT_REDUCE, 16 << 20, 8, gamma_, &p0, 1, cost) != 2);
+    CHECK(cost[2] == tc_model_reduce_rsg_cost(16 << 20, 8, gamma_, &p0) && cost[2] < cost[0] &&
+          cost[2] < cost[1]);
+    CHECK(tc_select_argmin(TC_SELECT_BCAST, 16 << 20, 8, gamma_, &p0, 0, cost) == 5);
+    CHECK(tc_select_argmin(TC_SELECT_BCAST, 16 << 20, 8, gamma_, &p0, 1, cost) != 5);
+    CHECK(tc_select_candidates(TC_SELECT_BCAST, cand) == 6);
+    for (int i = 0; i < 6; i++)
+        CHECK(tc_select_allmember(TC_SELECT_BCAST, cand[i]) == (i == 5));
+    CHECK(tc_select_candidates(TC_SELECT_REDUCE, cand) == 3);
+    for (int i = 0; i < 3; i++)
+        CHECK(tc_select_allmember(TC_SELECT_REDUCE, cand[i]) == (i == 2));
 }
 
 static void test_barrier(void)
@@ -314,6 +423,7 @@ int main(void)
     test_classes();
     test_model();
     test_precedence();
+    test_oversubscribed();
     test_barrier();
     printf("%d checks, %d failures\n", checks, failures);
     return failures ? 1 : 0;

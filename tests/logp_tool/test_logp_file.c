@@ -16,6 +16,11 @@
  *    o_s, o_r, g and G > 0 (a real MPI call costs something, the burst and
  *    the large messages take time), every time below 10 ms, G between
  *    1e-6 us/B (1 TB/s) and 1e-2 us/B (100 MB/s);
+ *  - E, rdv, w (written by the tool on every line): E = 0 (no step found)
+ *    or 512 B .. 1 MiB with 0 <= rdv < 1 ms; w as the default;
+ *  - an oversubscribed run (header "oversubscribed", no TC_LOGP_FILE in the
+ *    tests): the measured levels keep every default but w, and w > 0 (the
+ *    ring hop with every rank active exceeds the unloaded one-way time);
  *  - the shm row is listed once; measured, it is plausible for a flag: o_s >
  *    0 (the library call costs something), L + o_r > 0 (a flag takes time
  *    to cross), g > 0, every time below 100 us, G as above; unmeasured, it
@@ -68,13 +73,15 @@ int main(int argc, char **argv)
     }
     char line[1024], expect_np[32];
     int seen[TC_MODEL_LEVEL_LAST] = {0}, measured[TC_MODEL_LEVEL_LAST] = {0};
-    int header_ok = 0, nmeasured = 0, seen_shm = 0, measured_shm = 0;
+    int header_ok = 0, nmeasured = 0, seen_shm = 0, measured_shm = 0, oversub = 0;
     snprintf(expect_np, sizeof expect_np, "np=%d,", np);
     while (fgets(line, sizeof line, f)) {
         char word[64];
         if (line[0] == '#') {
             if (strstr(line, "# origin: topocoll-logp") == line && strstr(line, expect_np))
                 header_ok = 1;
+            if (strstr(line, "# origin: topocoll-logp") == line && strstr(line, "oversubscribed"))
+                oversub = 1;
             continue;
         }
         if (sscanf(line, "%63s", word) != 1)
@@ -89,10 +96,10 @@ int main(int argc, char **argv)
             seen_shm++;
         else
             seen[l]++;
-        /* The five numbers, read without the library's parser. */
-        double v[5];
+        /* The eight numbers, read without the library's parser. */
+        double v[8];
         char *p = line + strcspn(line, " \t");
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 8; k++) {
             char *end;
             v[k] = strtod(p, &end);
             if (end == p || !isfinite(v[k]) || v[k] < 0) {
@@ -102,7 +109,7 @@ int main(int argc, char **argv)
             p = end;
         }
         const double *got = is_shm ? &loaded.shm.L : &loaded.level[l].L;
-        for (int k = 0; k < 5; k++)
+        for (int k = 0; k < 8; k++)
             if (fabs(v[k] - got[k]) > 1e-12 * fabs(v[k]))
                 fail("the loader and the text disagree on", word);
         if (strstr(line, "# measured")) {
@@ -134,7 +141,20 @@ int main(int argc, char **argv)
                 fail("an unmeasured level lost its default", name);
             continue;
         }
-        printf("%s: L %g o_s %g o_r %g g %g G %g\n", name, x->L, x->o_s, x->o_r, x->g, x->G);
+        printf("%s: L %g o_s %g o_r %g g %g G %g E %g rdv %g w %g\n", name, x->L, x->o_s, x->o_r,
+               x->g, x->G, x->E, x->rdv, x->w);
+        if (oversub) {
+            if (x->L != d->L || x->o_s != d->o_s || x->o_r != d->o_r || x->g != d->g ||
+                x->G != d->G || x->E != d->E || x->rdv != d->rdv)
+                fail("oversubscribed: a parameter other than w changed", name);
+            if (!(x->w > 0 && x->w < 1e4))
+                fail("oversubscribed: w must be > 0 (and below 10 ms)", name);
+            continue;
+        }
+        if (x->w != d->w)
+            fail("w changed in a run that is not oversubscribed", name);
+        if (!(x->E == 0 || (x->E >= 512 && x->E <= (1 << 20) && x->rdv >= 0 && x->rdv < 1000)))
+            fail("E must be 0 or 512 B .. 1 MiB with 0 <= rdv < 1 ms", name);
         if (!(x->o_s > 0 && x->o_r > 0 && x->g > 0 && x->G > 0))
             fail("o_s, o_r, g and G must be > 0 when measured", name);
         if (x->L > 1e4 || x->o_s > 1e4 || x->o_r > 1e4 || x->g > 1e4)

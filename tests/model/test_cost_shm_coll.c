@@ -33,7 +33,7 @@ static const double gamma_ = 0.002;
 
 static void test_from_logp(void)
 {
-    const tc_logp_t p = {0.1, 0.05, 0.2, 0.3, 0.0001};
+    const tc_logp_t p = {.L = 0.1, .o_s = 0.05, .o_r = 0.2, .g = 0.3, .G = 0.0001};
     tc_model_shm_t s;
     tc_model_shm_from_logp(&p, &s);
     check_close(s.t, 0.0001, "from_logp t = G");

@@ -329,6 +329,36 @@ static void test_loggp_table(void)
     check(tc_model_loggp_msg(1, &p) == p.o_s + p.L + p.o_r, "one byte costs o_s + L + o_r");
 }
 
+/* The rendezvous term (logp.h E, rdv): hand-worked values with L = 1,
+ * o_s = 0.5, o_r = 0.25, g = 2, G = 0.001, E = 1000 B, rdv = 3. A message of
+ * m <= E bytes is eager: 1.75 + (m-1) G; above E it costs rdv more. */
+static void test_rendezvous(void)
+{
+    const tc_logp_t p = {.L = 1, .o_s = 0.5, .o_r = 0.25, .g = 2, .G = 0.001, .E = 1000, .rdv = 3};
+    tc_logp_t no = p;
+    no.E = 0;
+    check_close(tc_model_loggp_msg(1000, &p), 2.749, 1e-12, "rdv: m = E is eager");
+    check_close(tc_model_loggp_msg(1001, &p), 5.75, 1e-12, "rdv: m = E + 1 pays rdv");
+    check_close(tc_model_loggp_msg(1e6, &no), 1001.749, 1e-12, "rdv: E = 0 means no rendezvous");
+    /* Flat, P = 4, 2001 B: msg 0.5 + 2 + 1 + 0.25 + 3 = 6.75, then two send
+     * gaps max(2, 0.5 + 2) = 2.5 (the sender's gap has no rendezvous). */
+    check_close(tc_model_bcast_flat_cost(2001, 4, &p), 11.75, 1e-12, "rdv: flat bcast");
+    /* Binomial reduce, P = 4, 2001 B, gamma 0.001: 2 (6.75 + 2.001). */
+    check_close(tc_model_reduce_binomial_cost(2001, 4, 0.001, &p), 17.502, 1e-12,
+                "rdv: binomial reduce");
+    /* rsg, P = 4, 4000 B: halving 2000 B (6.749 + 2.0) then 1000 B, eager
+     * (2.749 + 1.0); gather 2000 B (6.749) and 1000 B (2.749). */
+    check_close(tc_model_reduce_rsg_cost(4000, 4, 0.001, &p), 21.996, 1e-12,
+                "rdv: rsg pays it only on the halves above E");
+    /* Ring allreduce, P = 2, 4000 B: blocks of 2000 B, one exchange with a
+     * combine (6.749 + 2.0), one without (6.749). */
+    check_close(tc_model_allreduce_ring_cost(4000, 2, 0.001, &p), 15.498, 1e-12, "rdv: ring");
+    /* Everything at or below E is as without the term. */
+    check(tc_model_reduce_rsg_cost(1000, 4, 0.001, &p) ==
+              tc_model_reduce_rsg_cost(1000, 4, 0.001, &no),
+          "rdv: no change at m <= E");
+}
+
 /* Second opinion: with depth 1 and t_a = 0 the pipeline cost is the model
  * src/shm/params.c already uses to pick f (in units of t). */
 static void test_shm_matches_params(void)
@@ -400,6 +430,7 @@ int main(void)
     test_paper_values();
     test_argmin();
     test_loggp_table();
+    test_rendezvous();
     test_shm_matches_params();
     test_rma_costs();
     printf("%d checks, %d failures\n", checks, failures);

@@ -22,7 +22,21 @@ static void check(int cond, const char *what)
 
 static int same_logp(const tc_logp_t *a, const tc_logp_t *b)
 {
-    return a->L == b->L && a->o_s == b->o_s && a->o_r == b->o_r && a->g == b->g && a->G == b->G;
+    return a->L == b->L && a->o_s == b->o_s && a->o_r == b->o_r && a->g == b->g && a->G == b->G &&
+           a->E == b->E && a->rdv == b->rdv && a->w == b->w;
+}
+
+/* L o_s o_r g G as given, E rdv w from @p keep (a line of five numbers keeps
+ * the row's optional fields). */
+static tc_logp_t five(double L, double o_s, double o_r, double g, double G, const tc_logp_t *keep)
+{
+    tc_logp_t v = *keep;
+    v.L = L;
+    v.o_s = o_s;
+    v.o_r = o_r;
+    v.g = g;
+    v.G = G;
+    return v;
 }
 
 static int same_table(const tc_logp_table_t *a, const tc_logp_table_t *b)
@@ -76,6 +90,15 @@ static void test_defaults(void)
     check(t.level[TC_MODEL_LEVEL_L3].L == 0.08, "l3 L = 0.08 us (measured)");
     check(t.level[TC_MODEL_LEVEL_SWITCH1].L == 1.0, "switch1 L = 1.0 us");
     check(t.level[TC_MODEL_LEVEL_SWITCH1].G == 1.0 / 12000.0, "switch1 G = 1/12 GB/s");
+    /* Eager limit and rendezvous step (docs/model.md): Open MPI's vader
+     * within a node, an estimate between nodes; no scheduler term. */
+    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++) {
+        const int net = i >= TC_MODEL_LEVEL_SWITCH1;
+        check(t.level[i].E == (net ? 8192.0 : 4064.0), "default eager limit");
+        check(t.level[i].rdv == (net ? 3.2 : 2.6), "default rendezvous step");
+        check(t.level[i].w == 0.0, "default w = 0");
+    }
+    check(t.shm.E == 0 && t.shm.rdv == 0 && t.shm.w == 0, "the shm row has no rendezvous");
 }
 
 static void test_good_text(void)
@@ -89,16 +112,28 @@ static void test_good_text(void)
                        "   \t\n"
                        "numa 0.21 0.05 0.06 0.04 0.00008\n"
                        "  Socket\t1e-1 2.5E-2 0 0.5 1e-5   # trailing comment\n"
-                       "switch2 3 1 1 1 0.001 0.02 0.03 extra columns ignored\n"
+                       "switch2 3 1 1 1 0.001 8192 3.5 0.75 # E rdv w, then a comment\n"
+                       "switch3 3 1 1 1 0.001 16384\n"
+                       "l3 0.08 0.07 0.08 0.1 0.00012 0 0\n"
                        "node 0.35 0.07 0.08 0.06 0.00011"; /* no final newline */
     check(tc_logp_table_load_text(&t, text, "good.txt", err, sizeof err) == 0, "good text loads");
-    tc_logp_t numa = {0.21, 0.05, 0.06, 0.04, 0.00008};
-    tc_logp_t pkg = {0.1, 0.025, 0, 0.5, 1e-5};
-    tc_logp_t sw2 = {3, 1, 1, 1, 0.001};
-    tc_logp_t node = {0.35, 0.07, 0.08, 0.06, 0.00011};
+    tc_logp_t numa = five(0.21, 0.05, 0.06, 0.04, 0.00008, &d.level[TC_MODEL_LEVEL_NUMA]);
+    tc_logp_t pkg = five(0.1, 0.025, 0, 0.5, 1e-5, &d.level[TC_MODEL_LEVEL_PACKAGE]);
+    tc_logp_t sw2 = {
+        .L = 3, .o_s = 1, .o_r = 1, .g = 1, .G = 0.001, .E = 8192, .rdv = 3.5, .w = 0.75};
+    tc_logp_t sw3 = five(3, 1, 1, 1, 0.001, &d.level[TC_MODEL_LEVEL_SWITCH3]);
+    sw3.E = 16384;
+    tc_logp_t l3 = five(0.08, 0.07, 0.08, 0.1, 0.00012, &d.level[TC_MODEL_LEVEL_L3]);
+    l3.E = l3.rdv = 0;
+    tc_logp_t node = five(0.35, 0.07, 0.08, 0.06, 0.00011, &d.level[TC_MODEL_LEVEL_NODE]);
     check(same_logp(&t.level[TC_MODEL_LEVEL_NUMA], &numa), "numa values");
     check(same_logp(&t.level[TC_MODEL_LEVEL_PACKAGE], &pkg), "socket line sets package");
-    check(same_logp(&t.level[TC_MODEL_LEVEL_SWITCH2], &sw2), "switch2 values");
+    check(same_logp(&t.level[TC_MODEL_LEVEL_SWITCH2], &sw2), "switch2: E, rdv and w columns");
+    check(same_logp(&t.level[TC_MODEL_LEVEL_SWITCH3], &sw3), "switch3: E only, rdv and w kept");
+    check(same_logp(&t.level[TC_MODEL_LEVEL_L3], &l3), "l3: E = rdv = 0 (no rendezvous)");
+    check(same_logp(&t.level[TC_MODEL_LEVEL_NUMA], &numa) &&
+              t.level[TC_MODEL_LEVEL_NUMA].E == d.level[TC_MODEL_LEVEL_NUMA].E,
+          "five numbers keep the default eager limit (files older than the E column)");
     check(same_logp(&t.level[TC_MODEL_LEVEL_NODE], &node), "last line without newline");
     check(t.source[TC_MODEL_LEVEL_NUMA] == TC_LOGP_SOURCE_FILE, "source file");
     check(same_logp(&t.level[TC_MODEL_LEVEL_CORE], &d.level[TC_MODEL_LEVEL_CORE]) &&
@@ -135,6 +170,17 @@ static void test_bad_text(void)
          "bad.txt:2: L of level 'node' is '1us': expected a finite number >= 0"},
         {"numa 1 1 1 1 1\nnode 1 2 3 4 1e999\n",
          "bad.txt:2: G of level 'node' is '1e999': expected a finite number >= 0"},
+        {"numa 1 1 1 1 1\nnode 1 2 3 4 5 4K\n",
+         "bad.txt:2: E of level 'node' is '4K': expected a finite number >= 0"},
+        {"numa 1 1 1 1 1\nnode 1 2 3 4 5 4096 -2.5\n",
+         "bad.txt:2: rdv of level 'node' is '-2.5': expected a finite number >= 0"},
+        {"numa 1 1 1 1 1\nnode 1 2 3 4 5 4096 2.5 nan\n",
+         "bad.txt:2: w of level 'node' is 'nan': expected a finite number >= 0"},
+        {"numa 1 1 1 1 1\nnode 1 2 3 4 5 6 7 8 9\n",
+         "bad.txt:2: level 'node' has 9 numbers, expected 5 to 8: L o_s o_r g G [E [rdv [w]]] "
+         "(microseconds; G in us/byte, E in bytes; comments after '#')"},
+        {"numa 1 1 1 1 1\nnode 1 2 3 4 5 extra columns\n",
+         "bad.txt:2: E of level 'node' is 'extra': expected a finite number >= 0"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tc_logp_table_t t, d;
@@ -217,10 +263,18 @@ static void test_env(void)
     tc_logp_table_defaults(&t);
     check(tc_logp_table_apply_env(&t, "L=1.2,o_s=0.3,o_r=0.3,g=0.2,G=0.0001", err, sizeof err) == 0,
           "global TC_LOGP");
-    tc_logp_t all = {1.2, 0.3, 0.3, 0.2, 0.0001};
-    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++)
+    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++) {
+        tc_logp_t all = five(1.2, 0.3, 0.3, 0.2, 0.0001, &d.level[i]);
         check(same_logp(&t.level[i], &all) && t.source[i] == TC_LOGP_SOURCE_ENV,
               "global sets every level");
+    }
+    tc_logp_table_defaults(&t);
+    check(tc_logp_table_apply_env(&t, "node:E=8192,rdv=6.5,w=4.25;E=0", err, sizeof err) == 0,
+          "TC_LOGP E, rdv, w");
+    check(t.level[TC_MODEL_LEVEL_NODE].E == 0 && t.level[TC_MODEL_LEVEL_NODE].rdv == 6.5 &&
+              t.level[TC_MODEL_LEVEL_NODE].w == 4.25 && t.level[TC_MODEL_LEVEL_CORE].E == 0 &&
+              t.level[TC_MODEL_LEVEL_CORE].rdv == d.level[TC_MODEL_LEVEL_CORE].rdv,
+          "TC_LOGP E, rdv, w values, in order");
 
     tc_logp_table_defaults(&t);
     check(tc_logp_table_apply_env(&t, " node : L = 0.3 , o_s=0.1 ; switch1:L=1.5;", err,
@@ -247,21 +301,22 @@ static void test_env(void)
         const char *spec, *msg;
     } bad[] = {
         {"node:L=0.3;switch1:X=1",
-         "TC_LOGP: unknown field 'X' in 'switch1:X=1' (accepted: L, o_s, o_r, g, G, "
-         "case-sensitive)"},
-        {"l=1", "TC_LOGP: unknown field 'l' in 'l=1' (accepted: L, o_s, o_r, g, G, "
+         "TC_LOGP: unknown field 'X' in 'switch1:X=1' (accepted: L, o_s, o_r, g, G, E, "
+         "rdv, w, case-sensitive)"},
+        {"l=1", "TC_LOGP: unknown field 'l' in 'l=1' (accepted: L, o_s, o_r, g, G, E, rdv, w, "
                 "case-sensitive)"},
         {"node:L=abc", "TC_LOGP: bad number 'abc' for L in 'node:L=abc': expected a finite "
-                       "number >= 0 (microseconds; G in us/byte)"},
+                       "number >= 0 (microseconds; G in us/byte, E in bytes)"},
         {"node:L=0.3;g=-1", "TC_LOGP: bad number '-1' for g in 'g=-1': expected a finite number "
-                            ">= 0 (microseconds; G in us/byte)"},
+                            ">= 0 (microseconds; G in us/byte, E in bytes)"},
         {"G=nan", "TC_LOGP: bad number 'nan' for G in 'G=nan': expected a finite number >= 0 "
-                  "(microseconds; G in us/byte)"},
+                  "(microseconds; G in us/byte, E in bytes)"},
         {"o_s=", "TC_LOGP: bad number '' for o_s in 'o_s=': expected a finite number >= 0 "
-                 "(microseconds; G in us/byte)"},
+                 "(microseconds; G in us/byte, E in bytes)"},
         {"nodes:L=1", "TC_LOGP: unknown level 'nodes' in 'nodes:L=1' (accepted: core, l2, l3, "
                       "numa, package (or socket), node, switch1..switch4, shm)"},
-        {"node:L", "TC_LOGP: 'L' in 'node:L' is not field=value (fields: L, o_s, o_r, g, G)"},
+        {"node:L",
+         "TC_LOGP: 'L' in 'node:L' is not field=value (fields: L, o_s, o_r, g, G, E, rdv, w)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tc_logp_table_defaults(&t);
@@ -284,6 +339,9 @@ static void test_roundtrip(const char *dir)
         t.level[i].o_r = 0;
         t.level[i].g = 1e6 + i / 7.0;
         t.level[i].G = 1e-7 / (i + 1);
+        t.level[i].E = i == 3 ? 0 : 4096.0 * i + 1.0 / 3.0;
+        t.level[i].rdv = 2.0 / (i + 7.0);
+        t.level[i].w = i * 0.3;
     }
     snprintf(path, sizeof path, "%s/roundtrip.logp", dir);
     check(tc_logp_table_write(&t, path, "test_model_logp\nsecond line 1 2 3 4 5") == 0, "write");
@@ -294,7 +352,7 @@ static void test_roundtrip(const char *dir)
         same &= same_logp(&t.level[i], &back.level[i]) && back.source[i] == TC_LOGP_SOURCE_FILE;
     check(same, "write then load gives the table back bit for bit");
     tc_logp_table_defaults(&t);
-    t.shm = (tc_logp_t){1.0 / 7.0, 0.0, 1e-9 / 3.0, 0.0185, 6.65e-5};
+    t.shm = (tc_logp_t){.L = 1.0 / 7.0, .o_s = 0.0, .o_r = 1e-9 / 3.0, .g = 0.0185, .G = 6.65e-5};
     check(tc_logp_table_write(&t, path, "shm round trip") == 0, "write with a shm row");
     tc_logp_table_defaults(&back);
     check(tc_logp_table_load_file(&back, path, err, sizeof err) == 0, "load the shm row");
@@ -332,7 +390,7 @@ static void test_shm(void)
     check(tc_logp_table_load_text(&t, "SHM 0.03 0.04 0.02 0.019 0.00007 # measured; x 1 2\n",
                                   "new.txt", err, sizeof err) == 0,
           "shm row loads");
-    const tc_logp_t want = {0.03, 0.04, 0.02, 0.019, 0.00007};
+    const tc_logp_t want = {.L = 0.03, .o_s = 0.04, .o_r = 0.02, .g = 0.019, .G = 0.00007};
     check(same_logp(&t.shm, &want) && t.shm_source == TC_LOGP_SOURCE_FILE, "shm row values");
     for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++)
         check(same_logp(&t.level[i], &d.level[i]), "a shm row changes no level");
@@ -366,7 +424,7 @@ static void test_shm(void)
     tc_logp_table_defaults(&t);
     check(tc_logp_table_apply_env(&t, "shm:X=1", err, sizeof err) == -1, "TC_LOGP shm bad field");
     check_msg(err,
-              "TC_LOGP: unknown field 'X' in 'shm:X=1' (accepted: L, o_s, o_r, g, G, "
+              "TC_LOGP: unknown field 'X' in 'shm:X=1' (accepted: L, o_s, o_r, g, G, E, rdv, w, "
               "case-sensitive)",
               "TC_LOGP shm bad field message");
     check(same_table(&t, &d), "bad TC_LOGP shm entry changes nothing");
