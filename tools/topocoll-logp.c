@@ -1026,6 +1026,22 @@ static void measure_shm(MPI_Comm pair, int is_a, const plan_t *pl, shm_result_t 
     MPI_Win_free(&win);
 }
 
+/* One row of a parameter table: name, median, q1 .. q3, min .. max, unit
+ * (@p fmt: the number format, wider for per-byte values). */
+static void print_stat_row(int namew, const char *name, const char *fmt, double med, double q1,
+                           double q3, double min, double max, const char *unit)
+{
+    char m[32], iqr[80], mm[80], a1[32], a2[32];
+    snprintf(m, sizeof m, fmt, med);
+    snprintf(a1, sizeof a1, fmt, q1);
+    snprintf(a2, sizeof a2, fmt, q3);
+    snprintf(iqr, sizeof iqr, "%s .. %s", a1, a2);
+    snprintf(a1, sizeof a1, fmt, min);
+    snprintf(a2, sizeof a2, fmt, max);
+    snprintf(mm, sizeof mm, "%s .. %s", a1, a2);
+    printf("%-*s %12s %25s %25s  %s\n", namew, name, m, iqr, mm, unit);
+}
+
 static void print_shm(int a, int b, const shm_result_t *r, int reps)
 {
     printf("\n## shm: flags in shared memory between ranks %d and %d (one node), %d "
@@ -1034,18 +1050,9 @@ static void print_shm(int a, int b, const shm_result_t *r, int reps)
     printf("delay D = %.2f us, clock reading %.3f us (taken off store, o_r, g_atomic)\n", r->delay,
            r->timer);
     printf("%-8s %12s %25s %25s  %s\n", "param", "median", "q1 .. q3", "min .. max", "unit");
-    for (int k = 0; k < NSHM; k++) {
-        const char *fmt = k == S_G ? "%.7f" : "%.4f";
-        char med[32], iqr[80], mm[80], a1[32], a2[32];
-        snprintf(med, sizeof med, fmt, r->med[k]);
-        snprintf(a1, sizeof a1, fmt, r->q1[k]);
-        snprintf(a2, sizeof a2, fmt, r->q3[k]);
-        snprintf(iqr, sizeof iqr, "%s .. %s", a1, a2);
-        snprintf(a1, sizeof a1, fmt, r->min[k]);
-        snprintf(a2, sizeof a2, fmt, r->max[k]);
-        snprintf(mm, sizeof mm, "%s .. %s", a1, a2);
-        printf("%-8s %12s %25s %25s  %s\n", shm_name[k], med, iqr, mm, k == S_G ? "us/byte" : "us");
-    }
+    for (int k = 0; k < NSHM; k++)
+        print_stat_row(8, shm_name[k], k == S_G ? "%.7f" : "%.4f", r->med[k], r->q1[k], r->q3[k],
+                       r->min[k], r->max[k], k == S_G ? "us/byte" : "us");
     printf("o_s = call = %.4f us (store reported only: see topocoll-logp.c)\n", r->med[S_OC]);
     printf("L = M - o_r: median %.4f, min .. max %.4f .. %.4f us\n", r->L_med, r->L_min, r->L_max);
     printf("g = max(g_burst, g_atomic) = %.4f us; g_stream (both adding at once) %.4f us is "
@@ -1184,19 +1191,9 @@ static void print_level(int lv, int a, int b, const result_t *r, int reps)
            "reading %.3f us (taken off o_s, o_r)\n",
            r->rtt, r->delay, r->timer);
     printf("%-5s %12s %25s %25s  %s\n", "param", "median", "q1 .. q3", "min .. max", "unit");
-    for (int k = 0; k < NPARAM; k++) {
-        const char *fmt = k == P_GB ? "%.6f" : "%.4f";
-        char med[32], iqr[80], mm[80], a1[32], a2[32];
-        snprintf(med, sizeof med, fmt, r->med[k]);
-        snprintf(a1, sizeof a1, fmt, r->q1[k]);
-        snprintf(a2, sizeof a2, fmt, r->q3[k]);
-        snprintf(iqr, sizeof iqr, "%s .. %s", a1, a2);
-        snprintf(a1, sizeof a1, fmt, r->min[k]);
-        snprintf(a2, sizeof a2, fmt, r->max[k]);
-        snprintf(mm, sizeof mm, "%s .. %s", a1, a2);
-        printf("%-5s %12s %25s %25s  %s\n", param_name[k], med, iqr, mm,
-               k == P_GB ? "us/byte" : "us");
-    }
+    for (int k = 0; k < NPARAM; k++)
+        print_stat_row(5, param_name[k], k == P_GB ? "%.6f" : "%.4f", r->med[k], r->q1[k], r->q3[k],
+                       r->min[k], r->max[k], k == P_GB ? "us/byte" : "us");
     if (r->med[P_GB] > 0)
         printf("G: %.2f GB/s at the median; fit R^2 median %.5f, min %.5f\n", 1e-3 / r->med[P_GB],
                r->r2_med, r->r2_min);

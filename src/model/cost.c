@@ -104,8 +104,11 @@ double tc_model_barrier_cost(tc_model_barrier_t alg, int P, int arity, const tc_
     }
 }
 
-tc_model_barrier_t tc_model_barrier_argmin(unsigned allowed, int P, int arity, const tc_logp_t *p,
-                                           double costs[TC_MODEL_BARRIER_LAST])
+/* The cheapest allowed algorithm under @p cost (ties keep the lower enum
+ * value); shared by the message and the shared-memory barrier argmins. */
+static tc_model_barrier_t
+barrier_argmin(double (*cost)(tc_model_barrier_t, int, int, const tc_logp_t *), unsigned allowed,
+               int P, int arity, const tc_logp_t *p, double costs[TC_MODEL_BARRIER_LAST])
 {
     const unsigned all = (1u << TC_MODEL_BARRIER_LAST) - 1;
     if ((allowed & all) == 0)
@@ -113,7 +116,7 @@ tc_model_barrier_t tc_model_barrier_argmin(unsigned allowed, int P, int arity, c
     tc_model_barrier_t best = TC_MODEL_BARRIER_LAST;
     double best_cost = HUGE_VAL;
     for (int a = 0; a < TC_MODEL_BARRIER_LAST; a++) {
-        double c = tc_model_barrier_cost((tc_model_barrier_t)a, P, arity, p);
+        double c = cost((tc_model_barrier_t)a, P, arity, p);
         if (costs != NULL)
             costs[a] = c;
         /* Strictly less: a tie keeps the lower enum value. */
@@ -123,6 +126,12 @@ tc_model_barrier_t tc_model_barrier_argmin(unsigned allowed, int P, int arity, c
         }
     }
     return best;
+}
+
+tc_model_barrier_t tc_model_barrier_argmin(unsigned allowed, int P, int arity, const tc_logp_t *p,
+                                           double costs[TC_MODEL_BARRIER_LAST])
+{
+    return barrier_argmin(tc_model_barrier_cost, allowed, P, arity, p, costs);
 }
 
 /* ---- Shared-memory barriers (flags in the segment) ---------------------- */
@@ -198,22 +207,7 @@ tc_model_barrier_t tc_model_shm_barrier_argmin(unsigned allowed, int P, int arit
                                                const tc_logp_t *shm,
                                                double costs[TC_MODEL_BARRIER_LAST])
 {
-    const unsigned all = (1u << TC_MODEL_BARRIER_LAST) - 1;
-    if ((allowed & all) == 0)
-        allowed = all;
-    tc_model_barrier_t best = TC_MODEL_BARRIER_LAST;
-    double best_cost = HUGE_VAL;
-    for (int a = 0; a < TC_MODEL_BARRIER_LAST; a++) {
-        double c = tc_model_shm_barrier_cost((tc_model_barrier_t)a, P, arity, shm);
-        if (costs != NULL)
-            costs[a] = c;
-        /* Strictly less: a tie keeps the lower enum value. */
-        if ((allowed & (1u << a)) && (best == TC_MODEL_BARRIER_LAST || c < best_cost)) {
-            best = (tc_model_barrier_t)a;
-            best_cost = c;
-        }
-    }
-    return best;
+    return barrier_argmin(tc_model_shm_barrier_cost, allowed, P, arity, shm, costs);
 }
 
 /* ---- LogGP costs of the per-level algorithms ----------------------------- */

@@ -17,14 +17,6 @@ static size_t tc_model_shm_first(size_t m, size_t f)
     return f == 0 || f > m ? m : f;
 }
 
-void tc_model_shm_from_logp(const tc_logp_t *p, tc_model_shm_t *out)
-{
-    out->t = p->G;
-    out->t_w = p->L + p->o_r;
-    out->t_ws = p->L + p->o_r;
-    out->t_a = p->L;
-}
-
 void tc_model_shm_from_shm_row(const tc_logp_t *shm, tc_model_shm_t *out)
 {
     out->t = shm->G / 2;

@@ -45,15 +45,7 @@ typedef struct tc_model_shm_red_cfg {
     int tree_arity;    /* TC_SHM_REDUCE_TREE_ARITY (clamped to 2..64 as reduce.c does) */
 } tc_model_shm_red_cfg_t;
 
-/* Paper 000's symbols from one level's LogP/LogGP parameters (the level whose
- * groups share the segment): t = G (the LogGP gap per byte of a large message
- * is one copy of it), t_w = t_ws = L + o_r (one flag travels like the
- * shortest message: its latency, plus the reader's cost of taking it in),
- * t_a = L (a store that a waiting process will read: one line transfer, no
- * reception work on the writer's side). */
-void tc_model_shm_from_logp(const tc_logp_t *p, tc_model_shm_t *out);
-
-/* The same from the LogP table's shm row (logp.h: one flag through shared
+/* Paper 000's symbols from the LogP table's shm row (logp.h: one flag through shared
  * memory; G = copy-in plus copy-out per byte): t = G / 2, t_w = t_ws =
  * L + o_r (one flag hop), t_a = g (a fetch-add on a line another process
  * wrote last). What TC_Comm_predict uses for segments. */
