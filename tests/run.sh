@@ -80,7 +80,11 @@ run_suite() { # name, build dir, cmake args...
   grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|Total Test time' "$log" | tail -60
   if [ $rc != 0 ]; then
     sed -n '/The following tests FAILED/,$p' "$log"
-    grep -B2 -A40 -E '\*\*\*Failed|\*\*\*Timeout|\(Failed\)' "$log" | head -200 || true
+    # The whole output of each failed test (up to 400 lines each): a cut
+    # after 40 lines once hid why a measurement tool's regex did not match.
+    awk '/^ *[0-9]+\/[0-9]+ Test +#/ { show = ($0 ~ /\*\*\*(Failed|Timeout|Exception)/); n = 0 }
+         /^ +Start +[0-9]+: / { show = 0 }
+         show && n++ < 400' "$log" || true
   fi
   local p f
   p=$(grep -cE '^ *[0-9]+/[0-9]+ Test .*(Passed|Not Run|Skipped)' "$log" || true)
