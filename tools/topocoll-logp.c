@@ -423,9 +423,11 @@ static double eager_probe(MPI_Comm comm, int peer, int is_a, char *buf, int *s, 
 }
 
 /* The eager limit E and the rendezvous step rdv (model/logp.h), on a:
- * one-way times of a ping-pong over 1 KiB .. 256 KiB (sqrt(2) apart); the
- * largest jump above the LogGP line (t(s') - t(s) - G (s' - s), G measured
- * above) locates the step; if it is at least 0.25 us and 20% of t(s), a
+ * one-way times of a ping-pong over 1 KiB .. 256 KiB (sqrt(2) apart); of the
+ * jumps above the LogGP line (t(s') - t(s) - G (s' - s), G measured above)
+ * of at least 0.25 us and 20% of t(s), the relatively largest locates the
+ * step (tc_logp_eager_step; the absolutely largest was once the noise
+ * between 185 and 256 KiB, so Open MPI's 4 KiB step went unseen), and a
  * bisection between s and s' to 8 bytes finds E (the largest size still
  * eager), and rdv = t(just above E) - t(E), each the minimum of 3 probes.
  * No such jump: E = 0 (no rendezvous below 256 KiB, or none at all). */
@@ -439,16 +441,8 @@ static void measure_eager(MPI_Comm comm, int peer, int is_a, char *big, double G
         sz[k] = s;
         t[k] = eager_probe(comm, peer, is_a, big, &s, quick);
     }
-    int kmax = -1;
-    double dmax = 0;
-    for (int k = 0; is_a && k + 1 < EAGER_NSIZES; k++) {
-        double d = t[k + 1] - t[k] - G * (sz[k + 1] - sz[k]);
-        if (d > dmax) {
-            dmax = d;
-            kmax = k;
-        }
-    }
-    int found = is_a && kmax >= 0 && dmax >= 0.25 && dmax >= 0.2 * t[kmax];
+    int kmax = is_a ? tc_logp_eager_step(sz, t, EAGER_NSIZES, G, 0.25, 0.2) : -1;
+    int found = kmax >= 0;
     if (is_a)
         MPI_Send(&found, 1, MPI_INT, peer, TAG_RES, comm);
     else

@@ -521,3 +521,20 @@ int tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *
     }
     return 0;
 }
+
+int tc_logp_eager_step(const double *sz, const double *t, int n, double G, double min_us,
+                       double min_rel)
+{
+    int best = -1;
+    double best_rel = 0;
+    for (int k = 0; k + 1 < n; k++) {
+        double d = t[k + 1] - t[k] - G * (sz[k + 1] - sz[k]);
+        if (!(t[k] > 0) || d < min_us || d < min_rel * t[k])
+            continue;
+        if (d / t[k] > best_rel) {
+            best_rel = d / t[k];
+            best = k;
+        }
+    }
+    return best;
+}

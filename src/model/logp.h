@@ -145,4 +145,14 @@ int tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, siz
  * e.g. "topocoll-logp, np=2, Open MPI"). Returns 0 or -1 (errno set). */
 int tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *origin);
 
+/* The eager-limit step in a ping-pong series (topocoll-logp): one-way times
+ * @p t[0..n-1] at increasing sizes @p sz. The step from k to k + 1 is the
+ * time above the LogGP line, d = t[k+1] - t[k] - G (sz[k+1] - sz[k]). It
+ * counts if d >= @p min_us and d >= @p min_rel * t[k]; of those, the one
+ * with the largest d / t[k] is the switch to rendezvous (it multiplies a
+ * small message's time, while a G fitted over larger sizes leaves absolute
+ * excesses of several us between the largest sizes). Returns k, or -1. */
+int tc_logp_eager_step(const double *sz, const double *t, int n, double G, double min_us,
+                       double min_rel);
+
 #endif /* TC_MODEL_LOGP_H */

@@ -430,6 +430,50 @@ static void test_shm(void)
     check(same_table(&t, &d), "bad TC_LOGP shm entry changes nothing");
 }
 
+/* tc_logp_eager_step: the step of a protocol switch is found where the
+ * largest absolute excess over the LogGP line is elsewhere. */
+static void test_eager_step(void)
+{
+    /* Open MPI 4.1 vader, np=2 (topocoll-logp on the CI machine): the step
+     * from 2896 to 4096 bytes is 2 us, but G fitted over 64 KiB..4 MiB
+     * (1.04e-4) leaves 3.6 us between 185 and 256 KiB. Before the relative
+     * criterion that pair was taken, failed the 20% test, and E came out 0. */
+    const double sz[] = {1024,  1448,  2048,  2896,  4096,  5792,   8192,   11585, 16384,
+                         23170, 32768, 46340, 65536, 92681, 131072, 185363, 262144};
+    const double t[] = {0.230, 0.270, 0.298, 0.412,  2.454,  2.584,  3.243,  3.646, 4.662,
+                        5.529, 7.188, 9.160, 12.202, 16.250, 22.310, 30.586, 42.208};
+    const int n = (int)(sizeof sz / sizeof sz[0]);
+    check(tc_logp_eager_step(sz, t, n, 1.04e-4, 0.25, 0.2) == 3, "eager step at 2896 -> 4096");
+
+    /* The same series on the LogGP line alone (no step): none found, though
+     * every pair's absolute excess above a too-small G is over 0.25 us at
+     * the large sizes, none is 20% of its time. */
+    double lin[17];
+    for (int k = 0; k < n; k++)
+        lin[k] = 0.2 + 1.6e-4 * sz[k];
+    check(tc_logp_eager_step(sz, lin, n, 1.04e-4, 0.25, 0.2) == -1, "no step on a line");
+
+    /* A step below the absolute threshold (0.1 us) does not count; one of
+     * 0.3 us that is 20% of its time does. */
+    double small[17];
+    for (int k = 0; k < n; k++)
+        small[k] = 0.2 + 1e-4 * sz[k] + (k >= 5 ? 0.1 : 0);
+    check(tc_logp_eager_step(sz, small, n, 1e-4, 0.25, 0.2) == -1, "0.1 us step too small");
+    for (int k = 5; k < n; k++)
+        small[k] += 0.2;
+    check(tc_logp_eager_step(sz, small, n, 1e-4, 0.25, 0.2) == 4, "0.3 us step found");
+
+    /* Two candidates: the relatively larger wins (MPICH-like: a 3 us step at
+     * 8 KiB and a 6 us bump at 128 KiB, 26% of the time there, which counts
+     * too: absolutely larger, relatively smaller). */
+    double two[17];
+    for (int k = 0; k < n; k++)
+        two[k] = 0.3 + 1.5e-4 * sz[k] + (k >= 7 ? 3.0 : 0) + (k >= 15 ? 6.0 : 0);
+    check(tc_logp_eager_step(sz, two, n, 1.5e-4, 0.25, 0.2) == 6, "relatively larger step wins");
+    check(tc_logp_eager_step(sz, two, 1, 1.5e-4, 0.25, 0.2) == -1, "one size: no pair");
+    check(tc_logp_eager_step(sz, two, 0, 1.5e-4, 0.25, 0.2) == -1, "no sizes");
+}
+
 int main(void)
 {
     char dir[] = "/tmp/tc-model-logp-XXXXXX";
@@ -445,6 +489,7 @@ int main(void)
     test_env();
     test_roundtrip(dir);
     test_shm();
+    test_eager_step();
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
