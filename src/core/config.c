@@ -131,7 +131,17 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
                                 "reader pulls it cache to cache), stream (non-temporal stores "
                                 "through memory), or auto (each process times both on its own "
                                 "calls and keeps the cheaper, re-timing the other every 32 "
-                                "calls). Local: processes may differ; results do not."},
+                                "calls of each size class). Local: processes may differ; results "
+                                "do not."},
+    [TC_CFG_SHM_BCAST_COPY] = {"TC_SHM_BCAST_COPY", TC_CFG_TYPE_ENUM, "auto", "auto,memcpy,stream",
+                               0, 0,
+                               "How the root of a shared-memory Bcast of at least 256 KiB (a "
+                               "contiguous buffer) copies it into its queue: memcpy, stream "
+                               "(non-temporal stores), or auto: messages larger than the queue "
+                               "(which stream through TC_SHM_STREAM_BYTES) are timed per size "
+                               "class as for TC_SHM_REDUCE_COPY, from the moment the readers "
+                               "free the first bank; smaller ones use memcpy. Local: processes "
+                               "may differ."},
     [TC_CFG_HIER] = {"TC_HIER", TC_CFG_TYPE_BOOL, "1", NULL, 0, 1,
                      "Use the hierarchical algorithms on communicators that span several nodes or "
                      "whose levels TC_LOCALITY_FILE poses; 0 ignores TC_LOCALITY_FILE and leaves "

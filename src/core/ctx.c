@@ -362,6 +362,7 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     ctx->shm_params.reduce_tree_arity = (int)v[TC_AGREE_RTREE_ARITY];
     /* Local: each process's copy choice changes only its own speed. */
     ctx->shm_params.reduce_copy = (int)tc_config_int(TC_CFG_SHM_REDUCE_COPY);
+    ctx->shm_params.bcast_copy = (int)tc_config_int(TC_CFG_SHM_BCAST_COPY);
     ctx->shm_params.lock_scheme = (tc_lock_scheme_t)v[TC_AGREE_LOCK_SCHEME];
 
     static bool logged_multinode, logged_shm_off;

@@ -37,14 +37,15 @@ static inline size_t tc_min_size(size_t a, size_t b)
     return a < b ? a : b;
 }
 
-/* Root side: bytes [off, off + n) of the message into dst. */
-static inline void tc_shm_copy_in(const tc_shm_copier_t *c, const char *data, size_t off, char *dst,
-                                  size_t n)
+/* Root side: bytes [off, off + n) of the message into dst (a contiguous
+ * message with the copy @p how chose, copy.h). */
+static inline void tc_shm_copy_in(const tc_shm_copier_t *c, const tc_shm_copy_choice_t *how,
+                                  const char *data, size_t off, char *dst, size_t n)
 {
     if (c)
         c->gather(c->state, dst, n);
     else
-        memcpy(dst, data + off, n);
+        tc_shm_copy(how, dst, data + off, n);
 }
 
 /* Reader side: src into bytes [off, off + n) of the message. */
@@ -131,7 +132,7 @@ static void tc_shm_bcast_inline(tc_shm_comm_t *s, char *buf, size_t nbytes, int 
     if (s->rank == root) {
         tc_shm_bcast_wait_bank_free(s, u);
         if (copier) {
-            tc_shm_copy_in(copier, buf, 0, staged, nbytes);
+            copier->gather(copier->state, staged, nbytes);
             src = staged;
         }
     } else {
@@ -176,6 +177,20 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
     char *queue = tc_shm_queue(s, root);
     char *data = buf;
     size_t off = 0;
+    /* The root's copy of a contiguous message larger than the queue, which
+     * streams through the window: memcpy or streaming stores, by its own
+     * timing (copy.h). It runs at most a window ahead of the slowest reader,
+     * so from the moment they free the first bank of this message (a late
+     * arrival is over) its time is theirs. A message that fits in the queue
+     * is copied in without waiting for its readers, so the root's time says
+     * nothing about theirs: memcpy, unless streaming is forced. */
+    const bool streaming = bank_bytes < bank_span;
+    const uint64_t first_reuse = s->uses + (uint64_t)q;
+    int setting = s->rank == root && !copier ? s->bcast_copy : TC_SHM_COPY_MEMCPY;
+    if (setting == TC_SHM_COPY_AUTO && !streaming)
+        setting = TC_SHM_COPY_MEMCPY;
+    tc_shm_copy_choice_t how;
+    tc_shm_copy_begin(&how, setting, TC_SHM_COPY_USE_BCAST, nbytes);
 
     while (off < nbytes) {
         const uint64_t u = s->uses;
@@ -187,9 +202,11 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
 
         if (s->rank == root) {
             tc_shm_bcast_wait_bank_free(s, u);
+            if (u == first_reuse)
+                tc_shm_copy_restart(&how, nbytes - off);
             for (uint64_t k = 0; k < nfrag; k++) {
                 size_t len = tc_min_size(f, nbytes - off);
-                tc_shm_copy_in(copier, data, off, slots + k * f, len); /* C_k */
+                tc_shm_copy_in(copier, &how, data, off, slots + k * f, len); /* C_k */
                 tc_shm_bcast_notify(s, children, nchildren, bank, base + k + 1);
                 off += len;
             }
@@ -213,4 +230,5 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
          * of the root of bank use u + q; our reads of its buffers are done. */
         tc_store_release_u64(tc_shm_done(s, s->rank), u + 1);
     }
+    tc_shm_copy_end(&how);
 }

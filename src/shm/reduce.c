@@ -76,7 +76,7 @@
  *
  * How a publisher copies a large message into its slots is its own choice
  * (the readers see the same bytes either way), made per process and per
- * thread from what the previous calls cost (tc_red_copy_choose()): a plain
+ * thread from what the previous calls cost (copy.h): a plain
  * memcpy leaves the fragment dirty in the publisher's cache, so the reader
  * pulls it cache to cache; non-temporal stores send it to memory and the
  * reader gets it from there. Which is faster depends on where the two cores
@@ -90,14 +90,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
-#include <time.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#define TC_RED_HAVE_STREAM 1
-#else
-#define TC_RED_HAVE_STREAM 0
-#endif
 
+#include "copy.h"
 #include "params.h"
 #include "segment.h"
 
@@ -170,112 +164,13 @@ static inline void tc_red_finish(tc_shm_comm_t *s, int which, uint64_t k)
     tc_store_release_u64(tc_red_line(s, s->rank, which), k + 1);
 }
 
-/* Messages of at least this many bytes choose their publication copy by
- * measurement (header comment); smaller ones stay in the caches anyway, and
- * the clock reads would show. */
-#define TC_RED_STREAM_MIN ((size_t)256 * 1024)
-/* Every this many eligible calls the copy not in use is timed again, so a
- * change of the machine's state is seen even when the other signal (the
- * copy in use getting slower than the other's estimate) does not fire. */
-#define TC_RED_STREAM_PROBE 32
-
-enum { TC_RED_COPY_CACHED, TC_RED_COPY_STREAM, TC_RED_COPY_LAST };
-
-/* Per thread (no sharing, no races): ns per byte of a whole call with each
- * copy (0: not measured yet), and the eligible calls so far. */
-static _Thread_local struct {
-    double ns_per_byte[TC_RED_COPY_LAST];
-    unsigned calls;
-} tc_red_copy_stats;
-
-/* The copy for the next eligible call: the cheaper estimate; each copy is
- * measured first (after one unmeasured warm-up call: first touches of the
- * user's buffers would count against the first copy tried), then the other
- * one every TC_RED_STREAM_PROBE calls. *probe: this call measures the copy
- * not in use. */
-static int tc_red_copy_choose(const tc_shm_comm_t *s, bool *probe)
-{
-    const double *e = tc_red_copy_stats.ns_per_byte;
-    *probe = false;
-    /* TC_SHM_REDUCE_COPY fixed: nothing to measure. */
-    if (s->reduce_copy == TC_SHM_REDUCE_COPY_MEMCPY || !TC_RED_HAVE_STREAM)
-        return TC_RED_COPY_CACHED;
-    if (s->reduce_copy == TC_SHM_REDUCE_COPY_STREAM)
-        return TC_RED_COPY_STREAM;
-    const unsigned n = tc_red_copy_stats.calls++;
-    if (!TC_RED_HAVE_STREAM || n == 0 || e[TC_RED_COPY_CACHED] == 0.0)
-        return TC_RED_COPY_CACHED;
-    if (e[TC_RED_COPY_STREAM] == 0.0)
-        return TC_RED_COPY_STREAM;
-    const int best = e[TC_RED_COPY_STREAM] < e[TC_RED_COPY_CACHED];
-    *probe = n % TC_RED_STREAM_PROBE == 0;
-    return *probe ? !best : best;
-}
-
-/* A call with copy @p which took @p ns for @p nbytes. A probe replaces the
- * other copy's stale estimate; the copy in use keeps a moving average
- * (weight 1/2 on the new sample), so when the machine's state changes it
- * passes the other's estimate within a call or two and the choice flips;
- * one call slowed by load costs at most one call with the other copy. */
-static void tc_red_copy_record(int which, bool probe, double ns, size_t nbytes)
-{
-    double *e = &tc_red_copy_stats.ns_per_byte[which];
-    const double sample = ns / (double)nbytes;
-    if (tc_red_copy_stats.calls == 1)
-        return; /* the warm-up call */
-    *e = *e == 0.0 || probe ? sample : 0.5 * (*e + sample);
-}
-
-static inline double tc_red_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-/* memcpy through non-temporal stores: the lines go to memory instead of
- * staying dirty in this core's cache. */
-static void tc_red_copy_stream(char *dst, const char *src, size_t n)
-{
-#if TC_RED_HAVE_STREAM
-    const size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
-    if (n < head + 64) {
-        memcpy(dst, src, n);
-        return;
-    }
-    memcpy(dst, src, head);
-    dst += head;
-    src += head;
-    n -= head;
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        const __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
-        const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 16));
-        const __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 32));
-        const __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 48));
-        _mm_stream_si128((__m128i *)(void *)(dst + i), a);
-        _mm_stream_si128((__m128i *)(void *)(dst + i + 16), b);
-        _mm_stream_si128((__m128i *)(void *)(dst + i + 32), c);
-        _mm_stream_si128((__m128i *)(void *)(dst + i + 48), d);
-    }
-    memcpy(dst + i, src + i, n - i);
-    /* Streaming stores are weakly ordered: the release store of rseq that
-     * follows in tc_red_publish() must not become visible before them. */
-    _mm_sfence();
-#else
-    memcpy(dst, src, n);
-#endif
-}
-
-/* P: fragment k of this process's contribution into its slot, copied with
- * @p copy (TC_RED_COPY_*). */
-static void tc_red_publish(tc_shm_comm_t *s, uint64_t k, const char *src, size_t len, int copy)
+/* P: fragment k of this process's contribution into its slot, copied as
+ * @p copy chose (copy.h). */
+static void tc_red_publish(tc_shm_comm_t *s, uint64_t k, const char *src, size_t len,
+                           const tc_shm_copy_choice_t *copy)
 {
     tc_red_wait_free(s, k, (uint64_t)s->layout.rslots, TC_SHM_RLINE_DONE, s->seen_rdone);
-    if (copy == TC_RED_COPY_STREAM)
-        tc_red_copy_stream(tc_red_contrib(s, s->rank, k), src, len);
-    else
-        memcpy(tc_red_contrib(s, s->rank, k), src, len);
+    tc_shm_copy(copy, tc_red_contrib(s, s->rank, k), src, len);
     /* release: pairs with the acquire in tc_red_contribution(). */
     tc_store_release_u64(tc_red_line(s, s->rank, TC_SHM_RLINE_SEQ), k + 1);
 }
@@ -575,18 +470,16 @@ int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t n
     uint64_t published = 0;
     /* Only a publisher's copy is chosen, so only publishers measure (and
      * only when the choice is theirs: TC_SHM_REDUCE_COPY=auto). */
-    const bool large = publishes && nbytes >= TC_RED_STREAM_MIN;
-    bool probe = false;
-    const int copy = large ? tc_red_copy_choose(s, &probe) : TC_RED_COPY_CACHED;
-    const bool measured = large && TC_RED_HAVE_STREAM && s->reduce_copy == TC_SHM_REDUCE_COPY_AUTO;
-    const double t0 = measured ? tc_red_now_ns() : 0.0;
+    tc_shm_copy_choice_t copy;
+    tc_shm_copy_begin(&copy, publishes ? s->reduce_copy : TC_SHM_COPY_MEMCPY,
+                      TC_SHM_COPY_USE_REDUCE, nbytes);
 
     for (uint64_t j = 0; j < nfrag; j++) {
         const uint64_t k = base + j;
         const size_t off = (size_t)j * f, len = tc_red_min(f, nbytes - off), n = len / e;
         while (publishes && published < nfrag && published <= j + ahead) {
             size_t poff = (size_t)published * f;
-            tc_red_publish(s, base + published, mine + poff, tc_red_min(f, nbytes - poff), copy);
+            tc_red_publish(s, base + published, mine + poff, tc_red_min(f, nbytes - poff), &copy);
             published++;
         }
         /* Our own operand: the send buffer, or the staged copy. */
@@ -637,7 +530,6 @@ int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t n
         tc_red_tree_down(s, base + j, (char *)recvbuf + doff, tc_red_min(f, nbytes - doff));
     }
     s->red_frags = base + nfrag;
-    if (measured)
-        tc_red_copy_record(copy, probe, tc_red_now_ns() - t0, nbytes);
+    tc_shm_copy_end(&copy);
     return 0;
 }

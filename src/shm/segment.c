@@ -243,6 +243,7 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
         s->reduce_tree_max = params->reduce_tree_max;
         s->reduce_tree_arity = params->reduce_tree_arity;
         s->reduce_copy = params->reduce_copy;
+        s->bcast_copy = params->bcast_copy;
         if (tc_shm_layout_compute_full(&s->layout, p, params->S, params->q, params->f,
                                        params->reduce_slots,
                                        params->reduce_slot_bytes / TC_CACHELINE * TC_CACHELINE,

@@ -29,6 +29,7 @@
 #include "../core/redop.h"
 #include "../core/wait.h"
 #include "../locks/rwlock.h"
+#include "copy.h"
 #include "layout.h"
 #include "tree.h"
 
@@ -48,13 +49,10 @@ typedef struct tc_shm_params {
     size_t reduce_tree_max;   /* TC_SHM_REDUCE_TREE_MAX: fragments of at most this many bytes
                                  go up a tree of partial results (p > 2); 0: never */
     int reduce_tree_arity;    /* TC_SHM_REDUCE_TREE_ARITY: children per process in that tree */
-    int reduce_copy;          /* TC_SHM_REDUCE_COPY: TC_SHM_REDUCE_COPY_* (local, not agreed) */
+    int reduce_copy;          /* TC_SHM_REDUCE_COPY: TC_SHM_COPY_* (local, not agreed) */
+    int bcast_copy;           /* TC_SHM_BCAST_COPY: TC_SHM_COPY_* (local, not agreed) */
     tc_lock_scheme_t lock_scheme; /* TC_LOCK_SCHEME: the node store's lock (store.h) */
 } tc_shm_params_t;
-
-/* reduce_copy: how a process publishes its part of a large reduction (the
- * values of the enum TC_SHM_REDUCE_COPY, in its order). */
-enum { TC_SHM_REDUCE_COPY_AUTO, TC_SHM_REDUCE_COPY_MEMCPY, TC_SHM_REDUCE_COPY_STREAM };
 
 /* Local policy (not agreed: a local failure is agreed afterwards). */
 typedef struct tc_shm_policy {
@@ -87,7 +85,8 @@ typedef struct tc_shm_comm {
     size_t reduce_slice_min; /* slice-combine fragments of at least this (p > 2) */
     size_t reduce_tree_max;  /* tree-combine fragments of at most this (p > 2); 0: never */
     int reduce_tree_arity;   /* children per process in the reduction tree */
-    int reduce_copy;         /* TC_SHM_REDUCE_COPY_*: this process's publication copy */
+    int reduce_copy;         /* TC_SHM_COPY_*: this process's publication copy (copy.h) */
+    int bcast_copy;          /* TC_SHM_COPY_*: its copy-in as a Bcast root (copy.h) */
     /* Barrier state (barrier/shm_barrier.c), identical on every process. */
     uint64_t bar_epoch;   /* barriers (or arrive/release pairs) completed on this segment */
     uint64_t bar_central; /* of which central-counter barriers (the counter's target is

@@ -348,9 +348,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--copy") && i + 1 < argc) {
             /* The publication copy of messages >= 256 KiB (reduce.c). */
             const char *c = argv[++i];
-            params.reduce_copy = !strcmp(c, "memcpy")   ? TC_SHM_REDUCE_COPY_MEMCPY
-                                 : !strcmp(c, "stream") ? TC_SHM_REDUCE_COPY_STREAM
-                                                        : TC_SHM_REDUCE_COPY_AUTO;
+            params.reduce_copy = !strcmp(c, "memcpy")   ? TC_SHM_COPY_MEMCPY
+                                 : !strcmp(c, "stream") ? TC_SHM_COPY_STREAM
+                                                        : TC_SHM_COPY_AUTO;
         }
     }
     MPI_Type_contiguous(4, MPI_UINT32_T, &mat_type);
