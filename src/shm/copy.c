@@ -92,18 +92,18 @@ void tc_shm_copy_begin(tc_shm_copy_choice_t *c, int setting, tc_shm_copy_use_t u
     c->cls = tc_shm_copy_class(nbytes);
     const tc_shm_copy_est_t *e = tc_shm_copy_stats.est[use][c->cls];
     const unsigned n = tc_shm_copy_stats.calls[use][c->cls]++;
-    c->measured = n > 0;
-    c->t0_ns = tc_shm_copy_now_ns();
     if (n == 0)
-        return;
+        return; /* the warm-up: memcpy, not timed */
+    c->measured = true;
     if (e[TC_COPY_CACHED].n < TC_SHM_COPY_WINDOW || e[TC_COPY_STREAM].n < TC_SHM_COPY_WINDOW) {
         c->stream = e[TC_COPY_STREAM].n < e[TC_COPY_CACHED].n;
-        return;
+    } else {
+        const bool best_stream =
+            tc_shm_copy_estimate(&e[TC_COPY_STREAM]) < tc_shm_copy_estimate(&e[TC_COPY_CACHED]);
+        const bool probe = n % TC_SHM_COPY_PROBE == 0; /* time the copy not in use */
+        c->stream = probe ? !best_stream : best_stream;
     }
-    const bool best_stream =
-        tc_shm_copy_estimate(&e[TC_COPY_STREAM]) < tc_shm_copy_estimate(&e[TC_COPY_CACHED]);
-    c->probe = n % TC_SHM_COPY_PROBE == 0;
-    c->stream = c->probe ? !best_stream : best_stream;
+    c->t0_ns = tc_shm_copy_now_ns();
 }
 
 void tc_shm_copy_restart(tc_shm_copy_choice_t *c, size_t nbytes_left)

@@ -47,7 +47,6 @@ typedef enum {
 typedef struct tc_shm_copy_choice {
     bool stream;   /* copy with non-temporal stores (tc_shm_copy()) */
     bool measured; /* this call's time goes into the estimates */
-    bool probe;    /* this call times the copy not in use */
     int use, cls;
     size_t nbytes;
     double t0_ns;
