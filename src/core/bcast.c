@@ -101,6 +101,19 @@ int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm com
         tc_stats_count(TC_OP_BCAST, ctx->bcast_path);
         return PMPI_Bcast(buf, count, datatype, root, comm);
     }
+    /* Large messages: the library's path or the MPI's own, whichever the
+     * race (race.h) has measured faster (the bytes are the same). */
+    tc_race_call_t race;
+    tc_race_impl_t impl;
+    if ((rc = tc_race_begin(&ctx->race, ctx->bcast_path == TC_PATH_SHM ? ctx->shm : NULL, ctx->priv,
+                            TC_OP_BCAST, nbytes, true, &race, &impl)) != MPI_SUCCESS)
+        return tc_ctx_error(comm, rc, "TC_Bcast failed");
+    if (impl == TC_RACE_PMPI) {
+        tc_stats_count(TC_OP_BCAST, TC_PATH_PMPI_RACE);
+        rc = PMPI_Bcast(buf, count, datatype, root, comm);
+        tc_race_end(&ctx->race, &race);
+        return rc;
+    }
     MPI_Aint lb;
     if (tc_datatype_is_contiguous(datatype, count, &lb)) {
         /* Integer arithmetic: with MPI_BOTTOM, lb is an absolute address. */
@@ -122,6 +135,7 @@ int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm com
             rc = tc_bcast_packed(ctx, buf, count, datatype, root, nbytes);
         }
     }
+    tc_race_end(&ctx->race, &race);
     tc_stats_count(TC_OP_BCAST, ctx->bcast_path);
     if (rc != MPI_SUCCESS)
         return tc_ctx_error(comm, rc, "TC_Bcast failed");

@@ -142,6 +142,17 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
                                "class as for TC_SHM_REDUCE_COPY, from the moment the readers "
                                "free the first bank; smaller ones use memcpy. Local: processes "
                                "may differ."},
+    [TC_CFG_PMPI_RACE_MIN] =
+        {"TC_PMPI_RACE_MIN", TC_CFG_TYPE_SIZE, "64K", NULL, 0, 1 * GiB,
+         "TC_Bcast, TC_Reduce and TC_Allreduce of at least this many bytes time the "
+         "library's path and the MPI's own on the caller's calls, per size class (powers "
+         "of two), and use the faster: both alternate for the first calls of a class, "
+         "then the faster runs, the other again every 32nd call (every 256th when it was "
+         "1.5x slower or more). Times are agreed over the processes, so all run the same "
+         "one. Reductions race only when every algorithm gives the same bits: integer and "
+         "logical operations, and on two processes sums and products of floats and "
+         "doubles; other floating-point reductions always take the library's path. 0: "
+         "never race."},
     [TC_CFG_HIER] = {"TC_HIER", TC_CFG_TYPE_BOOL, "1", NULL, 0, 1,
                      "Use the hierarchical algorithms on communicators that span several nodes or "
                      "whose levels TC_LOCALITY_FILE poses; 0 ignores TC_LOCALITY_FILE and leaves "

@@ -49,6 +49,7 @@ typedef enum {
     TC_CFG_SHM_REDUCE_TREE_ARITY, /* int: children per process in that tree */
     TC_CFG_SHM_REDUCE_COPY, /* enum auto,memcpy,stream: publication copy of large reductions */
     TC_CFG_SHM_BCAST_COPY,  /* enum auto,memcpy,stream: the root's copy-in of large broadcasts */
+    TC_CFG_PMPI_RACE_MIN,   /* size: messages from here race the MPI's own (0 = never) */
     TC_CFG_HIER,            /* bool: hierarchical algorithms across nodes / posed levels */
     TC_CFG_HIER_LEVELS,     /* string: enabled levels (tc_hier_levels_parse) */
     TC_CFG_NETWORK_TOPOLOGY_FILE, /* string: path of the network file, "" = none */

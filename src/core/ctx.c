@@ -140,6 +140,7 @@ enum {
     TC_AGREE_SHM_BARRIER,
     TC_AGREE_SHM_BARRIER_ARITY,
     TC_AGREE_LOCK_SCHEME,
+    TC_AGREE_RACE_MIN,
     TC_AGREE_LAST
 };
 static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
@@ -160,7 +161,8 @@ static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
                                                           "TC_BARRIER_ARITY",
                                                           "TC_SHM_BARRIER",
                                                           "TC_SHM_BARRIER_ARITY",
-                                                          "TC_LOCK_SCHEME"};
+                                                          "TC_LOCK_SCHEME",
+                                                          "TC_PMPI_RACE_MIN"};
 _Static_assert((int)TC_LOCK_SCHEME_CFG_LAST == (int)TC_LOCK_SCHEME_LAST &&
                    (int)TC_LOCK_SCHEME_CFG_N_MCS == (int)TC_LOCK_SCHEME_N_MCS &&
                    (int)TC_LOCK_SCHEME_CFG_RWLOCK == (int)TC_LOCK_SCHEME_RWLOCK,
@@ -214,6 +216,7 @@ static void tc_ctx_propose(const tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
     v[TC_AGREE_SHM_BARRIER] = tc_config_int(TC_CFG_SHM_BARRIER);
     v[TC_AGREE_SHM_BARRIER_ARITY] = tc_config_int(TC_CFG_SHM_BARRIER_ARITY);
     v[TC_AGREE_LOCK_SCHEME] = tc_config_int(TC_CFG_LOCK_SCHEME);
+    v[TC_AGREE_RACE_MIN] = tc_config_int(TC_CFG_PMPI_RACE_MIN);
 }
 
 /* One allreduce gives each value's minimum and maximum (MAX over v and -v).
@@ -364,6 +367,8 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     ctx->shm_params.reduce_copy = (int)tc_config_int(TC_CFG_SHM_REDUCE_COPY);
     ctx->shm_params.bcast_copy = (int)tc_config_int(TC_CFG_SHM_BCAST_COPY);
     ctx->shm_params.lock_scheme = (tc_lock_scheme_t)v[TC_AGREE_LOCK_SCHEME];
+    /* The minimum: a rank that set 0 switches the race off for all. */
+    tc_race_init(&ctx->race, (size_t)v[TC_AGREE_RACE_MIN]);
 
     static bool logged_multinode, logged_shm_off;
     int seg_failed = 0;

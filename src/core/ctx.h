@@ -13,6 +13,7 @@
 
 #include "../hier/hier.h"
 #include "../shm/segment.h"
+#include "race.h"
 #include "select.h"
 #include "stats.h"
 #include "wait.h"
@@ -36,6 +37,8 @@ typedef struct tc_ctx {
     tc_shm_params_t shm_params; /* the agreed values */
     tc_logp_table_t logp;       /* rank 0's LogP/LogGP parameters (select.h) */
     tc_barrier_plan_t barrier;  /* TC_Barrier's algorithms, chosen at creation */
+    tc_race_t race;             /* large messages: the library's path or the MPI's own (race.h);
+                                   identical on every rank */
     char comm_name[MPI_MAX_OBJECT_NAME + 32];
     tc_wait_info_t wait_info;
     struct tc_ctx *newer, *older; /* list of live contexts (for finalize) */

@@ -351,6 +351,26 @@ static const struct {
 
 /* ---- classification ----------------------------------------------------- */
 
+/* TC_REDOP_ORDER_* of predefined op @p opi on basic type @p b (an index of
+ * tc_redop_basics). Integer arithmetic wraps (two's complement: exact, and
+ * associative); IEEE addition and multiplication are commutative but not
+ * associative; MIN/MAX of floats return one operand or the other when they
+ * compare equal (+0 and -0) or unordered (NaN), so which one depends on the
+ * order. long double and its complex type are left out: their padding
+ * bytes are whatever each algorithm leaves there. */
+static int tc_redop_order_basic(int opi, size_t b)
+{
+    const int cat = tc_redop_basics[b].cat;
+    const MPI_Datatype t = tc_redop_basics[b].type;
+    if (!(cat & (TC_CAT_FLOAT | TC_CAT_COMPLEX)))
+        return TC_REDOP_ORDER_FREE;
+    if (t == MPI_LONG_DOUBLE || t == MPI_C_LONG_DOUBLE_COMPLEX)
+        return TC_REDOP_ORDER_FIXED;
+    if (opi == TC_OP_SUM || (opi == TC_OP_PROD && cat == TC_CAT_FLOAT))
+        return TC_REDOP_ORDER_SWAP2;
+    return TC_REDOP_ORDER_FIXED; /* MIN/MAX of floats; complex products */
+}
+
 static int tc_redop_is_named(MPI_Datatype dt)
 {
     int ni, na, nd, comb;
@@ -520,6 +540,7 @@ static int tc_redop_init_basic(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op
         last.b = b;
     }
     const int k = tc_redop_basics[b].kind;
+    r->order = tc_redop_order_basic(opi, b);
     r->commutative = 1; /* every predefined operation is */
     r->predefined = 1;
     r->fast = tc_redop_fast_tab[k][opi].f2;
@@ -597,6 +618,12 @@ int tc_redop_init(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
             return -1;
         int mx = opi == TC_OP_MAXLOC;
         r->pair = (int)pidx + 1;
+        /* Integer values compare exactly (ties go to the lower index either
+         * way); float values have signed zeros and NaNs. */
+        const MPI_Datatype pt = tc_redop_pairs[pidx].type;
+        r->order = pt == MPI_LONG_INT || pt == MPI_2INT || pt == MPI_SHORT_INT
+                       ? TC_REDOP_ORDER_FREE
+                       : TC_REDOP_ORDER_FIXED;
         r->pair_vsize = tc_redop_pairs[pidx].vsize;
         r->pair_ioff = tc_redop_pairs[pidx].ioff;
         r->fast = tc_redop_pairs[pidx].f2[mx];
@@ -609,6 +636,7 @@ int tc_redop_init(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
         if (b == TC_NELEMS(tc_redop_basics) || !(tc_redop_basics[b].cat & tc_redop_ops[opi].cats))
             return -1;
         int k = tc_redop_basics[b].kind;
+        r->order = tc_redop_order_basic(opi, b);
         if (k != TC_K_none && (size_t)leafsize == tc_redop_kind_size[k]) {
             r->fast = tc_redop_fast_tab[k][opi].f2;
             r->fast3 = tc_redop_fast_tab[k][opi].f3;

@@ -39,6 +39,20 @@
 
 #include "datatype.h"
 
+/* How much the bits of a result depend on the order the operands are
+ * combined in (tc_redop_t.order): the race against the MPI's own (race.h)
+ * may only hand over calls whose result it cannot change. */
+enum {
+    TC_REDOP_ORDER_FIXED, /* grouping and operand order matter (floating-point sums over
+                             three or more processes, MIN/MAX of floats: signed zeros and
+                             NaNs, user operations) */
+    TC_REDOP_ORDER_SWAP2, /* a op b == b op a bit for bit, grouping matters: so two
+                             processes give the same bits in any algorithm (sums and
+                             products of float and double, sums of their complex types) */
+    TC_REDOP_ORDER_FREE   /* neither matters (integer, logical and bitwise operations,
+                             MINLOC/MAXLOC on pairs with an integer value) */
+};
+
 /* inout[i] = in[i] op inout[i] */
 typedef void (*tc_redop_fn_t)(const void *in, void *inout, size_t n);
 /* out[i] = left[i] op right[i]; out does not overlap left or right */
@@ -56,6 +70,7 @@ typedef struct tc_redop {
     size_t nbytes;   /* elem * nelem */
     int commutative; /* from MPI_Op_commutative */
     int predefined;  /* a predefined op (MPI_SUM, ...) */
+    int order;       /* TC_REDOP_ORDER_* */
     /* The user's buffers: contiguous means the packed stream is the bytes at
      * buf + lb; otherwise tc_redop_pack / _unpack move it. */
     int contiguous;

@@ -199,13 +199,37 @@ static int tc_reduce_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf,
         goto fn_pmpi;
     }
     if (ctx->bcast_path == TC_PATH_SHM || ctx->bcast_path == TC_PATH_HIER) {
+        /* Large messages: the library's path or the MPI's own, whichever the
+         * race (race.h) has measured faster; only where the result's bits
+         * cannot depend on the choice. */
+        const bool order_free =
+            r.order == TC_REDOP_ORDER_FREE || (r.order == TC_REDOP_ORDER_SWAP2 && ctx->size == 2);
+        tc_race_call_t race;
+        tc_race_impl_t impl;
+        if ((rc = tc_race_begin(&ctx->race, ctx->bcast_path == TC_PATH_SHM ? ctx->shm : NULL,
+                                ctx->priv, which, r.nbytes, order_free, &race, &impl)) !=
+            MPI_SUCCESS) {
+            tc_redop_free(&r);
+            return rc;
+        }
+        if (impl == TC_RACE_PMPI) {
+            tc_redop_free(&r);
+            tc_stats_count(which, TC_PATH_PMPI_RACE);
+            rc = root < 0 ? PMPI_Allreduce(sendbuf, recvbuf, count, dt, op, ctx->comm)
+                          : tc_reduce_pmpi(sendbuf, recvbuf, count, dt, op, root, ctx->comm);
+            tc_race_end(&ctx->race, &race);
+            return rc;
+        }
         rc = tc_reduce_staged(ctx, &r, sendbuf, recvbuf, root);
         if (rc != -1) {
+            tc_race_end(&ctx->race, &race);
             tc_redop_free(&r);
             tc_stats_count(which, ctx->bcast_path);
             return rc;
         }
-        path = TC_PATH_PMPI_OP; /* an element larger than a slot, or no reduce area */
+        /* An element larger than a slot, or no reduce area (the same on
+         * every process): nothing timed. */
+        path = TC_PATH_PMPI_OP;
     }
 fn_pmpi:
     tc_redop_free(&r);

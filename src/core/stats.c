@@ -18,11 +18,17 @@ static const char *const tc_stats_path_names[TC_PATH_LAST] = {"shm",
                                                               "pmpi_shm_off",
                                                               "pmpi_no_segment",
                                                               "pmpi_intercomm",
-                                                              "pmpi_op"};
+                                                              "pmpi_op",
+                                                              "pmpi_race"};
 
 const char *tc_stats_path_name(tc_path_t path)
 {
     return path < TC_PATH_LAST ? tc_stats_path_names[path] : "?";
+}
+
+const char *tc_stats_op_name(tc_op_t op)
+{
+    return op < TC_OP_LAST ? tc_stats_op_names[op] : "?";
 }
 
 void tc_stats_count(tc_op_t op, tc_path_t path)
@@ -44,14 +50,15 @@ void tc_stats_print(void)
             continue;
         unsigned long long pmpi = c[TC_PATH_PMPI_MULTINODE] + c[TC_PATH_PMPI_SHM_OFF] +
                                   c[TC_PATH_PMPI_NO_SEGMENT] + c[TC_PATH_PMPI_INTERCOMM] +
-                                  c[TC_PATH_PMPI_OP];
+                                  c[TC_PATH_PMPI_OP] + c[TC_PATH_PMPI_RACE];
         /* key=value on one line: stable for scripts (tests/pmpi greps it). */
         fprintf(stderr,
                 "topocoll-stats rank=%d op=%s calls=%llu shm=%llu hier=%llu trivial=%llu "
                 "pmpi=%llu pmpi_multinode=%llu pmpi_shm_off=%llu pmpi_no_segment=%llu "
-                "pmpi_intercomm=%llu pmpi_op=%llu\n",
+                "pmpi_intercomm=%llu pmpi_op=%llu pmpi_race=%llu\n",
                 tc_log_rank, tc_stats_op_names[op], calls, c[TC_PATH_SHM], c[TC_PATH_HIER],
                 c[TC_PATH_TRIVIAL], pmpi, c[TC_PATH_PMPI_MULTINODE], c[TC_PATH_PMPI_SHM_OFF],
-                c[TC_PATH_PMPI_NO_SEGMENT], c[TC_PATH_PMPI_INTERCOMM], c[TC_PATH_PMPI_OP]);
+                c[TC_PATH_PMPI_NO_SEGMENT], c[TC_PATH_PMPI_INTERCOMM], c[TC_PATH_PMPI_OP],
+                c[TC_PATH_PMPI_RACE]);
     }
 }

@@ -16,12 +16,15 @@ typedef enum {
     TC_PATH_PMPI_INTERCOMM,  /* intercommunicator */
     TC_PATH_PMPI_OP,         /* (datatype, op) the library does not reduce itself, or a
                                 non-commutative op across several levels */
+    TC_PATH_PMPI_RACE,       /* the MPI's own, measured faster for this size (core/race.h) */
     TC_PATH_LAST
 } tc_path_t;
 
 void tc_stats_count(tc_op_t op, tc_path_t path);
 /* The key used for @p path in the stats line, e.g. "shm", "pmpi_multinode". */
 const char *tc_stats_path_name(tc_path_t path);
+/* The key used for @p op, e.g. "allreduce". */
+const char *tc_stats_op_name(tc_op_t op);
 /* Print one line per operation used (if TC_STATS is set); called at finalize. */
 void tc_stats_print(void);
 

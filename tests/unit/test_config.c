@@ -133,6 +133,7 @@ static void test_table(void)
                  {TC_CFG_SHM_REDUCE_TREE_ARITY, "TC_SHM_REDUCE_TREE_ARITY"},
                  {TC_CFG_SHM_REDUCE_COPY, "TC_SHM_REDUCE_COPY"},
                  {TC_CFG_SHM_BCAST_COPY, "TC_SHM_BCAST_COPY"},
+                 {TC_CFG_PMPI_RACE_MIN, "TC_PMPI_RACE_MIN"},
                  {TC_CFG_HIER, "TC_HIER"},
                  {TC_CFG_HIER_LEVELS, "TC_HIER_LEVELS"},
                  {TC_CFG_NETWORK_TOPOLOGY_FILE, "TC_NETWORK_TOPOLOGY_FILE"},

@@ -1,0 +1,152 @@
+/* Unit test of the race's decisions (src/core/race.h), on made-up times:
+ * which implementation each call of a class runs, which calls are timed,
+ * the warm-up, the alternation, the median, the probes (near and far), a
+ * change of the machine's state, classes and operations kept apart, the
+ * threshold, and calls whose result could depend on the algorithm. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/race.h"
+
+static int failures;
+
+#define EXPECT(cond, ...)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* One call of @p op with @p nbytes whose agreed time would be t_tc or
+ * t_pmpi ns (whichever runs); returns the implementation chosen and sets
+ * *measured. */
+static tc_race_impl_t run(tc_race_t *r, tc_op_t op, size_t nbytes, double t_tc, double t_pmpi,
+                          int *measured)
+{
+    tc_race_call_t c;
+    tc_race_impl_t impl = tc_race_choose(r, op, nbytes, true, &c);
+    EXPECT(c.impl == impl, "call->impl %d != returned %d", (int)c.impl, (int)impl);
+    if (measured)
+        *measured = c.measured;
+    if (c.measured)
+        tc_race_record(r, c.op, c.cls, c.impl, c.nbytes, impl == TC_RACE_TC ? t_tc : t_pmpi);
+    return impl;
+}
+
+/* Warm-up, alternation, then the faster with probes of the other. */
+static void test_phases(void)
+{
+    tc_race_t r;
+    tc_race_init(&r, 64 * 1024);
+    const size_t n = 1 << 20;
+    int m;
+    /* Warm-up: TC then PMPI, untimed. */
+    EXPECT(run(&r, TC_OP_ALLREDUCE, n, 100e3, 50e3, &m) == TC_RACE_TC && !m, "warm-up 0");
+    EXPECT(run(&r, TC_OP_ALLREDUCE, n, 100e3, 50e3, &m) == TC_RACE_PMPI && !m, "warm-up 1");
+    /* Alternation until three times each, all timed. */
+    int ntc = 0, npmpi = 0;
+    for (int i = 0; i < 6; i++) {
+        tc_race_impl_t impl = run(&r, TC_OP_ALLREDUCE, n, 100e3, 50e3, &m);
+        EXPECT(m, "alternation call %d not timed", i);
+        ntc += impl == TC_RACE_TC;
+        npmpi += impl == TC_RACE_PMPI;
+    }
+    EXPECT(ntc == 3 && npmpi == 3, "alternation: %d TC, %d PMPI", ntc, npmpi);
+    EXPECT(tc_race_estimate(&r, TC_OP_ALLREDUCE, tc_race_class(n), TC_RACE_TC) > 0.09 &&
+               tc_race_estimate(&r, TC_OP_ALLREDUCE, tc_race_class(n), TC_RACE_PMPI) < 0.05,
+           "estimates in ns per byte");
+    /* Decided: PMPI is 2x faster -> "far": TC again only every 256th call;
+     * every 8th call timed. Calls so far: 8, so n counts from 8. */
+    int tc_runs = 0, timed = 0;
+    for (unsigned k = 8; k < 8 + 512; k++) {
+        tc_race_impl_t impl = run(&r, TC_OP_ALLREDUCE, n, 100e3, 50e3, &m);
+        if (impl == TC_RACE_TC) {
+            tc_runs++;
+            EXPECT(k % TC_RACE_PROBE_FAR == 0 && m, "TC ran at call %u (timed %d)", k, m);
+        }
+        timed += m;
+        EXPECT(m == (k % TC_RACE_MEASURE == 0), "call %u timed=%d", k, m);
+    }
+    EXPECT(tc_runs == 2, "far probes: TC ran %d times in 512 calls", tc_runs);
+    EXPECT(timed == 512 / TC_RACE_MEASURE, "timed %d of 512", timed);
+}
+
+/* Near times: the probe every TC_RACE_PROBE calls; a lasting change of the
+ * state flips the choice within a few timed calls; one outlier does not. */
+static void test_flip(void)
+{
+    tc_race_t r;
+    tc_race_init(&r, 4096);
+    const size_t n = 300000;
+    for (int i = 0; i < 8; i++)
+        run(&r, TC_OP_BCAST, n, 90e3, 100e3, NULL);
+    int pmpi_runs = 0;
+    for (unsigned k = 8; k < 8 + 128; k++) {
+        tc_race_impl_t impl = run(&r, TC_OP_BCAST, n, 90e3, 100e3, NULL);
+        if (impl == TC_RACE_PMPI) {
+            pmpi_runs++;
+            EXPECT(k % TC_RACE_PROBE == 0, "PMPI ran at call %u", k);
+        }
+    }
+    EXPECT(pmpi_runs == 128 / TC_RACE_PROBE, "near probes: %d", pmpi_runs);
+    /* One slow TC call among fast ones: the median ignores it. */
+    tc_race_record(&r, TC_OP_BCAST, tc_race_class(n), TC_RACE_TC, n, 10e6);
+    EXPECT(run(&r, TC_OP_BCAST, n, 90e3, 100e3, NULL) == TC_RACE_TC, "one outlier decided");
+    /* TC becomes slower for good: once two of its last three times are
+     * slow, PMPI takes over (at most 2 * TC_RACE_MEASURE more calls). */
+    unsigned k = 0;
+    while (k < 4 * TC_RACE_MEASURE && run(&r, TC_OP_BCAST, n, 200e3, 100e3, NULL) == TC_RACE_TC)
+        k++;
+    EXPECT(k <= 2 * TC_RACE_MEASURE + 1, "flip after %u calls", k);
+    EXPECT(run(&r, TC_OP_BCAST, n, 200e3, 100e3, NULL) == TC_RACE_PMPI, "after the flip");
+    /* And back once PMPI's state changes, seen through its own timed calls. */
+    k = 0;
+    while (k < 4 * TC_RACE_PROBE && run(&r, TC_OP_BCAST, n, 200e3, 400e3, NULL) == TC_RACE_PMPI)
+        k++;
+    EXPECT(k <= 2 * TC_RACE_MEASURE + 1, "flip back after %u calls", k);
+}
+
+/* Classes and operations have their own estimates; the threshold, "off" and
+ * order-dependent results never race. */
+static void test_scope(void)
+{
+    tc_race_t r;
+    tc_race_init(&r, 64 * 1024);
+    for (int i = 0; i < 8; i++)
+        run(&r, TC_OP_REDUCE, 1 << 20, 100e3, 10e3, NULL);
+    EXPECT(run(&r, TC_OP_REDUCE, (1 << 20) + 5, 100e3, 10e3, NULL) == TC_RACE_PMPI,
+           "same class decided");
+    /* Another class, another operation: a fresh warm-up. */
+    EXPECT(run(&r, TC_OP_REDUCE, 1 << 21, 1, 1, NULL) == TC_RACE_TC, "new class warm-up");
+    EXPECT(run(&r, TC_OP_ALLREDUCE, 1 << 20, 1, 1, NULL) == TC_RACE_TC, "new op warm-up");
+    EXPECT(tc_race_class(1 << 20) != tc_race_class(1 << 21) &&
+               tc_race_class(1 << 20) == tc_race_class((1 << 21) - 1) &&
+               tc_race_class((size_t)1 << 40) == TC_RACE_CLASSES - 1 && tc_race_class(1) == 0,
+           "classes");
+    tc_race_call_t c;
+    EXPECT(tc_race_choose(&r, TC_OP_REDUCE, 1 << 20, false, &c) == TC_RACE_TC && !c.raced &&
+               !c.measured,
+           "order-dependent result raced");
+    EXPECT(tc_race_choose(&r, TC_OP_REDUCE, 64 * 1024 - 1, true, &c) == TC_RACE_TC && !c.raced,
+           "below the threshold raced");
+    tc_race_init(&r, 0);
+    for (int i = 0; i < 20; i++)
+        EXPECT(tc_race_choose(&r, TC_OP_BCAST, 1 << 24, true, &c) == TC_RACE_TC && !c.raced,
+               "race off but raced");
+}
+
+int main(void)
+{
+    test_phases();
+    test_flip();
+    test_scope();
+    if (failures) {
+        fprintf(stderr, "test_race: %d failures\n", failures);
+        return 1;
+    }
+    printf("test_race: ok\n");
+    return 0;
+}
