@@ -8,6 +8,10 @@
 #include "log.h"
 #include "redop.h"
 
+_Static_assert(TC_RACE_EXPLORE >= TC_RACE_WINDOW, "the first decision has a full window");
+_Static_assert(TC_RACE_PROBE % TC_RACE_MEASURE == 0 && TC_RACE_PROBE_FAR % TC_RACE_MEASURE == 0,
+               "every probe is timed");
+
 void tc_race_init(tc_race_t *r, size_t min)
 {
     memset(r, 0, sizeof *r);
@@ -59,7 +63,7 @@ tc_race_impl_t tc_race_choose(tc_race_t *r, tc_op_t op, size_t nbytes, bool orde
         return call->impl;
     }
     call->measured = true;
-    if (e[TC_RACE_TC].n < TC_RACE_WINDOW || e[TC_RACE_PMPI].n < TC_RACE_WINDOW) {
+    if (e[TC_RACE_TC].n < TC_RACE_EXPLORE || e[TC_RACE_PMPI].n < TC_RACE_EXPLORE) {
         /* Alternate, the one with fewer times first. */
         call->impl = e[TC_RACE_PMPI].n < e[TC_RACE_TC].n ? TC_RACE_PMPI : TC_RACE_TC;
         return call->impl;

@@ -14,7 +14,7 @@
  *
  * Per class: one untimed warm-up call of each (first touches of buffers and
  * of the MPI's internal ones), then the two alternate until each has
- * TC_RACE_WINDOW timed calls; from then on the one with the lower median of
+ * TC_RACE_EXPLORE timed calls; from then on the one with the lower median of
  * its last TC_RACE_WINDOW times runs, every TC_RACE_MEASURE-th call is timed
  * (so a slowdown of the one in use is seen), and every TC_RACE_PROBE-th call
  * runs the other one, timed (TC_RACE_PROBE_FAR when the other was at least
@@ -54,6 +54,15 @@ struct tc_shm_comm;
 #define TC_RACE_CLASSES    20
 /* Timed calls kept per implementation: their median is its estimate. */
 #define TC_RACE_WINDOW 3
+/* Timed calls of each before the first decision. More than the window: the
+ * library's path makes choices of its own on its first calls of a size (the
+ * copy of large messages, shm/copy.h: a warm-up and three calls of each copy,
+ * and the slower copy can cost 5-10x on the machine of issue 3), so the
+ * window must hold only calls made after those. Seen before this was added:
+ * at 4 MiB the race kept the MPI's Allreduce (2340 us) over the library's
+ * (850 us once its copy was settled), having timed it mostly with the wrong
+ * copy. */
+#define TC_RACE_EXPLORE 6
 /* Once decided, every this-many-th call of a class is timed. */
 #define TC_RACE_MEASURE 8
 /* ... and every this-many-th runs the other implementation (a multiple of

@@ -10,6 +10,10 @@
 
 static int failures;
 
+/* Calls of a class before the first decision: two warm-ups, then
+ * TC_RACE_EXPLORE timed calls of each. */
+#define WARM (2 + 2 * TC_RACE_EXPLORE)
+
 #define EXPECT(cond, ...)                                                                          \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
@@ -46,22 +50,23 @@ static void test_phases(void)
     /* Warm-up: TC then PMPI, untimed. */
     EXPECT(run(&r, TC_OP_ALLREDUCE, n, 100e3, 50e3, &m) == TC_RACE_TC && !m, "warm-up 0");
     EXPECT(run(&r, TC_OP_ALLREDUCE, n, 100e3, 50e3, &m) == TC_RACE_PMPI && !m, "warm-up 1");
-    /* Alternation until three times each, all timed. */
+    /* Alternation until TC_RACE_EXPLORE times each, all timed. */
     int ntc = 0, npmpi = 0;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 2 * TC_RACE_EXPLORE; i++) {
         tc_race_impl_t impl = run(&r, TC_OP_ALLREDUCE, n, 100e3, 50e3, &m);
         EXPECT(m, "alternation call %d not timed", i);
         ntc += impl == TC_RACE_TC;
         npmpi += impl == TC_RACE_PMPI;
     }
-    EXPECT(ntc == 3 && npmpi == 3, "alternation: %d TC, %d PMPI", ntc, npmpi);
+    EXPECT(ntc == TC_RACE_EXPLORE && npmpi == TC_RACE_EXPLORE, "alternation: %d TC, %d PMPI", ntc,
+           npmpi);
     EXPECT(tc_race_estimate(&r, TC_OP_ALLREDUCE, tc_race_class(n), TC_RACE_TC) > 0.09 &&
                tc_race_estimate(&r, TC_OP_ALLREDUCE, tc_race_class(n), TC_RACE_PMPI) < 0.05,
            "estimates in ns per byte");
     /* Decided: PMPI is 2x faster -> "far": TC again only every 256th call;
-     * every 8th call timed. Calls so far: 8, so n counts from 8. */
+     * every 8th call timed. */
     int tc_runs = 0, timed = 0;
-    for (unsigned k = 8; k < 8 + 512; k++) {
+    for (unsigned k = WARM; k < WARM + 512; k++) {
         tc_race_impl_t impl = run(&r, TC_OP_ALLREDUCE, n, 100e3, 50e3, &m);
         if (impl == TC_RACE_TC) {
             tc_runs++;
@@ -81,10 +86,10 @@ static void test_flip(void)
     tc_race_t r;
     tc_race_init(&r, 4096);
     const size_t n = 300000;
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < WARM; i++)
         run(&r, TC_OP_BCAST, n, 90e3, 100e3, NULL);
     int pmpi_runs = 0;
-    for (unsigned k = 8; k < 8 + 128; k++) {
+    for (unsigned k = WARM; k < WARM + 128; k++) {
         tc_race_impl_t impl = run(&r, TC_OP_BCAST, n, 90e3, 100e3, NULL);
         if (impl == TC_RACE_PMPI) {
             pmpi_runs++;
@@ -115,7 +120,7 @@ static void test_scope(void)
 {
     tc_race_t r;
     tc_race_init(&r, 64 * 1024);
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < WARM; i++)
         run(&r, TC_OP_REDUCE, 1 << 20, 100e3, 10e3, NULL);
     EXPECT(run(&r, TC_OP_REDUCE, (1 << 20) + 5, 100e3, 10e3, NULL) == TC_RACE_PMPI,
            "same class decided");
@@ -138,9 +143,32 @@ static void test_scope(void)
                "race off but raced");
 }
 
+/* The library's first timed calls of a size are slow (its own copy choice
+ * still trying the slower copy), the later ones fast: only the later ones
+ * may decide. */
+static void test_settling(void)
+{
+    tc_race_t r;
+    tc_race_init(&r, 64 * 1024);
+    const size_t n = 4 << 20;
+    int tc_calls = 0;
+    for (int i = 0; i < WARM; i++) {
+        tc_race_call_t c;
+        tc_race_impl_t impl = tc_race_choose(&r, TC_OP_ALLREDUCE, n, true, &c);
+        double t = 2300e3; /* the MPI's */
+        if (impl == TC_RACE_TC)
+            t = tc_calls++ < 4 ? 3000e3 : 850e3; /* warm-up and three calls exploring */
+        if (c.measured)
+            tc_race_record(&r, c.op, c.cls, c.impl, c.nbytes, t);
+    }
+    EXPECT(run(&r, TC_OP_ALLREDUCE, n, 850e3, 2300e3, NULL) == TC_RACE_TC,
+           "kept the MPI's after the library's path settled");
+}
+
 int main(void)
 {
     test_phases();
+    test_settling();
     test_flip();
     test_scope();
     if (failures) {
