@@ -6,8 +6,10 @@
 
 #include "../shm/segment.h"
 #include "log.h"
+#include "median3.h"
 #include "redop.h"
 
+_Static_assert(TC_RACE_WINDOW == TC_MEDIAN3_WINDOW, "the estimate is tc_median3");
 _Static_assert(TC_RACE_EXPLORE >= TC_RACE_WINDOW, "the first decision has a full window");
 _Static_assert(TC_RACE_PROBE % TC_RACE_MEASURE == 0 && TC_RACE_PROBE_FAR % TC_RACE_MEASURE == 0,
                "every probe is timed");
@@ -29,21 +31,9 @@ int tc_race_class(size_t nbytes)
     return cls;
 }
 
-/* The median of the last times (of the one or two there are at first). */
-static double tc_race_median(const tc_race_est_t *e)
-{
-    const double *v = e->ns_per_byte;
-    if (e->n == 0)
-        return -1.0;
-    if (e->n < TC_RACE_WINDOW)
-        return e->n == 1 ? v[0] : 0.5 * (v[0] + v[1]);
-    const double lo = v[0] < v[1] ? v[0] : v[1], hi = v[0] < v[1] ? v[1] : v[0];
-    return v[2] < lo ? lo : v[2] > hi ? hi : v[2];
-}
-
 double tc_race_estimate(const tc_race_t *r, tc_op_t op, int cls, tc_race_impl_t impl)
 {
-    return tc_race_median(&r->cls[op][cls].est[impl]);
+    return tc_median3(r->cls[op][cls].est[impl].ns_per_byte, r->cls[op][cls].est[impl].n);
 }
 
 tc_race_impl_t tc_race_choose(tc_race_t *r, tc_op_t op, size_t nbytes, bool order_free,
@@ -68,7 +58,8 @@ tc_race_impl_t tc_race_choose(tc_race_t *r, tc_op_t op, size_t nbytes, bool orde
         call->impl = e[TC_RACE_PMPI].n < e[TC_RACE_TC].n ? TC_RACE_PMPI : TC_RACE_TC;
         return call->impl;
     }
-    const double t_tc = tc_race_median(&e[TC_RACE_TC]), t_pmpi = tc_race_median(&e[TC_RACE_PMPI]);
+    const double t_tc = tc_median3(e[TC_RACE_TC].ns_per_byte, e[TC_RACE_TC].n);
+    const double t_pmpi = tc_median3(e[TC_RACE_PMPI].ns_per_byte, e[TC_RACE_PMPI].n);
     const tc_race_impl_t best = t_pmpi < t_tc ? TC_RACE_PMPI : TC_RACE_TC;
     const double other = best == TC_RACE_TC ? t_pmpi : t_tc,
                  mine = best == TC_RACE_TC ? t_tc : t_pmpi;

@@ -53,7 +53,7 @@ struct tc_shm_comm;
 #define TC_RACE_CLASS_LOG0 12
 #define TC_RACE_CLASSES    20
 /* Timed calls kept per implementation: their median is its estimate. */
-#define TC_RACE_WINDOW 3
+#define TC_RACE_WINDOW 3 /* == TC_MEDIAN3_WINDOW (race.c) */
 /* Timed calls of each before the first decision. More than the window: the
  * library's path makes choices of its own on its first calls of a size (the
  * copy of large messages, shm/copy.h: a warm-up and three calls of each copy,

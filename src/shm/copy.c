@@ -2,6 +2,8 @@
  * chosen by measurement (copy.h). */
 #include "copy.h"
 
+#include "../core/median3.h"
+
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -23,7 +25,7 @@ enum { TC_COPY_CACHED, TC_COPY_STREAM, TC_COPY_LAST };
 /* Samples kept per copy: its estimate is their median, so one call slowed
  * by a page fault or a preemption does not decide, while a lasting change
  * of the machine's state shows within two calls. */
-#define TC_SHM_COPY_WINDOW 3
+#define TC_SHM_COPY_WINDOW TC_MEDIAN3_WINDOW
 
 typedef struct tc_shm_copy_est {
     double ns_per_byte[TC_SHM_COPY_WINDOW]; /* the last samples, a ring */
@@ -36,16 +38,6 @@ static _Thread_local struct {
     tc_shm_copy_est_t est[TC_SHM_COPY_USE_LAST][TC_SHM_COPY_CLASSES][TC_COPY_LAST];
     unsigned calls[TC_SHM_COPY_USE_LAST][TC_SHM_COPY_CLASSES];
 } tc_shm_copy_stats;
-
-/* The median of the samples (of the one or two there are at first). */
-static double tc_shm_copy_estimate(const tc_shm_copy_est_t *e)
-{
-    const double *v = e->ns_per_byte;
-    if (e->n < TC_SHM_COPY_WINDOW)
-        return e->n == 1 ? v[0] : 0.5 * (v[0] + v[1]);
-    const double lo = v[0] < v[1] ? v[0] : v[1], hi = v[0] < v[1] ? v[1] : v[0];
-    return v[2] < lo ? lo : v[2] > hi ? hi : v[2];
-}
 
 bool tc_shm_copy_have_stream(void)
 {
@@ -98,8 +90,8 @@ void tc_shm_copy_begin(tc_shm_copy_choice_t *c, int setting, tc_shm_copy_use_t u
     if (e[TC_COPY_CACHED].n < TC_SHM_COPY_WINDOW || e[TC_COPY_STREAM].n < TC_SHM_COPY_WINDOW) {
         c->stream = e[TC_COPY_STREAM].n < e[TC_COPY_CACHED].n;
     } else {
-        const bool best_stream =
-            tc_shm_copy_estimate(&e[TC_COPY_STREAM]) < tc_shm_copy_estimate(&e[TC_COPY_CACHED]);
+        const bool best_stream = tc_median3(e[TC_COPY_STREAM].ns_per_byte, e[TC_COPY_STREAM].n) <
+                                 tc_median3(e[TC_COPY_CACHED].ns_per_byte, e[TC_COPY_CACHED].n);
         const bool probe = n % TC_SHM_COPY_PROBE == 0; /* time the copy not in use */
         c->stream = probe ? !best_stream : best_stream;
     }
