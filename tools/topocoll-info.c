@@ -505,9 +505,23 @@ int main(int argc, char **argv)
             else
                 dot = "-";
             report = strcmp(dot, "-") != 0;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            /* Every option here must appear in docs/man/topocoll-info.1 (test man_pages). */
+            printf("usage: mpirun -n N topocoll-info [--root R] [--comm world|reversed] "
+                   "[--dot [FILE]] [-h]\n"
+                   "  Prints what libtopocoll sees and would do on a communicator.\n"
+                   "  --root R          root of the notification tree shown (default 0)\n"
+                   "  --comm world|reversed\n"
+                   "                    MPI_COMM_WORLD, or it with the ranks reversed\n"
+                   "  --dot [FILE]      also write the hierarchy as a Graphviz graph to "
+                   "FILE;\n"
+                   "                    without FILE (or -) print only the graph\n"
+                   "  -h, --help        this help\n");
+            MPI_Finalize();
+            return 0;
         } else {
             fprintf(stderr, "usage: topocoll-info [--root R] [--comm world|reversed] "
-                            "[--dot [FILE]]\n");
+                            "[--dot [FILE]] [-h]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
