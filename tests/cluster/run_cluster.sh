@@ -1,7 +1,7 @@
 #!/bin/sh
 # Driver of the emulated-cluster tests (tests/cluster/CMakeLists.txt):
 #
-#   run_cluster.sh [--hier OPS] [--np N] [--expect-fail REGEX] -- COMMAND...
+#   run_cluster.sh [--hier OPS] [--np N] [--expect REGEX] [--expect-fail REGEX] -- COMMAND...
 #
 # COMMAND is topocoll-vcluster with its options, the shape and the program.
 # Its output is shown in full. Exit 77 (skip) when topocoll-vcluster does
@@ -11,7 +11,8 @@
 #     e.g. bcast,reduce), every rank 0..N-1 printed (TC_STATS=1)
 #     "topocoll-stats rank=R op=OP calls=C shm=S hier=H ..." with H > 0 for
 #     every OP: the hierarchical path ran across the nodes, no silent
-#     fallback to the MPI's own;
+#     fallback to the MPI's own; with --expect REGEX, one line of the output
+#     also matches the extended regular expression REGEX;
 #   - or, with --expect-fail REGEX, the job failed (any non-zero status, the
 #     launcher's timeout 124 included) and one line of its output matches the
 #     extended regular expression REGEX.
@@ -20,11 +21,13 @@ set -u
 ops=
 np=
 expect_fail=
+expect=
 while [ $# -gt 0 ]; do
     case $1 in
     --hier) ops=$2; shift 2 ;;
     --np) np=$2; shift 2 ;;
     --expect-fail) expect_fail=$2; shift 2 ;;
+    --expect) expect=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "run_cluster.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
@@ -59,6 +62,10 @@ fi
 
 if [ "$rc" != 0 ]; then
     echo "run_cluster.sh: FAIL: the job exited with $rc" >&2
+    exit 1
+fi
+if [ -n "$expect" ] && ! grep -Eq -- "$expect" "$log"; then
+    echo "run_cluster.sh: FAIL: no line matches '$expect'" >&2
     exit 1
 fi
 [ -n "$ops" ] || exit 0
