@@ -283,8 +283,12 @@ static int tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
             .max_node = (size_t)tc_config_int(TC_CFG_SHM_MAX_NODE),
             .fail = 0,
         };
-        local =
-            tc_shm_comm_create(&ctx->shm, ctx->shmcomm, &ctx->shm_params, &policy, &ctx->wait_info);
+        /* The segment's waits name peers by their index in the group: the
+         * timeout message translates them to ranks of the communicator. */
+        ctx->shm_wait_info = ctx->wait_info;
+        ctx->shm_wait_info.peer_ranks = i >= 0 ? h->level[i].members : NULL;
+        local = tc_shm_comm_create(&ctx->shm, ctx->shmcomm, &ctx->shm_params, &policy,
+                                   &ctx->shm_wait_info);
     }
     /* Each group's creation agrees within the group only: a level is either
      * shared memory everywhere or nowhere, so agree over priv. */

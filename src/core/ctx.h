@@ -41,6 +41,7 @@ typedef struct tc_ctx {
                                    identical on every rank */
     char comm_name[MPI_MAX_OBJECT_NAME + 32];
     tc_wait_info_t wait_info;
+    tc_wait_info_t shm_wait_info; /* the segment's: wait_info, its peers the group's members */
     struct tc_ctx *newer, *older; /* list of live contexts (for finalize) */
 } tc_ctx_t;
 

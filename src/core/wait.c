@@ -27,11 +27,12 @@ void tc_waiter_check_clock(tc_waiter_t *w)
     /* A library must not exit() on its own, but a collective that can never
      * complete leaves nothing to return to: say what we waited for, then abort
      * the job the way MPI itself would on a fatal error. */
+    int peer = w->peer >= 0 && w->info->peer_ranks ? w->info->peer_ranks[w->peer] : w->peer;
     fprintf(stderr,
             "topocoll[%d]: timed out after %.0f s (TC_WAIT_TIMEOUT) on communicator %s, "
             "stage '%s', waiting for rank %d of that communicator; a peer died or skipped the "
             "collective. Aborting.\n",
-            tc_log_rank, w->info->timeout_s, w->info->comm_name, w->stage, w->peer);
+            tc_log_rank, w->info->timeout_s, w->info->comm_name, w->stage, peer);
     fflush(stderr);
     /* Give the launcher a moment to forward the line: MPICH's hydra may tear
      * the job down before it has read our stderr pipe. */

@@ -21,6 +21,9 @@ typedef struct tc_wait_info {
     const char *comm_name; /* e.g. "MPI_COMM_WORLD" or "comm#3 (size 4)" */
     double timeout_s;      /* TC_WAIT_TIMEOUT; 0 = forever */
     uint32_t spin_polls;   /* TC_SPIN_COUNT: polls before the first yield */
+    const int *peer_ranks; /* a waiter's peer index -> rank in comm_name's communicator (a
+                              group of it, e.g. a node's segment under the hierarchy), or
+                              NULL when the indices are those ranks */
 } tc_wait_info_t;
 
 typedef struct tc_waiter {

@@ -11,17 +11,21 @@
  * base + k. A process leaving early would see some member's counter still
  * below. Random delays before entry (seeded per rank) make late arrivals
  * likely; a long run without delays catches reuse races between consecutive
- * barriers.
+ * barriers. Across the emulated nodes of topocoll-vcluster (all on one
+ * machine, TC_VCLUSTER_DIR set) the counters live in a file there that every
+ * rank maps instead (tb_counters_file).
  *
  *   test_barrier [--iters N] [--quick] [--parts world,comms,mixed,errors]
  */
 #define _DEFAULT_SOURCE /* usleep */
+#include <fcntl.h>
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "tc_test_common.h"
@@ -127,6 +131,34 @@ static void tb_errors(void)
     tt_case_done();
 }
 
+/* The counters in a file of the emulated cluster's directory, mapped by
+ * every rank: topocoll-vcluster's nodes are namespaces on one machine, so
+ * they share its memory even where the MPI sees separate nodes. Rank 0
+ * creates it zeroed before the MPI's own barrier, the others open it after. */
+static _Atomic uint64_t *tb_counters_file(const char *dir, size_t bytes)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/test_barrier.counters", dir);
+    int fd = -1;
+    if (tt_rank == 0 && ((fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600)) < 0 ||
+                         ftruncate(fd, (off_t)bytes) != 0)) {
+        perror(path);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tt_rank != 0 && (fd = open(path, O_RDWR)) < 0) {
+        perror(path);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (mem == MAP_FAILED) {
+        perror("mmap");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    close(fd);
+    return mem;
+}
+
 int main(int argc, char **argv)
 {
     size_t f, s;
@@ -142,24 +174,29 @@ int main(int argc, char **argv)
     MPI_Comm_size(node, &node_size);
     int all_on_node = node_size == tt_size, everywhere;
     MPI_Allreduce(&all_on_node, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!everywhere) {
+    const char *vdir = getenv("TC_VCLUSTER_DIR");
+    if (!everywhere && (vdir == NULL || vdir[0] == '\0')) {
         if (tt_rank == 0)
             printf("test_barrier: the ranks span several nodes: skipped (needs one node)\n");
         MPI_Finalize();
         return 77;
     }
-    MPI_Win win;
-    MPI_Aint bytes = tt_rank == 0 ? (MPI_Aint)(sizeof(uint64_t) * (size_t)tt_size) : 0;
-    void *mem;
-    MPI_Win_allocate_shared(bytes, (int)sizeof(uint64_t), MPI_INFO_NULL, node, &mem, &win);
-    MPI_Aint qsize;
-    int qdisp;
-    MPI_Win_shared_query(win, 0, &qsize, &qdisp, &mem);
-    tb_counter = mem;
-    if (tt_rank == 0)
-        for (int i = 0; i < tt_size; i++)
-            atomic_init(&tb_counter[i], 0);
-    MPI_Win_fence(0, win); /* the zeroed counters are visible before any phase */
+    MPI_Win win = MPI_WIN_NULL;
+    if (!everywhere) {
+        tb_counter = tb_counters_file(vdir, sizeof(uint64_t) * (size_t)tt_size);
+    } else {
+        MPI_Aint bytes = tt_rank == 0 ? (MPI_Aint)(sizeof(uint64_t) * (size_t)tt_size) : 0;
+        void *mem;
+        MPI_Win_allocate_shared(bytes, (int)sizeof(uint64_t), MPI_INFO_NULL, node, &mem, &win);
+        MPI_Aint qsize;
+        int qdisp;
+        MPI_Win_shared_query(win, 0, &qsize, &qdisp, &mem);
+        tb_counter = mem;
+        if (tt_rank == 0)
+            for (int i = 0; i < tt_size; i++)
+                atomic_init(&tb_counter[i], 0);
+        MPI_Win_fence(0, win); /* the zeroed counters are visible before any phase */
+    }
 
     if (strstr(parts, "world")) {
         tb_phase(MPI_COMM_WORLD, "world, delays", iters, 1);
@@ -183,7 +220,10 @@ int main(int argc, char **argv)
     if (strstr(parts, "errors"))
         tb_errors();
     MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_free(&win);
+    if (win != MPI_WIN_NULL)
+        MPI_Win_free(&win);
+    else
+        munmap((void *)tb_counter, sizeof(uint64_t) * (size_t)tt_size);
     MPI_Comm_free(&node);
     return tt_finish();
 }

@@ -10,10 +10,14 @@
  * from root 0. Ranks that return from it wait in MPI_Barrier. If nobody has
  * aborted after --grace (20) seconds, the skipping rank aborts the job itself
  * with a message that does not contain the driver's keywords, so the test
- * fails instead of hanging.
+ * fails instead of hanging. With --kill 1 the skipping rank kills itself
+ * (SIGKILL) instead of sleeping: a process lost mid-collective (run where the
+ * MPI's launcher keeps the job alive after a process dies, e.g. the
+ * emulated-cluster test in tests/cluster).
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +62,11 @@ int main(int argc, char **argv)
     }
     MPI_Barrier(MPI_COMM_WORLD);
 
+    if (tt_rank == skip && tt_arg_long(argc, argv, "--kill", 0) != 0) {
+        printf("test_bcast_timeout rank %d: killing itself instead of the broadcast\n", tt_rank);
+        fflush(stdout);
+        raise(SIGKILL);
+    }
     if (tt_rank == skip) {
         printf("test_bcast_timeout rank %d: skipping the broadcast, sleeping up to %ld s\n",
                tt_rank, grace);

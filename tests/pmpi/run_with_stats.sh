@@ -11,11 +11,13 @@
 # for each count the program reports:
 #   bcasts=N      C == N (every MPI_Bcast was intercepted), P == 0 and every
 #                 pmpi_* counter is 0 (no fallback), S > 0 when NP >= 2 (the
-#                 shared-memory path ran);
+#                 shared-memory path ran; with TC_PMPI_EXPECT_PATH=hier, set by
+#                 the emulated-cluster tests, H > 0: the hierarchical path ran);
 #   reduces=N,    when N > 0: an op=reduce / op=allreduce / op=barrier line
 #   allreduces=N, with C >= N (every call the program made reached the library; ">=" and
 #   barriers=N    no path asserted, so an algorithm that counts an inner call
-#                 or takes any path - shm, hier, trivial, pmpi_* - still passes).
+#                 or takes any path - shm, hier, trivial, pmpi_* - still passes;
+#                 with TC_PMPI_EXPECT_PATH=hier: and H > 0).
 # The launcher fails if any rank fails, so every rank is checked. The preload
 # is set here rather than for the whole test so that the launcher, this shell
 # and awk do not load the library.
@@ -42,7 +44,7 @@ trap 'rm -f "$log"' EXIT
     echo "tc-pmpi-exit-status $?"
 } | tee "$log"
 
-awk -v np="${TC_TEST_NP:-0}" '
+awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" '
     function field(line, key,    n, i, kv, f) {
         n = split(line, f, " ")
         for (i = 1; i <= n; i++) {
@@ -89,9 +91,11 @@ awk -v np="${TC_TEST_NP:-0}" '
                     v = field(s, keys[j])
                     if (v == "" || v + 0 != 0) bad = bad " bcast: " keys[j] "=" v " (want 0);"
                 }
-                if (np + 0 >= 2 && field(s, "shm") + 0 <= 0) bad = bad " bcast: shm=" field(s, "shm") " (want > 0);"
+                if (np + 0 >= 2 && field(s, path) + 0 <= 0) bad = bad " bcast: " path "=" field(s, path) " (want > 0);"
             } else if (field(s, "calls") + 0 < want[op] + 0) {
                 bad = bad " " op ": calls=" field(s, "calls") " < " want[op] " calls made;"
+            } else if (path == "hier" && field(s, "hier") + 0 <= 0) {
+                bad = bad " " op ": hier=" field(s, "hier") " (want > 0);"
             }
             summary = summary " " op ": " want[op] " calls, stats calls=" field(s, "calls") " shm=" field(s, "shm") " hier=" field(s, "hier") " trivial=" field(s, "trivial") " pmpi=" field(s, "pmpi") ";"
         }
