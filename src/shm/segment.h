@@ -57,10 +57,11 @@ typedef struct tc_shm_params {
 /* Local policy (not agreed: a local failure is agreed afterwards). */
 typedef struct tc_shm_policy {
     tc_placement_t placement;
-    size_t max_segment; /* TC_SHM_MAX_SEGMENT */
-    size_t max_total;   /* TC_SHM_MAX_TOTAL */
-    size_t max_node;    /* TC_SHM_MAX_NODE (checked by the creator) */
-    int fail;           /* non-zero: fail locally on purpose (cap already exceeded) */
+    size_t max_segment;           /* TC_SHM_MAX_SEGMENT */
+    size_t max_total;             /* TC_SHM_MAX_TOTAL */
+    size_t max_node;              /* TC_SHM_MAX_NODE (checked by the creator) */
+    tc_shm_mechanism_t mechanism; /* TC_SHM_MECHANISM (agreed in tc_shm_comm_create) */
+    int fail;                     /* non-zero: fail locally on purpose (cap already exceeded) */
 } tc_shm_policy_t;
 
 typedef struct tc_shm_comm {
@@ -96,10 +97,12 @@ typedef struct tc_shm_comm {
     int store_ok;           /* attached, and no failure seen by this process */
     int store_logged;       /* this process has logged the store's failure */
     /* Placement report. */
-    int numa_node;      /* this process's NUMA node at set-up, -1 if unknown */
-    long pages_local;   /* pages of our region on numa_node */
-    long pages_checked; /* pages of our region move_pages answered for; -1: no check */
-    char name[40];      /* the (already unlinked) name, for reports */
+    int numa_node;       /* this process's NUMA node at set-up, -1 if unknown */
+    long pages_local;    /* pages of our region on numa_node */
+    long pages_checked;  /* pages of our region move_pages answered for; -1: no check */
+    int memfd;           /* 1: a memfd segment; 0: a named one (unlinked at set-up) */
+    char name[48];       /* "memfd:topocoll (pid P, fd F)" or the (already unlinked) name */
+    char mechanism[160]; /* why memfd or named (the creator's reason), for reports */
 } tc_shm_comm_t;
 
 /* Collective over @p node_comm (all its processes call it with the same
