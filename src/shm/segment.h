@@ -2,18 +2,30 @@
  * per-process state of the shared-memory collectives that run on it.
  *
  * Life cycle (tc_shm_comm_create, collective over the node communicator):
- *   1. the node's first process creates /dev/shm/topocoll-<16 random hex>
- *      with O_CREAT|O_EXCL, mode 0600, sizes it (ftruncate) and allocates the
- *      header with posix_fallocate;
- *   2. the name goes to the others (PMPI_Bcast), they open it;
+ *   1. the node's first process creates the segment, sizes it (ftruncate)
+ *      and allocates the header with posix_fallocate. By default it is a
+ *      memfd (memfd_create "topocoll": no name in any file system, shown as
+ *      /memfd:topocoll in /proc/<pid>/maps, freed by the kernel when the
+ *      last process holding it is gone, killed or not). TC_SHM_MECHANISM=
+ *      named, or a process that cannot open a memfd, gives a named one:
+ *      /dev/shm/topocoll-<creator pid>-<16 random hex>, O_CREAT|O_EXCL, 0600
+ *      (a stale file of a creator that is gone and that nobody maps is
+ *      removed first);
+ *   2. the creator's pid, descriptor (or name) go to the others (PMPI_Bcast),
+ *      they open it: a memfd through /proc/<pid>/fd/<fd>, else pidfd_getfd
+ *      (probed once per process). An allreduce agrees: if any process could
+ *      not open the memfd, all retry with a named segment together; a named
+ *      segment is unlinked right after this allreduce (every process that
+ *      will ever open it has), so a kill leaves a file only inside this
+ *      window of one broadcast and one allreduce;
  *   3. every process maps it, turns readahead off (MADV_RANDOM) and allocates
  *      its own region with posix_fallocate, so the pages come from its own
  *      NUMA node (TC_SHM_PLACEMENT=touch: the kernel allocates shmem pages by
  *      the allocating task's policy, local by default; =mbind: the region is
- *      first bound to the process's node with libnuma); a full /dev/shm fails
- *      here, not as a SIGBUS later;
- *   4. after a barrier (all have mapped) the creator unlinks the name: from
- *      then on nothing is left in /dev/shm, even if a process is killed;
+ *      first bound to the process's node with libnuma; memfds and /dev/shm
+ *      files are both shmem, so this holds for both); a full /dev/shm (or
+ *      memory cgroup) fails here, not as a SIGBUS later;
+ *   4. an allreduce tells whether every process is in;
  *   5. each process checks with move_pages where its region's pages are.
  * A local failure at any step is returned, not hidden: the caller agrees on
  * a common fallback with all processes of the communicator.
@@ -120,8 +132,8 @@ size_t tc_shm_mapped_total(void);
 
 /* Bytes of the library's segments mapped on this node by any process of
  * this user, each segment counted once (by device and inode), read from
- * /proc/<pid>/maps: the segments are unlinked, but their mappings still say
- * "/dev/shm/topocoll-... (deleted)". Used for TC_SHM_MAX_NODE at creation
+ * /proc/<pid>/maps: a memfd's mappings say "/memfd:topocoll (deleted)", an
+ * unlinked named segment's "/dev/shm/topocoll-... (deleted)". Used for TC_SHM_MAX_NODE at creation
  * (not on any collective's path); two creations racing may both pass. */
 size_t tc_shm_node_usage(void);
 
