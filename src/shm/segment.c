@@ -351,7 +351,6 @@ static int tc_shm_memfd_create(size_t total, size_t header_size)
 static int tc_shm_file_create(char *name, size_t len, size_t total, size_t header_size)
 {
     int fd = -1;
-    tc_shm_stale_remove();
     for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
         if (tc_shm_name_random(name, len) != 0)
             return -1;
@@ -565,8 +564,10 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
     tc_shm_handle_t hd;
     int kind = TC_SHM_KIND_MEMFD;
     char why[sizeof hd.why] = "";
-    if (rank == 0 && ok)
+    if (rank == 0 && ok) {
+        tc_shm_stale_remove(); /* named files a killed creator left, whatever we make now */
         kind = tc_shm_kind_choose(policy->mechanism, why, sizeof why, &ok);
+    }
     for (int round = 0;; round++) {
         memset(&hd, 0, sizeof hd);
         hd.kind = TC_SHM_KIND_NONE;

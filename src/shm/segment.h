@@ -9,8 +9,8 @@
  *      last process holding it is gone, killed or not). TC_SHM_MECHANISM=
  *      named, or a process that cannot open a memfd, gives a named one:
  *      /dev/shm/topocoll-<creator pid>-<16 random hex>, O_CREAT|O_EXCL, 0600
- *      (a stale file of a creator that is gone and that nobody maps is
- *      removed first);
+ *      (before either, a stale named file whose creator is gone and that
+ *      nobody maps is removed);
  *   2. the creator's pid, descriptor (or name) go to the others (PMPI_Bcast),
  *      they open it: a memfd through /proc/<pid>/fd/<fd>, else pidfd_getfd
  *      (probed once per process). An allreduce agrees: if any process could
