@@ -603,8 +603,14 @@ int main(int argc, char **argv)
                    "%d x %zu)\n",
                    l->total, (double)l->total / 1048576.0, l->header_size, l->p, l->ctrl_size, l->S,
                    l->f);
-            printf("                banks of %d buffers (%zu bytes); name %s, unlinked at set-up\n",
-                   l->S / l->q, (size_t)(l->S / l->q) * l->f, ctx->shm->name);
+            printf("                banks of %d buffers (%zu bytes)\n", l->S / l->q,
+                   (size_t)(l->S / l->q) * l->f);
+            printf("mechanism:      %s: %s (%s)\n", ctx->shm->memfd ? "memfd" : "named",
+                   ctx->shm->name,
+                   ctx->shm->memfd ? ctx->shm->mechanism
+                                   : "unlinked once every process had opened it");
+            if (!ctx->shm->memfd)
+                printf("                named because: %s\n", ctx->shm->mechanism);
             printf("\n## NUMA placement of each rank's control block and queue (move_pages)\n");
             for (int i = 0; i < size; i++) {
                 if (all[i].pages_checked < 0)

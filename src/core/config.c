@@ -91,6 +91,14 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
                               "itself (first-touch, its own NUMA node), mbind = bound to its node "
                               "with libnuma first, none = the creator allocates the whole segment "
                               "(NUMA-unaware baseline)."},
+    [TC_CFG_SHM_MECHANISM] = {"TC_SHM_MECHANISM", TC_CFG_TYPE_ENUM, "auto", "auto,memfd,named", 0,
+                              0,
+                              "How a node's processes share a segment: memfd = an anonymous "
+                              "memfd opened through /proc/<pid>/fd or pidfd_getfd (nothing "
+                              "named, freed by the kernel when the last process exits), named "
+                              "= a /dev/shm/topocoll-<pid>-<random> file unlinked once every "
+                              "process has opened it, auto = memfd where every process of the "
+                              "node can open it, else named (said once at TC_VERBOSE=1)."},
     [TC_CFG_SHM_TW_RATIO] = {"TC_SHM_TW_RATIO", TC_CFG_TYPE_INT, "1000", NULL, 1, 1000000,
                              "The model's t_w / t: a fragment notification's wait in units of "
                              "one byte's copy time; fragments are sqrt(m t_w / t) bytes (the "
@@ -280,6 +288,10 @@ static const char *const tc_cfg_placement_words[] = {"touch", "mbind", "none"};
 _Static_assert(sizeof tc_cfg_placement_words / sizeof tc_cfg_placement_words[0] ==
                    TC_PLACEMENT_LAST,
                "one word per tc_placement_t");
+static const char *const tc_cfg_mechanism_words[] = {"auto", "memfd", "named"};
+_Static_assert(sizeof tc_cfg_mechanism_words / sizeof tc_cfg_mechanism_words[0] ==
+                   TC_SHM_MECHANISM_LAST,
+               "one word per tc_shm_mechanism_t");
 static const char *const tc_cfg_shm_level_words[] = {"auto", "none",    "l2",  "l3",
                                                      "numa", "package", "node"};
 _Static_assert(sizeof tc_cfg_shm_level_words / sizeof tc_cfg_shm_level_words[0] ==
@@ -745,6 +757,10 @@ const char *tc_config_enum_name(tc_cfg_id_t id, int64_t index)
     case TC_CFG_SHM_PLACEMENT:
         words = tc_cfg_placement_words;
         n = TC_PLACEMENT_LAST;
+        break;
+    case TC_CFG_SHM_MECHANISM:
+        words = tc_cfg_mechanism_words;
+        n = TC_SHM_MECHANISM_LAST;
         break;
     case TC_CFG_LOCK_SCHEME:
         words = tc_cfg_lock_words;

@@ -40,6 +40,7 @@ typedef enum {
     TC_CFG_SHM_MAX_TOTAL,         /* size: cap on all segments mapped by one process */
     TC_CFG_SHM_MAX_NODE,          /* size: cap on all segments on the node (this user's) */
     TC_CFG_SHM_PLACEMENT,         /* enum touch,mbind,none */
+    TC_CFG_SHM_MECHANISM,         /* enum auto,memfd,named: how a segment is shared */
     TC_CFG_SHM_TW_RATIO,          /* int: t_w / t of the paper-000 model */
     TC_CFG_SHM_STREAM_BYTES,      /* size: ring window for messages larger than the queue */
     TC_CFG_SHM_REDUCE_SLOTS,      /* int: fragment slots per process (Reduce/Allreduce) */
@@ -107,6 +108,14 @@ typedef enum {
     TC_PLACEMENT_NONE,
     TC_PLACEMENT_LAST
 } tc_placement_t;
+
+/* Values of TC_CFG_SHM_MECHANISM. */
+typedef enum {
+    TC_SHM_MECHANISM_AUTO,  /* memfd where every process can open it, else named */
+    TC_SHM_MECHANISM_MEMFD, /* memfd only: no segment (the MPI's own) where it fails */
+    TC_SHM_MECHANISM_NAMED, /* a /dev/shm name, unlinked once every process has opened it */
+    TC_SHM_MECHANISM_LAST
+} tc_shm_mechanism_t;
 
 /* Values of TC_CFG_HIER_SHM_LEVEL (the words' order in its accepted list). */
 typedef enum {

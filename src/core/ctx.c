@@ -281,6 +281,7 @@ static int tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
             .max_segment = (size_t)tc_config_int(TC_CFG_SHM_MAX_SEGMENT),
             .max_total = (size_t)tc_config_int(TC_CFG_SHM_MAX_TOTAL),
             .max_node = (size_t)tc_config_int(TC_CFG_SHM_MAX_NODE),
+            .mechanism = (tc_shm_mechanism_t)tc_config_int(TC_CFG_SHM_MECHANISM),
             .fail = 0,
         };
         /* The segment's waits name peers by their index in the group: the

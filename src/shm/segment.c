@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <numa.h>
 #include <numaif.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../core/log.h"
@@ -40,12 +43,20 @@ typedef struct tc_shm_seen {
     size_t bytes;
 } tc_shm_seen_t;
 
+/* A maps line of one of the library's segments: a named one (still named, or
+ * unlinked: "/dev/shm/topocoll-... (deleted)") or a memfd ("/memfd:topocoll
+ * (deleted)"; memfd_create's name, never in any file system). */
+static int tc_shm_maps_line_ours(const char *line)
+{
+    return strstr(line, "/dev/shm/topocoll-") != NULL || strstr(line, "/memfd:topocoll ") != NULL;
+}
+
 /* Add the topocoll mappings of one maps file to @p seen (distinct segments). */
 static void tc_shm_usage_scan(FILE *maps, tc_shm_seen_t **seen, size_t *n, size_t *cap)
 {
     char line[512];
     while (fgets(line, sizeof line, maps)) {
-        if (!strstr(line, "/dev/shm/topocoll-"))
+        if (!tc_shm_maps_line_ours(line))
             continue;
         unsigned long start, end, off, inode;
         unsigned int major, minor;
@@ -74,12 +85,28 @@ static void tc_shm_usage_scan(FILE *maps, tc_shm_seen_t **seen, size_t *n, size_
     }
 }
 
-static size_t tc_shm_dev_shm_used(void)
+/* An upper bound of the bytes the library's segments take on the node:
+ * every shmem page (Shmem in /proc/meminfo: /dev/shm files, memfds and SysV
+ * segments alike), or what /dev/shm holds if that is more (a file sized but
+ * not yet allocated). Unknown: SIZE_MAX / 2, so the caller counts exactly. */
+static size_t tc_shm_usage_bound(void)
 {
+    size_t bound = SIZE_MAX / 2, dev_shm = 0;
     struct statvfs vfs;
-    if (statvfs("/dev/shm", &vfs) != 0)
-        return SIZE_MAX / 2; /* unknown: make the caller count exactly */
-    return (size_t)(vfs.f_blocks - vfs.f_bfree) * (size_t)vfs.f_frsize;
+    if (statvfs("/dev/shm", &vfs) == 0)
+        dev_shm = (size_t)(vfs.f_blocks - vfs.f_bfree) * (size_t)vfs.f_frsize;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char line[128];
+        unsigned long long kib;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "Shmem: %llu kB", &kib) == 1) {
+                bound = (size_t)kib * 1024;
+                break;
+            }
+        fclose(f);
+    }
+    return bound != SIZE_MAX / 2 && dev_shm > bound ? dev_shm : bound;
 }
 
 size_t tc_shm_node_usage(void)
@@ -121,15 +148,203 @@ static int tc_shm_numa_node_self(void)
     return cpu < 0 ? -1 : numa_node_of_cpu(cpu);
 }
 
-/* "/topocoll-" + 16 hex digits from the kernel's CSPRNG: not guessable, so
- * another user cannot pre-create or squat the name (O_EXCL catches the rest). */
+/* "/topocoll-<creator pid>-" + 16 hex digits from the kernel's CSPRNG: not
+ * guessable, so another user cannot pre-create or squat the name (O_EXCL
+ * catches the rest); the pid lets a later creation tell that the file's
+ * creator is gone (tc_shm_stale_remove). */
 static int tc_shm_name_random(char *name, size_t len)
 {
     uint64_t r;
     if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
         return -1;
-    snprintf(name, len, "/topocoll-%016llx", (unsigned long long)r);
+    snprintf(name, len, "/topocoll-%ld-%016llx", (long)getpid(), (unsigned long long)r);
     return 0;
+}
+
+/* Whether any process of this user maps the file /dev/shm/@p file. */
+static int tc_shm_file_mapped(const char *file)
+{
+    char needle[300];
+    snprintf(needle, sizeof needle, "/dev/shm/%s", file);
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return 1; /* cannot tell: keep it */
+    int found = 0;
+    uid_t uid = getuid();
+    struct dirent *e;
+    while (!found && (e = readdir(proc)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[sizeof e->d_name + 16], line[512];
+        struct stat st;
+        snprintf(path, sizeof path, "/proc/%s", e->d_name);
+        if (stat(path, &st) != 0 || st.st_uid != uid)
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/maps", e->d_name);
+        FILE *maps = fopen(path, "r");
+        if (!maps)
+            continue;
+        while (!found && fgets(line, sizeof line, maps))
+            found = strstr(line, needle) != NULL;
+        fclose(maps);
+    }
+    closedir(proc);
+    return found;
+}
+
+/* Named segments only exist between creation and the moment every process
+ * has opened them; a creator killed inside that window leaves the file.
+ * Remove this user's /dev/shm/topocoll-<pid>-* files whose creator is gone
+ * (kill(pid, 0) fails with ESRCH) and that no process maps. A live pid (or
+ * one reused since) keeps its file: never remove what may be in use. */
+static void tc_shm_stale_remove(void)
+{
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return;
+    uid_t uid = getuid();
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "topocoll-", 9) != 0)
+            continue;
+        char *end;
+        long pid = strtol(e->d_name + 9, &end, 10);
+        if (end == e->d_name + 9 || *end != '-' || pid <= 0)
+            continue; /* no creator pid in the name (an older version's): cannot tell */
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[sizeof e->d_name + 16];
+        struct stat st;
+        snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+        if (stat(path, &st) != 0 || st.st_uid != uid || tc_shm_file_mapped(e->d_name))
+            continue;
+        snprintf(path, sizeof path, "/%s", e->d_name);
+        if (shm_unlink(path) == 0)
+            tc_log(TC_LOG_INFO,
+                   "removed the stale segment /dev/shm/%s (%lld bytes): its creator, pid %ld, "
+                   "is gone and no process maps it",
+                   e->d_name, (long long)st.st_size, pid);
+    }
+    closedir(d);
+}
+
+/* ------------------------------------------------------------------------ */
+/* memfd segments: no name in any file system; the kernel frees the memory
+ * when the last process that maps it or holds its descriptor is gone. The
+ * others open the creator's descriptor through /proc/<pid>/fd/<fd> (needs
+ * ptrace read access: same user, dumpable) or pidfd_getfd (needs ptrace
+ * attach access, which Yama's ptrace_scope=1 denies between siblings). */
+
+typedef enum { TC_MEMFD_PROC, TC_MEMFD_PIDFD, TC_MEMFD_NONE } tc_memfd_how_t;
+
+static pthread_once_t tc_memfd_once = PTHREAD_ONCE_INIT;
+static tc_memfd_how_t tc_memfd_how = TC_MEMFD_NONE; /* written once under tc_memfd_once */
+static char tc_memfd_why[160];                      /* why TC_MEMFD_NONE */
+/* Set when some process of a node communicator could not open a memfd: this
+ * process then creates named segments at once (auto). Relaxed: a stale read
+ * only costs one more memfd attempt, which is agreed like the first. */
+static atomic_int tc_memfd_peer_failed;
+
+static int tc_shm_fd_by_proc(pid_t pid, int fd)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/fd/%d", (long)pid, fd);
+    return open(path, O_RDWR | O_CLOEXEC);
+}
+
+static int tc_shm_fd_by_pidfd(pid_t pid, int fd)
+{
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd < 0)
+        return -1;
+    int got = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0); /* close-on-exec is set */
+    int saved = errno;
+    close(pidfd);
+    errno = saved;
+    return got;
+#else
+    (void)pid;
+    (void)fd;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* Once per process: can it make a memfd and open one by pid and fd? */
+static void tc_shm_memfd_probe_once(void)
+{
+    int fd = memfd_create("topocoll", MFD_CLOEXEC);
+    if (fd < 0) {
+        snprintf(tc_memfd_why, sizeof tc_memfd_why, "memfd_create: %s", strerror(errno));
+        return;
+    }
+    int got = tc_shm_fd_by_proc(getpid(), fd), e_proc = errno;
+    if (got >= 0) {
+        tc_memfd_how = TC_MEMFD_PROC;
+    } else if ((got = tc_shm_fd_by_pidfd(getpid(), fd)) >= 0) {
+        tc_memfd_how = TC_MEMFD_PIDFD;
+    } else {
+        snprintf(tc_memfd_why, sizeof tc_memfd_why, "/proc/<pid>/fd: %s, pidfd_getfd: %s",
+                 strerror(e_proc), strerror(errno));
+    }
+    if (got >= 0)
+        close(got);
+    close(fd);
+}
+
+static tc_memfd_how_t tc_shm_memfd_probe(void)
+{
+    pthread_once(&tc_memfd_once, tc_shm_memfd_probe_once);
+    return tc_memfd_how;
+}
+
+/* Open the memfd @p fd of process @p pid: the probed way first, then the other. */
+static int tc_shm_memfd_open(pid_t pid, int fd, char *why, size_t len)
+{
+    int got = -1, e_proc = 0;
+    if (tc_memfd_how == TC_MEMFD_PROC && (got = tc_shm_fd_by_proc(pid, fd)) < 0)
+        e_proc = errno;
+    if (got < 0 && (got = tc_shm_fd_by_pidfd(pid, fd)) < 0) {
+        int e_pidfd = errno;
+        if (tc_memfd_how != TC_MEMFD_PROC && (got = tc_shm_fd_by_proc(pid, fd)) < 0)
+            e_proc = errno;
+        if (got < 0)
+            snprintf(why, len, "/proc/%ld/fd/%d: %s, pidfd_getfd: %s", (long)pid, fd,
+                     strerror(e_proc), strerror(e_pidfd));
+    }
+    return got;
+}
+
+/* Size a fresh segment (@p name for messages) and allocate its first
+ * @p header_size bytes; a full /dev/shm (or, for a memfd, the memory
+ * cgroup's limit) fails here rather than as a SIGBUS later. */
+static int tc_shm_fd_size(int fd, const char *name, size_t total, size_t header_size)
+{
+    if (ftruncate(fd, (off_t)total) != 0) {
+        tc_log(TC_LOG_INFO, "ftruncate(%s, %zu) failed: %s", name, total, strerror(errno));
+        return -1;
+    }
+    int rc = posix_fallocate(fd, 0, (off_t)header_size);
+    if (rc != 0) {
+        tc_log(TC_LOG_INFO, "posix_fallocate(%s) failed: %s", name, strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+static int tc_shm_memfd_create(size_t total, size_t header_size)
+{
+    int fd = memfd_create("topocoll", MFD_CLOEXEC);
+    if (fd < 0) {
+        tc_log(TC_LOG_INFO, "memfd_create failed: %s", strerror(errno));
+        return -1;
+    }
+    if (tc_shm_fd_size(fd, "memfd:topocoll", total, header_size) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 /* Creator side: open a fresh name, size it, allocate the header. */
@@ -147,20 +362,12 @@ static int tc_shm_file_create(char *name, size_t len, size_t total, size_t heade
     }
     if (fd < 0)
         return -1;
-    if (ftruncate(fd, (off_t)total) != 0) {
-        tc_log(TC_LOG_INFO, "ftruncate(%s, %zu) failed: %s", name, total, strerror(errno));
-        goto fn_fail;
-    }
-    int rc = posix_fallocate(fd, 0, (off_t)header_size);
-    if (rc != 0) {
-        tc_log(TC_LOG_INFO, "posix_fallocate(%s) failed: %s", name, strerror(rc));
-        goto fn_fail;
+    if (tc_shm_fd_size(fd, name, total, header_size) != 0) {
+        close(fd);
+        shm_unlink(name);
+        return -1;
     }
     return fd;
-fn_fail:
-    close(fd);
-    shm_unlink(name);
-    return -1;
 }
 
 /* Place and allocate this process's own region (step 3 of segment.h). */
@@ -220,6 +427,76 @@ fn_exit:
     free(status);
 }
 
+/* What the creator tells the others (one PMPI_Bcast of bytes). */
+enum { TC_SHM_KIND_NONE = -1, TC_SHM_KIND_MEMFD, TC_SHM_KIND_NAMED };
+typedef struct tc_shm_handle {
+    int32_t kind;  /* TC_SHM_KIND_*; NONE: the creator could not create */
+    int32_t pid;   /* the creator */
+    int32_t fd;    /* its descriptor of the segment (memfd: the others open it) */
+    char name[48]; /* named: the /dev/shm name */
+    char why[160]; /* why this kind, for reports */
+} tc_shm_handle_t;
+
+/* The creator's first choice (round 0 of tc_shm_comm_create). */
+static int tc_shm_kind_choose(tc_shm_mechanism_t mech, char *why, size_t len, int *ok)
+{
+    static bool logged_unusable;
+    if (mech == TC_SHM_MECHANISM_NAMED) {
+        snprintf(why, len, "TC_SHM_MECHANISM=named");
+        return TC_SHM_KIND_NAMED;
+    }
+    if (tc_shm_memfd_probe() == TC_MEMFD_NONE) {
+        if (mech == TC_SHM_MECHANISM_MEMFD) {
+            tc_log(TC_LOG_INFO, "TC_SHM_MECHANISM=memfd, but memfd segments are unusable here (%s)",
+                   tc_memfd_why);
+            *ok = 0;
+            return TC_SHM_KIND_MEMFD;
+        }
+        tc_log_once(logged_unusable, TC_LOG_INFO,
+                    "memfd segments are unusable here (%s): named /dev/shm segments, unlinked once "
+                    "every process has opened them",
+                    tc_memfd_why);
+        snprintf(why, len, "memfd unusable on the creator");
+        return TC_SHM_KIND_NAMED;
+    }
+    if (mech == TC_SHM_MECHANISM_AUTO &&
+        atomic_load_explicit(&tc_memfd_peer_failed, memory_order_relaxed)) {
+        snprintf(why, len, "an earlier memfd could not be opened by some process");
+        return TC_SHM_KIND_NAMED;
+    }
+    snprintf(why, len, "%s, opened by the others through %s",
+             mech == TC_SHM_MECHANISM_MEMFD ? "TC_SHM_MECHANISM=memfd" : "default",
+             tc_memfd_how == TC_MEMFD_PROC ? "/proc/<pid>/fd" : "pidfd_getfd");
+    return TC_SHM_KIND_MEMFD;
+}
+
+/* A non-creator opens what @p hd describes; clears mine[0] (cannot go on)
+ * or mine[1] (cannot or will not open a memfd: all retry named). */
+static void tc_shm_handle_open(const tc_shm_handle_t *hd, int mine[4], int *fd)
+{
+    if (hd->kind == TC_SHM_KIND_MEMFD) {
+        char why[200];
+        if (!mine[3]) {
+            mine[1] = 0; /* TC_SHM_MECHANISM=named here */
+        } else if (tc_shm_memfd_probe() == TC_MEMFD_NONE) {
+            mine[1] = 0;
+            tc_log(TC_LOG_INFO, "cannot open the memfd segment of pid %d: %s", (int)hd->pid,
+                   tc_memfd_why);
+        } else if ((*fd = tc_shm_memfd_open(hd->pid, hd->fd, why, sizeof why)) < 0) {
+            mine[1] = 0;
+            tc_log(TC_LOG_INFO, "cannot open the memfd segment: %s", why);
+        }
+        return;
+    }
+    if (!mine[2]) {
+        mine[0] = 0;
+        tc_log(TC_LOG_INFO, "segment %s is a named one and TC_SHM_MECHANISM=memfd here", hd->name);
+    } else if ((*fd = shm_open(hd->name, O_RDWR, 0600)) < 0) {
+        mine[0] = 0;
+        tc_log(TC_LOG_INFO, "shm_open(%s) failed: %s", hd->name, strerror(errno));
+    }
+}
+
 int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_params_t *params,
                        const tc_shm_policy_t *policy, const tc_wait_info_t *wait)
 {
@@ -269,13 +546,12 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
         ok = 0;
     }
 
-    /* Steps 1-2: the first process creates, everyone learns the name ("" on failure). */
-    char name[40] = "";
+    /* Steps 1-2: the first process creates, everyone learns how to open it. */
     if (rank == 0 && ok) {
-        /* Everything /dev/shm holds (our unlinked but mapped segments
+        /* Every shmem page on the node (our unlinked segments and memfds
          * included) bounds our usage from above; only when that bound is
          * over the cap is /proc read for the exact figure. */
-        size_t used = tc_shm_dev_shm_used();
+        size_t used = tc_shm_usage_bound();
         if (used + s->layout.total > policy->max_node)
             used = tc_shm_node_usage();
         if (used + s->layout.total > policy->max_node) {
@@ -285,25 +561,85 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
             ok = 0;
         }
     }
+    tc_shm_handle_t hd;
+    int kind = TC_SHM_KIND_MEMFD;
+    char why[sizeof hd.why] = "";
     if (rank == 0 && ok) {
-        /* TC_SHM_PLACEMENT=none: the creator allocates the whole segment, so
-         * every page lands on its node (the NUMA-unaware baseline). */
-        fd = tc_shm_file_create(name, sizeof name, s->layout.total,
-                                policy->placement == TC_PLACEMENT_NONE ? s->layout.total
-                                                                       : s->layout.header_size);
-        if (fd < 0)
-            ok = 0;
+        tc_shm_stale_remove(); /* named files a killed creator left, whatever we make now */
+        kind = tc_shm_kind_choose(policy->mechanism, why, sizeof why, &ok);
     }
-    PMPI_Bcast(name, sizeof name, MPI_CHAR, 0, node_comm);
-    if (name[0] == '\0')
-        ok = 0;
-    if (ok) {
-        memcpy(s->name, name, sizeof name);
-        if (rank != 0 && (fd = shm_open(name, O_RDWR, 0600)) < 0) {
-            tc_log(TC_LOG_INFO, "shm_open(%s) failed: %s", name, strerror(errno));
-            ok = 0;
+    for (int round = 0;; round++) {
+        memset(&hd, 0, sizeof hd);
+        hd.kind = TC_SHM_KIND_NONE;
+        if (rank == 0 && ok) {
+            /* TC_SHM_PLACEMENT=none: the creator allocates the whole segment,
+             * so every page lands on its node (the NUMA-unaware baseline). */
+            size_t first =
+                policy->placement == TC_PLACEMENT_NONE ? s->layout.total : s->layout.header_size;
+            if (kind == TC_SHM_KIND_MEMFD)
+                fd = tc_shm_memfd_create(s->layout.total, first);
+            else
+                fd = tc_shm_file_create(hd.name, sizeof hd.name, s->layout.total, first);
+            if (fd >= 0) {
+                hd.kind = kind;
+                hd.pid = (int32_t)getpid();
+                hd.fd = fd;
+                snprintf(hd.why, sizeof hd.why, "%s", why);
+            } else {
+                ok = 0;
+            }
         }
+        PMPI_Bcast(&hd, (int)sizeof hd, MPI_BYTE, 0, node_comm);
+        /* MIN over the node: [0] all can go on, [1] all opened the memfd,
+         * [2] all allow a named segment, [3] all allow a memfd. */
+        int mine[4] = {ok && hd.kind != TC_SHM_KIND_NONE, 1,
+                       policy->mechanism != TC_SHM_MECHANISM_MEMFD,
+                       policy->mechanism != TC_SHM_MECHANISM_NAMED},
+            all[4];
+        if (mine[0] && rank != 0)
+            tc_shm_handle_open(&hd, mine, &fd);
+        PMPI_Allreduce(mine, all, 4, MPI_INT, MPI_MIN, node_comm);
+        /* Everyone that will ever open the name has opened it (or given
+         * up): from here on nothing is left in /dev/shm, even if a process
+         * is killed. The descriptors keep the segment. */
+        if (rank == 0 && hd.kind == TC_SHM_KIND_NAMED)
+            shm_unlink(hd.name);
+        if (all[0] && (hd.kind != TC_SHM_KIND_MEMFD || all[1]))
+            break;
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+        if (!all[0] || hd.kind != TC_SHM_KIND_MEMFD || !all[2] || round > 0) {
+            ok = 0;
+            break;
+        }
+        /* A memfd that some process could not open (or refused): all fall
+         * back to a named segment together. */
+        static bool logged_fallback;
+        if (all[3]) {
+            atomic_store_explicit(&tc_memfd_peer_failed, 1, memory_order_relaxed);
+            snprintf(why, sizeof why, "some process could not open the creator's memfd");
+        } else {
+            snprintf(why, sizeof why, "TC_SHM_MECHANISM=named on some process");
+        }
+        if (rank == 0)
+            tc_log_once(logged_fallback, TC_LOG_INFO,
+                        "%s: %s%s: named /dev/shm segments, unlinked once every process has "
+                        "opened them",
+                        wait && wait->comm_name ? wait->comm_name : "segment", why,
+                        all[3] ? " (TC_VERBOSE=1 there says why)" : "");
+        kind = TC_SHM_KIND_NAMED;
     }
+    if (ok) {
+        s->memfd = hd.kind == TC_SHM_KIND_MEMFD;
+        if (s->memfd)
+            snprintf(s->name, sizeof s->name, "memfd:topocoll (pid %d, fd %d)", (int)hd.pid,
+                     (int)hd.fd);
+        else
+            snprintf(s->name, sizeof s->name, "%s", hd.name);
+        snprintf(s->mechanism, sizeof s->mechanism, "%s", hd.why);
+    }
+    const char *name = s ? s->name : "";
     /* Step 3: map, readahead off, allocate and zero our own region. */
     if (ok) {
         struct stat st;
@@ -341,13 +677,10 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
         memset(s->base + tc_shm_layout_region(&s->layout, rank), 0, s->layout.ctrl_size);
         ((int *)(void *)(s->base + s->layout.numa_off))[rank] = s->numa_node;
     }
-    /* Step 4: everyone that will ever open the name has done so. The
-     * allreduce is the barrier and tells whether all of us are in. It also
+    /* Step 4: the allreduce tells whether all of us are in. It also
      * orders the header and control-block writes above before any use
      * (MPI's synchronisation is a full barrier between processes). */
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node_comm);
-    if (rank == 0 && name[0] != '\0')
-        shm_unlink(name);
     if (fd >= 0)
         close(fd);
     if (!all_ok) {

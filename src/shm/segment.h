@@ -2,18 +2,30 @@
  * per-process state of the shared-memory collectives that run on it.
  *
  * Life cycle (tc_shm_comm_create, collective over the node communicator):
- *   1. the node's first process creates /dev/shm/topocoll-<16 random hex>
- *      with O_CREAT|O_EXCL, mode 0600, sizes it (ftruncate) and allocates the
- *      header with posix_fallocate;
- *   2. the name goes to the others (PMPI_Bcast), they open it;
+ *   1. the node's first process creates the segment, sizes it (ftruncate)
+ *      and allocates the header with posix_fallocate. By default it is a
+ *      memfd (memfd_create "topocoll": no name in any file system, shown as
+ *      /memfd:topocoll in /proc/<pid>/maps, freed by the kernel when the
+ *      last process holding it is gone, killed or not). TC_SHM_MECHANISM=
+ *      named, or a process that cannot open a memfd, gives a named one:
+ *      /dev/shm/topocoll-<creator pid>-<16 random hex>, O_CREAT|O_EXCL, 0600
+ *      (before either, a stale named file whose creator is gone and that
+ *      nobody maps is removed);
+ *   2. the creator's pid, descriptor (or name) go to the others (PMPI_Bcast),
+ *      they open it: a memfd through /proc/<pid>/fd/<fd>, else pidfd_getfd
+ *      (probed once per process). An allreduce agrees: if any process could
+ *      not open the memfd, all retry with a named segment together; a named
+ *      segment is unlinked right after this allreduce (every process that
+ *      will ever open it has), so a kill leaves a file only inside this
+ *      window of one broadcast and one allreduce;
  *   3. every process maps it, turns readahead off (MADV_RANDOM) and allocates
  *      its own region with posix_fallocate, so the pages come from its own
  *      NUMA node (TC_SHM_PLACEMENT=touch: the kernel allocates shmem pages by
  *      the allocating task's policy, local by default; =mbind: the region is
- *      first bound to the process's node with libnuma); a full /dev/shm fails
- *      here, not as a SIGBUS later;
- *   4. after a barrier (all have mapped) the creator unlinks the name: from
- *      then on nothing is left in /dev/shm, even if a process is killed;
+ *      first bound to the process's node with libnuma; memfds and /dev/shm
+ *      files are both shmem, so this holds for both); a full /dev/shm (or
+ *      memory cgroup) fails here, not as a SIGBUS later;
+ *   4. an allreduce tells whether every process is in;
  *   5. each process checks with move_pages where its region's pages are.
  * A local failure at any step is returned, not hidden: the caller agrees on
  * a common fallback with all processes of the communicator.
@@ -57,10 +69,11 @@ typedef struct tc_shm_params {
 /* Local policy (not agreed: a local failure is agreed afterwards). */
 typedef struct tc_shm_policy {
     tc_placement_t placement;
-    size_t max_segment; /* TC_SHM_MAX_SEGMENT */
-    size_t max_total;   /* TC_SHM_MAX_TOTAL */
-    size_t max_node;    /* TC_SHM_MAX_NODE (checked by the creator) */
-    int fail;           /* non-zero: fail locally on purpose (cap already exceeded) */
+    size_t max_segment;           /* TC_SHM_MAX_SEGMENT */
+    size_t max_total;             /* TC_SHM_MAX_TOTAL */
+    size_t max_node;              /* TC_SHM_MAX_NODE (checked by the creator) */
+    tc_shm_mechanism_t mechanism; /* TC_SHM_MECHANISM (agreed in tc_shm_comm_create) */
+    int fail;                     /* non-zero: fail locally on purpose (cap already exceeded) */
 } tc_shm_policy_t;
 
 typedef struct tc_shm_comm {
@@ -96,10 +109,12 @@ typedef struct tc_shm_comm {
     int store_ok;           /* attached, and no failure seen by this process */
     int store_logged;       /* this process has logged the store's failure */
     /* Placement report. */
-    int numa_node;      /* this process's NUMA node at set-up, -1 if unknown */
-    long pages_local;   /* pages of our region on numa_node */
-    long pages_checked; /* pages of our region move_pages answered for; -1: no check */
-    char name[40];      /* the (already unlinked) name, for reports */
+    int numa_node;       /* this process's NUMA node at set-up, -1 if unknown */
+    long pages_local;    /* pages of our region on numa_node */
+    long pages_checked;  /* pages of our region move_pages answered for; -1: no check */
+    int memfd;           /* 1: a memfd segment; 0: a named one (unlinked at set-up) */
+    char name[48];       /* "memfd:topocoll (pid P, fd F)" or the (already unlinked) name */
+    char mechanism[160]; /* why memfd or named (the creator's reason), for reports */
 } tc_shm_comm_t;
 
 /* Collective over @p node_comm (all its processes call it with the same
@@ -117,8 +132,8 @@ size_t tc_shm_mapped_total(void);
 
 /* Bytes of the library's segments mapped on this node by any process of
  * this user, each segment counted once (by device and inode), read from
- * /proc/<pid>/maps: the segments are unlinked, but their mappings still say
- * "/dev/shm/topocoll-... (deleted)". Used for TC_SHM_MAX_NODE at creation
+ * /proc/<pid>/maps: a memfd's mappings say "/memfd:topocoll (deleted)", an
+ * unlinked named segment's "/dev/shm/topocoll-... (deleted)". Used for TC_SHM_MAX_NODE at creation
  * (not on any collective's path); two creations racing may both pass. */
 size_t tc_shm_node_usage(void);
 

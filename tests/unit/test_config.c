@@ -124,6 +124,7 @@ static void test_table(void)
                  {TC_CFG_SHM_MAX_TOTAL, "TC_SHM_MAX_TOTAL"},
                  {TC_CFG_SHM_MAX_NODE, "TC_SHM_MAX_NODE"},
                  {TC_CFG_SHM_PLACEMENT, "TC_SHM_PLACEMENT"},
+                 {TC_CFG_SHM_MECHANISM, "TC_SHM_MECHANISM"},
                  {TC_CFG_SHM_TW_RATIO, "TC_SHM_TW_RATIO"},
                  {TC_CFG_SHM_STREAM_BYTES, "TC_SHM_STREAM_BYTES"},
                  {TC_CFG_SHM_REDUCE_SLOTS, "TC_SHM_REDUCE_SLOTS"},
@@ -191,6 +192,7 @@ static void test_defaults(void)
                 {TC_CFG_SHM_MAX_TOTAL, 1024.0 * 1024 * 1024},
                 {TC_CFG_SHM_MAX_NODE, 4.0 * 1024 * 1024 * 1024},
                 {TC_CFG_SHM_PLACEMENT, TC_PLACEMENT_TOUCH},
+                {TC_CFG_SHM_MECHANISM, TC_SHM_MECHANISM_AUTO},
                 {TC_CFG_LOCK_SCHEME, TC_LOCK_SCHEME_CFG_N_MCS},
                 {TC_CFG_SHM_TW_RATIO, 1000},
                 {TC_CFG_SHM_STREAM_BYTES, 128 * 1024},
@@ -386,6 +388,13 @@ static void test_enum(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         expect_bad(TC_CFG_SHM_TREE, bad[i], trees);
     expect_bad(TC_CFG_SHM_PLACEMENT, "first-touch", "one of touch,mbind,none");
+    expect_int(TC_CFG_SHM_MECHANISM, "auto", TC_SHM_MECHANISM_AUTO);
+    expect_int(TC_CFG_SHM_MECHANISM, "MemFD", TC_SHM_MECHANISM_MEMFD);
+    expect_int(TC_CFG_SHM_MECHANISM, "named", TC_SHM_MECHANISM_NAMED);
+    expect_bad(TC_CFG_SHM_MECHANISM, "shm_open", "one of auto,memfd,named");
+    if (strcmp(tc_config_enum_name(TC_CFG_SHM_MECHANISM, TC_SHM_MECHANISM_NAMED), "named") != 0 ||
+        strcmp(tc_config_enum_name(TC_CFG_SHM_MECHANISM, TC_SHM_MECHANISM_LAST), "?") != 0)
+        fail("enum names of TC_SHM_MECHANISM");
 
     /* tc_config_enum_name spells the accepted list, in the C enums' order. */
     const char *tree_names[] = {"flat", "chain", "kary", "knomial"};
