@@ -102,4 +102,16 @@ static inline const char *tc_base_alg_name(int op, int alg)
     return names[op][alg];
 }
 
+/* Index of the algorithm of @p op named @p word (ASCII case ignored); -1 if
+ * none. */
+static inline int tc_base_alg_index(int op, const char *word)
+{
+    for (int a = 0; a < TC_BASE_ALG_MAX; a++) {
+        const char *name = tc_base_alg_name(op, a);
+        if (name && tc_base_word_eq(word, strlen(word), name, 1))
+            return a;
+    }
+    return -1;
+}
+
 #endif /* TC_BASE_NAMES_H */

@@ -37,20 +37,18 @@ _Static_assert(TC_HIER_BCAST_LAST == TC_BASE_ALGS_BCAST, "base/names.h names eve
 
 const char *tc_hier_bcast_alg_name(tc_hier_bcast_alg_t alg)
 {
-    if ((int)alg < 0 || alg >= TC_HIER_BCAST_LAST)
-        return "?";
-    return tc_base_alg_name(TC_BASE_OP_BCAST, (int)alg);
+    const char *name = tc_base_alg_name(TC_BASE_OP_BCAST, (int)alg);
+    return name ? name : "?";
 }
 
 int tc_hier_bcast_alg_parse(const char *word, tc_hier_bcast_alg_t *alg)
 {
     if (word == NULL || alg == NULL)
         return -1;
-    for (int a = 0; a < TC_HIER_BCAST_LAST; a++) {
-        if (strcasecmp(word, tc_base_alg_name(TC_BASE_OP_BCAST, a)) == 0) {
-            *alg = (tc_hier_bcast_alg_t)a;
-            return 0;
-        }
+    int a = tc_base_alg_index(TC_BASE_OP_BCAST, word);
+    if (a >= 0) {
+        *alg = (tc_hier_bcast_alg_t)a;
+        return 0;
     }
     if (strcasecmp(word, "scatter-allgather") == 0) {
         *alg = TC_HIER_BCAST_SCATTER_ALLGATHER;

@@ -98,17 +98,6 @@ static int level_index(const char *w)
     return strcasecmp(w, "shm") == 0 ? TC_TUNING_LEVEL_SHM : -1;
 }
 
-/* Index of algorithm @p w of @p op in base/names.h (case ignored); -1 if none. */
-static int alg_index(int op, const char *w)
-{
-    for (int a = 0; a < MAX_ALGS; a++) {
-        const char *name = tc_base_alg_name(op, a);
-        if (name && strcasecmp(w, name) == 0)
-            return a;
-    }
-    return -1;
-}
-
 /* Bytes with an optional binary K/M/G/T suffix; -1 when malformed or above
  * TC_TUNING_MAX_BYTES. */
 static int parse_bytes(const char *w, uint64_t *out)
@@ -251,7 +240,7 @@ static int parse_line(tc_tuning_t *t, char *s, const char *name, int line,
     char *colon = strchr(w[3], ':');
     if (colon)
         *colon = '\0';
-    e.alg = alg_index(e.op, w[3]);
+    e.alg = tc_base_alg_index(e.op, w[3]);
     if (e.alg < 0) {
         bad(report, arg, name, line, "unknown %s algorithm \"%.64s\" (expected %s)", op_names[e.op],
             w[3], alg_accepted[e.op]);
