@@ -20,24 +20,21 @@
  */
 #include "msg_barrier.h"
 
+#include "base/names.h"
+
 #include <stdlib.h>
 
 /* Requests kept on the stack; a central root or a tree node with more
  * children than this allocates. */
 #define TC_MSG_BARRIER_STACK_REQS 64
 
+_Static_assert(TC_BARRIER_ALG_LAST == TC_BASE_ALGS_BARRIER, "base/names.h names every barrier");
+
 const char *tc_barrier_alg_name(tc_barrier_alg_t alg)
 {
-    static const char *const names[TC_BARRIER_ALG_LAST] = {
-        [TC_BARRIER_CENTRAL] = "central",
-        [TC_BARRIER_TREE] = "tree",
-        [TC_BARRIER_DISSEMINATION] = "dissemination",
-        [TC_BARRIER_TOURNAMENT] = "tournament",
-        [TC_BARRIER_PAIRWISE] = "pairwise",
-    };
     if ((int)alg < 0 || alg >= TC_BARRIER_ALG_LAST)
         return "unknown";
-    return names[alg];
+    return tc_base_alg_name(TC_BASE_OP_BARRIER, (int)alg);
 }
 
 typedef struct {

@@ -201,7 +201,8 @@ static void tc_ctx_propose(const tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
     v[TC_AGREE_STREAM] = tc_config_int(TC_CFG_SHM_STREAM_BYTES);
     v[TC_AGREE_RSLOTS] = tc_config_int(TC_CFG_SHM_REDUCE_SLOTS);
     /* Slots are cache-line multiples so no two processes' slots share a line. */
-    v[TC_AGREE_RSLOT_BYTES] = tc_config_int(TC_CFG_SHM_REDUCE_SLOT_BYTES) / 64 * 64;
+    v[TC_AGREE_RSLOT_BYTES] =
+        tc_config_int(TC_CFG_SHM_REDUCE_SLOT_BYTES) / TC_CACHELINE * TC_CACHELINE;
     v[TC_AGREE_RSLICE] = tc_config_int(TC_CFG_SHM_REDUCE_SLICE_MIN);
     /* The reduction tree pays where its levels run in parallel; oversubscribed
      * (measured: 2 cores, np 4 and 8) a single-fragment Allreduce was 1.2-2x

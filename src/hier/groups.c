@@ -9,14 +9,14 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const level_names[TC_LEVEL_LAST] = {
-    "core", "l2", "l3", "numa", "package", "node", "switch1", "switch2", "switch3", "switch4",
-};
+#include "base/names.h"
+
+_Static_assert(TC_LEVEL_LAST == TC_BASE_LEVEL_COUNT, "base/names.h names every tc_level_t");
 
 const char *tc_hier_level_name(tc_level_t level)
 {
     if ((int)level >= 0 && level < TC_LEVEL_LAST)
-        return level_names[level];
+        return tc_base_level_name((int)level);
     if (level == TC_HIER_LEVEL_TOP)
         return "top";
     return "?";

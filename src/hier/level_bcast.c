@@ -10,6 +10,8 @@
  */
 #include "hier/level_bcast.h"
 
+#include "base/names.h"
+
 #include "shm/tree.h"
 
 #include <stdlib.h>
@@ -31,28 +33,22 @@ size_t tc_hier_piece_max(void)
     return piece_max;
 }
 
-static const char *const alg_names[TC_HIER_BCAST_LAST] = {
-    [TC_HIER_BCAST_FLAT] = "flat",
-    [TC_HIER_BCAST_KNOMIAL] = "knomial",
-    [TC_HIER_BCAST_SCATTER_ALLGATHER] = "scatter_allgather",
-};
+_Static_assert(TC_HIER_BCAST_LAST == TC_BASE_ALGS_BCAST, "base/names.h names every bcast alg");
 
 const char *tc_hier_bcast_alg_name(tc_hier_bcast_alg_t alg)
 {
-    if ((int)alg < 0 || alg >= TC_HIER_BCAST_LAST)
-        return "?";
-    return alg_names[alg];
+    const char *name = tc_base_alg_name(TC_BASE_OP_BCAST, (int)alg);
+    return name ? name : "?";
 }
 
 int tc_hier_bcast_alg_parse(const char *word, tc_hier_bcast_alg_t *alg)
 {
     if (word == NULL || alg == NULL)
         return -1;
-    for (int a = 0; a < TC_HIER_BCAST_LAST; a++) {
-        if (strcasecmp(word, alg_names[a]) == 0) {
-            *alg = (tc_hier_bcast_alg_t)a;
-            return 0;
-        }
+    int a = tc_base_alg_index(TC_BASE_OP_BCAST, word);
+    if (a >= 0) {
+        *alg = (tc_hier_bcast_alg_t)a;
+        return 0;
     }
     if (strcasecmp(word, "scatter-allgather") == 0) {
         *alg = TC_HIER_BCAST_SCATTER_ALLGATHER;

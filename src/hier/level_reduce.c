@@ -19,61 +19,44 @@
  */
 #include "hier/level_reduce.h"
 
+#include "base/names.h"
 #include "hier/level_bcast.h"
 
 #include <stdint.h>
 #include <string.h>
-#include <strings.h>
 
-static const char *const reduce_names[TC_HIER_REDUCE_LAST] = {
-    [TC_HIER_REDUCE_FLAT] = "flat",
-    [TC_HIER_REDUCE_BINOMIAL] = "binomial",
-    [TC_HIER_REDUCE_RSG] = "rsg",
-};
-
-static const char *const allreduce_names[TC_HIER_ALLREDUCE_LAST] = {
-    [TC_HIER_ALLREDUCE_RECDBL] = "recdbl",
-    [TC_HIER_ALLREDUCE_RING] = "ring",
-};
+_Static_assert(TC_HIER_REDUCE_LAST == TC_BASE_ALGS_REDUCE &&
+                   TC_HIER_ALLREDUCE_LAST == TC_BASE_ALGS_ALLREDUCE,
+               "base/names.h names every reduce and allreduce alg");
 
 const char *tc_hier_reduce_alg_name(tc_hier_reduce_alg_t alg)
 {
-    if ((int)alg < 0 || alg >= TC_HIER_REDUCE_LAST)
-        return "?";
-    return reduce_names[alg];
+    const char *name = tc_base_alg_name(TC_BASE_OP_REDUCE, (int)alg);
+    return name ? name : "?";
 }
 
 const char *tc_hier_allreduce_alg_name(tc_hier_allreduce_alg_t alg)
 {
-    if ((int)alg < 0 || alg >= TC_HIER_ALLREDUCE_LAST)
-        return "?";
-    return allreduce_names[alg];
+    const char *name = tc_base_alg_name(TC_BASE_OP_ALLREDUCE, (int)alg);
+    return name ? name : "?";
 }
 
 int tc_hier_reduce_alg_parse(const char *word, tc_hier_reduce_alg_t *alg)
 {
-    if (word == NULL || alg == NULL)
+    int a = word != NULL ? tc_base_alg_index(TC_BASE_OP_REDUCE, word) : -1;
+    if (a < 0 || alg == NULL)
         return -1;
-    for (int a = 0; a < TC_HIER_REDUCE_LAST; a++) {
-        if (strcasecmp(word, reduce_names[a]) == 0) {
-            *alg = (tc_hier_reduce_alg_t)a;
-            return 0;
-        }
-    }
-    return -1;
+    *alg = (tc_hier_reduce_alg_t)a;
+    return 0;
 }
 
 int tc_hier_allreduce_alg_parse(const char *word, tc_hier_allreduce_alg_t *alg)
 {
-    if (word == NULL || alg == NULL)
+    int a = word != NULL ? tc_base_alg_index(TC_BASE_OP_ALLREDUCE, word) : -1;
+    if (a < 0 || alg == NULL)
         return -1;
-    for (int a = 0; a < TC_HIER_ALLREDUCE_LAST; a++) {
-        if (strcasecmp(word, allreduce_names[a]) == 0) {
-            *alg = (tc_hier_allreduce_alg_t)a;
-            return 0;
-        }
-    }
-    return -1;
+    *alg = (tc_hier_allreduce_alg_t)a;
+    return 0;
 }
 
 /* What every algorithm needs besides the buffers. */

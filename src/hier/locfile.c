@@ -8,16 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/names.h"
 #include "hier/netfile.h" /* string table, line splitting, file reading */
 
 #define LOC_NAME_MAX 255
 #define LOC_MAXTOK   (2 + TC_LEVEL_LAST) /* rank + every key, + 1 to see "too many" */
 
-/* Local copy: tc_hier_level_name() lives in groups.c, and the parser must
- * stand alone (it is fuzzed without the rest of the library). */
-static const char *const level_names[TC_LEVEL_LAST] = {
-    "core", "l2", "l3", "numa", "package", "node", "switch1", "switch2", "switch3", "switch4",
-};
+/* Level names from base/names.h (header-only: the parser stands alone, it is
+ * fuzzed without the rest of the library). */
+_Static_assert(TC_LEVEL_LAST == TC_BASE_LEVEL_COUNT, "base/names.h names every tc_level_t");
 
 enum { MODE_UNSET, MODE_NUMBER, MODE_NAME };
 
@@ -47,14 +46,10 @@ static void seterr(locfile_state_t *st, long lineno, const char *fmt, ...)
 #define TOK_FMT    "'%.*s%s'"
 #define TOK_ARG(t) (int)((t).len > 40 ? 40 : (t).len), (t).s, ((t).len > 40 ? "..." : "")
 
+/* Keys are case-sensitive ("socket" = "package"). */
 static int level_from_key(const char *s, size_t len)
 {
-    if (len == 6 && memcmp(s, "socket", 6) == 0)
-        return TC_LEVEL_PACKAGE;
-    for (int l = 0; l < TC_LEVEL_LAST; l++)
-        if (strlen(level_names[l]) == len && memcmp(level_names[l], s, len) == 0)
-            return l;
-    return -1;
+    return tc_base_level_index(s, len, 0);
 }
 
 /* Digits only, no sign; *v <= max. Returns 0, or -1 (not a number), -2 (too big). */
@@ -97,7 +92,7 @@ static int split_kv(locfile_state_t *st, long lineno, tc_hier_tok_t t, int *leve
     val->s = eq + 1;
     val->len = t.len - klen - 1;
     if (val->len == 0) {
-        seterr(st, lineno, "%s has an empty value", level_names[*level]);
+        seterr(st, lineno, "%s has an empty value", tc_base_level_name(*level));
         return -1;
     }
     return 0;
@@ -114,11 +109,11 @@ static int set_mode(locfile_state_t *st, long lineno, int level, int mode)
         return 0;
     const char *was = st->mode[level] == MODE_NUMBER ? "numbers" : "names";
     if (st->mode_line[level] > 0)
-        seterr(st, lineno, "%s mixes names and numbers (line %ld gives %s)", level_names[level],
-               st->mode_line[level], was);
+        seterr(st, lineno, "%s mixes names and numbers (line %ld gives %s)",
+               tc_base_level_name(level), st->mode_line[level], was);
     else
-        seterr(st, lineno, "%s mixes names and numbers (the shape gives %s)", level_names[level],
-               was);
+        seterr(st, lineno, "%s mixes names and numbers (the shape gives %s)",
+               tc_base_level_name(level), was);
     return -1;
 }
 
@@ -127,14 +122,15 @@ static int parse_value(locfile_state_t *st, long lineno, int level, tc_hier_tok_
 {
     int rc = parse_uint(v.s, v.len, INT64_MAX, id);
     if (rc == -2) {
-        seterr(st, lineno, "%s=" TOK_FMT ": number too large", level_names[level], TOK_ARG(v));
+        seterr(st, lineno, "%s=" TOK_FMT ": number too large", tc_base_level_name(level),
+               TOK_ARG(v));
         return -1;
     }
     if (rc == 0)
         return set_mode(st, lineno, level, MODE_NUMBER);
     if (v.len > LOC_NAME_MAX) {
         seterr(st, lineno, "%s=" TOK_FMT ": name too long (%zu > %d characters)",
-               level_names[level], TOK_ARG(v), v.len, LOC_NAME_MAX);
+               tc_base_level_name(level), TOK_ARG(v), v.len, LOC_NAME_MAX);
         return -1;
     }
     if (set_mode(st, lineno, level, MODE_NAME) != 0)
@@ -168,14 +164,15 @@ static int parse_shape(locfile_state_t *st, long lineno, const tc_hier_tok_t *to
             seterr(st, lineno,
                    "shape: %s must come before %s (levels go from the top down, "
                    "each once)",
-                   level_names[prev < TC_LEVEL_LAST ? prev : level], level_names[level]);
+                   tc_base_level_name(prev < TC_LEVEL_LAST ? prev : level),
+                   tc_base_level_name(level));
             return -1;
         }
         prev = level;
         /* Counts are capped so the slot product cannot overflow. */
         if (parse_uint(v.s, v.len, INT32_MAX, &count[level]) != 0 || count[level] < 1) {
             seterr(st, lineno, "shape: %s=" TOK_FMT ": expected a count from 1 to %d",
-                   level_names[level], TOK_ARG(v), INT32_MAX);
+                   tc_base_level_name(level), TOK_ARG(v), INT32_MAX);
             return -1;
         }
         if (slots > INT32_MAX / count[level]) {
@@ -237,7 +234,7 @@ static int parse_rank_line(locfile_state_t *st, long lineno, const tc_hier_tok_t
         if (split_kv(st, lineno, tok[i], &level, &v) != 0)
             return -1;
         if (given[level]) {
-            seterr(st, lineno, "%s given twice", level_names[level]);
+            seterr(st, lineno, "%s given twice", tc_base_level_name(level));
             return -1;
         }
         given[level] = 1;

@@ -1,7 +1,9 @@
 /* LogP / LogGP parameter tables: names, defaults, the file format, TC_LOGP.
  * See logp.h for the formats and docs/model.md for where every default
- * comes from. Pure C + libc: nothing else of ours (DESIGN.md). */
+ * comes from. Pure C + libc and the base layer's names (DESIGN.md). */
 #include "logp.h"
+
+#include "base/names.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const level_names[TC_MODEL_LEVEL_LAST] = {
-    "core", "l2", "l3", "numa", "package", "node", "switch1", "switch2", "switch3", "switch4",
-};
+_Static_assert(TC_MODEL_LEVEL_LAST == TC_BASE_LEVEL_COUNT &&
+                   TC_MODEL_LEVEL_PACKAGE == TC_BASE_LEVEL_PACKAGE,
+               "base/names.h names every tc_model_level_t");
 
 #define ACCEPTED_LEVELS "core, l2, l3, numa, package (or socket), node, switch1..switch4, shm"
 #define ACCEPTED_FIELDS "L, o_s, o_r, g, G, E, rdv, w"
@@ -90,7 +92,7 @@ static void row_set(tc_logp_table_t *t, int r, const tc_logp_t *v, tc_logp_sourc
 
 static const char *row_name(int r)
 {
-    return r == SHM_ROW ? TC_LOGP_SHM_NAME : level_names[r];
+    return r == SHM_ROW ? TC_LOGP_SHM_NAME : tc_base_level_name(r);
 }
 
 static double *logp_field(tc_logp_t *p, int i)
@@ -121,20 +123,10 @@ static double logp_field_get(const tc_logp_t *p, int i)
     return v[i];
 }
 
-static int lower(int c)
-{
-    return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
-}
-
 /* Case-insensitive comparison of the @p n bytes at @p s with the string @p w. */
 static int word_eq(const char *s, size_t n, const char *w)
 {
-    if (strlen(w) != n)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (lower((unsigned char)s[i]) != lower((unsigned char)w[i]))
-            return 0;
-    return 1;
+    return tc_base_word_eq(s, n, w, 1);
 }
 
 static int is_space(int c)
@@ -144,12 +136,7 @@ static int is_space(int c)
 
 static int level_parse_n(const char *s, size_t n)
 {
-    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++)
-        if (word_eq(s, n, level_names[i]))
-            return i;
-    if (word_eq(s, n, "socket"))
-        return TC_MODEL_LEVEL_PACKAGE;
-    return -1;
+    return tc_base_level_index(s, n, 1);
 }
 
 /* A level, or SHM_ROW for "shm"; -1 if neither. */
@@ -162,7 +149,7 @@ const char *tc_model_level_name(tc_model_level_t level)
 {
     if ((int)level < 0 || level >= TC_MODEL_LEVEL_LAST)
         return NULL;
-    return level_names[level];
+    return tc_base_level_name((int)level);
 }
 
 int tc_model_level_parse(const char *name)

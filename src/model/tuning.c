@@ -9,22 +9,19 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/names.h"
+
 #define MAX_FILE_BYTES ((size_t)1 << 20)
 
 static const char *const op_names[TC_TUNING_OP_LAST] = {"bcast", "reduce", "allreduce", "barrier"};
 
-static const char *const level_names[TC_TUNING_LEVEL_LAST] = {
-    "core",    "l2",      "l3",      "numa",    "package", "node",
-    "switch1", "switch2", "switch3", "switch4", "top",     "shm",
-};
+/* Levels 0 .. TOP - 1 are base/names.h's; then the two rows of this file. */
+_Static_assert(TC_TUNING_LEVEL_TOP == TC_BASE_LEVEL_COUNT, "tuning levels start as base's");
+_Static_assert((int)TC_TUNING_OP_LAST == (int)TC_BASE_OP_LAST &&
+                   (int)TC_TUNING_OP_BARRIER == (int)TC_BASE_OP_BARRIER,
+               "tuning operations are base/names.h's");
 
-#define MAX_ALGS 5
-static const char *const alg_names[TC_TUNING_OP_LAST][MAX_ALGS] = {
-    {"flat", "knomial", "scatter_allgather"},
-    {"flat", "binomial", "rsg"},
-    {"recdbl", "ring"},
-    {"central", "tree", "dissemination", "tournament", "pairwise"},
-};
+#define MAX_ALGS TC_BASE_ALG_MAX
 static const char *const alg_accepted[TC_TUNING_OP_LAST] = {
     "flat, knomial[:k], scatter_allgather",
     "flat, binomial, rsg",
@@ -44,14 +41,20 @@ const char *tc_tuning_op_name(tc_tuning_op_t op)
 
 const char *tc_tuning_level_name(int level)
 {
-    return level >= 0 && level < TC_TUNING_LEVEL_LAST ? level_names[level] : "?";
+    if (level == TC_TUNING_LEVEL_TOP)
+        return "top";
+    if (level == TC_TUNING_LEVEL_SHM)
+        return "shm";
+    const char *name = tc_base_level_name(level);
+    return name ? name : "?";
 }
 
 const char *tc_tuning_alg_name(tc_tuning_op_t op, int alg)
 {
     if ((int)op < 0 || op >= TC_TUNING_OP_LAST || alg < 0 || alg >= MAX_ALGS)
         return "?";
-    return alg_names[op][alg] ? alg_names[op][alg] : "?";
+    const char *name = tc_base_alg_name((int)op, alg);
+    return name ? name : "?";
 }
 
 void tc_tuning_init(tc_tuning_t *t)
@@ -81,6 +84,18 @@ static int word_index(const char *w, const char *const *names, int n)
         if (names[i] && strcasecmp(w, names[i]) == 0)
             return i;
     return -1;
+}
+
+/* A level of base/names.h (case ignored, "socket" = "package"), "top" or
+ * "shm"; -1 if none. */
+static int level_index(const char *w)
+{
+    int l = tc_base_level_index(w, strlen(w), 1);
+    if (l >= 0)
+        return l;
+    if (strcasecmp(w, "top") == 0)
+        return TC_TUNING_LEVEL_TOP;
+    return strcasecmp(w, "shm") == 0 ? TC_TUNING_LEVEL_SHM : -1;
 }
 
 /* Bytes with an optional binary K/M/G/T suffix; -1 when malformed or above
@@ -179,8 +194,7 @@ static int parse_line(tc_tuning_t *t, char *s, const char *name, int line,
         return -1;
     }
     int all = strcasecmp(w[1], "all") == 0;
-    e.level =
-        strcasecmp(w[1], "socket") == 0 ? 4 : word_index(w[1], level_names, TC_TUNING_LEVEL_LAST);
+    e.level = level_index(w[1]);
     if (e.level < 0 && !all) {
         bad(report, arg, name, line,
             "unknown level \"%.64s\" (expected core, l2, l3, numa, package, socket, node, "
@@ -226,7 +240,7 @@ static int parse_line(tc_tuning_t *t, char *s, const char *name, int line,
     char *colon = strchr(w[3], ':');
     if (colon)
         *colon = '\0';
-    e.alg = word_index(w[3], alg_names[e.op], MAX_ALGS);
+    e.alg = tc_base_alg_index(e.op, w[3]);
     if (e.alg < 0) {
         bad(report, arg, name, line, "unknown %s algorithm \"%.64s\" (expected %s)", op_names[e.op],
             w[3], alg_accepted[e.op]);
@@ -238,19 +252,19 @@ static int parse_line(tc_tuning_t *t, char *s, const char *name, int line,
         long k;
         if (alg_with_k[e.op] < 0) {
             bad(report, arg, name, line, "\":%.32s\" after %s: %s algorithms take no number", ks,
-                alg_names[e.op][e.alg], op_names[e.op]);
+                tc_tuning_alg_name(e.op, e.alg), op_names[e.op]);
             return -1;
         }
         if (e.alg != alg_with_k[e.op]) {
             bad(report, arg, name, line, "\":%.32s\" after %s: only %s takes a number", ks,
-                alg_names[e.op][e.alg], alg_names[e.op][alg_with_k[e.op]]);
+                tc_tuning_alg_name(e.op, e.alg), tc_tuning_alg_name(e.op, alg_with_k[e.op]));
             return -1;
         }
         errno = 0;
         k = isdigit((unsigned char)*ks) ? strtol(ks, &end, 10) : -1;
         if (k < 0 || errno || *end || k < k_min[e.op] || k > k_max[e.op]) {
             bad(report, arg, name, line, "bad number \"%.32s\" after %s (expected %d..%d)", ks,
-                alg_names[e.op][e.alg], k_min[e.op], k_max[e.op]);
+                tc_tuning_alg_name(e.op, e.alg), k_min[e.op], k_max[e.op]);
             return -1;
         }
         e.k = (int32_t)k;

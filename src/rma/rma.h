@@ -15,11 +15,11 @@
  *                                        non-root wait/test; binomial: set by
  *                                        this process's helper once it has
  *                                        forwarded, linear: by the root).
- *   descrwin    one 64-byte tc_rma_descr_t per root (slot = root, not sender:
+ *   descrwin    one cache-line tc_rma_descr_t per root (slot = root, not sender:
  *               a process has one parent per root and a root never has two
  *               broadcasts in flight, so a slot is never overwritten before the
  *               helper has read it: the root's done counter proves it read it).
- *   donecntrwin one counter per process (padded to 64 bytes per rank: MPICH
+ *   donecntrwin one counter per process (padded to a cache line per rank: MPICH
  *               4.0.2 misdelivers to odd ranks in windows of 8 bytes per rank).
  * Every counter is a monotonically increasing sequence number: nothing is
  * reset, so there is no reset race.
@@ -64,13 +64,13 @@ typedef struct tc_rma_descr {
     uint64_t bytes; /* payload size */
     uint64_t wseq;  /* this is the root's wseq-th broadcast on window wid */
     uint64_t order; /* tc_rma_order_t the root chose: forwarders use it too */
-    uint64_t pad;
+    uint64_t pad[TC_CACHELINE / sizeof(uint64_t) - 7];
 } tc_rma_descr_t;
-_Static_assert(sizeof(tc_rma_descr_t) == 64, "one descriptor per cache line");
+_Static_assert(sizeof(tc_rma_descr_t) == TC_CACHELINE, "one descriptor per cache line");
 #define TC_RMA_DESCR_WORDS ((int)(sizeof(tc_rma_descr_t) / sizeof(uint64_t)))
 
 /* Done counter window: one counter, padded (see above). */
-#define TC_RMA_DONE_BYTES 64
+#define TC_RMA_DONE_BYTES TC_CACHELINE
 
 /* ---- binomial tree (tree.c, pure) ---------------------------------------- */
 

@@ -139,11 +139,11 @@ static int tc_rma_rt_create(MPI_Comm comm, MPI_Group group, int64_t serial, int 
     rt->wait_info.comm_name = rt->name;
     rt->wait_info.timeout_s = tc_config_double(TC_CFG_WAIT_TIMEOUT);
     rt->wait_info.spin_polls = (uint32_t)tc_config_int(TC_CFG_SPIN_COUNT);
-    /* Every window at least 64 bytes per rank and a multiple of 64: MPICH
+    /* Every window at least a cache line (>= 64 B) per rank and a multiple of it: MPICH
      * 4.0.2 misdelivers puts and atomics to odd ranks in windows of 8 bytes
      * per rank (tests/rma: rma_mpich_small_win regression test). */
     MPI_Aint reqbytes = (MPI_Aint)(p + (size_t)p * TC_RMA_MAX_WINDOWS) * 8;
-    reqbytes = (reqbytes + 63) / 64 * 64;
+    reqbytes = (reqbytes + TC_CACHELINE - 1) / TC_CACHELINE * TC_CACHELINE;
     rc = tc_rma_win_alloc(comm, reqbytes, 8, &rt->reqwin);
     if (rc == MPI_SUCCESS)
         rc = tc_rma_win_alloc(comm, (MPI_Aint)p * (MPI_Aint)sizeof(tc_rma_descr_t),

@@ -2,6 +2,11 @@
 
 #include <math.h>
 
+/* TC_CACHELINE comes from the build (CMake option TOPOCOLL_CACHELINE). */
+#ifndef TC_CACHELINE
+#error "TC_CACHELINE must be defined by the build"
+#endif
+
 size_t tc_shm_params_fragment(size_t design_bytes, double tw_over_t, size_t page)
 {
     double fstar = sqrt((double)design_bytes * tw_over_t);
@@ -31,7 +36,7 @@ double tc_shm_params_model_time(size_t m, size_t f, int S, double tw_over_t, dou
 
 size_t tc_shm_params_fragment_for(size_t m, double tw_over_t, size_t slot)
 {
-    double fstar = ceil(sqrt((double)m * tw_over_t) / 64.0) * 64.0;
+    double fstar = ceil(sqrt((double)m * tw_over_t) / TC_CACHELINE) * TC_CACHELINE;
     if (fstar < TC_SHM_MIN_FRAGMENT)
         fstar = TC_SHM_MIN_FRAGMENT;
     return fstar >= (double)slot ? slot : (size_t)fstar;
@@ -42,7 +47,7 @@ void tc_shm_params_geometry(size_t m, double tw_over_t, size_t slot, size_t queu
 {
     size_t f = tc_shm_params_fragment_for(m, tw_over_t, slot);
     if (m > queue_bytes && stream_bytes > 0 && stream_bytes < queue_bytes) {
-        size_t window = stream_bytes / (size_t)q / 64 * 64;
+        size_t window = stream_bytes / (size_t)q / TC_CACHELINE * TC_CACHELINE;
         if (window < TC_SHM_MIN_FRAGMENT)
             window = TC_SHM_MIN_FRAGMENT;
         if (window < *bank_bytes)
@@ -50,7 +55,7 @@ void tc_shm_params_geometry(size_t m, double tw_over_t, size_t slot, size_t queu
         /* A quarter bank keeps four fragments in flight per bank, but no
          * smaller than TC_SHM_STREAM_MIN_FRAGMENT: with many banks each bank
          * use is then one fragment, and the banks themselves pipeline. */
-        size_t quarter = *bank_bytes / 4 / 64 * 64;
+        size_t quarter = *bank_bytes / 4 / TC_CACHELINE * TC_CACHELINE;
         if (quarter < TC_SHM_STREAM_MIN_FRAGMENT)
             quarter = TC_SHM_STREAM_MIN_FRAGMENT;
         if (f > quarter)

@@ -42,6 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tc_test_common.h"
+
 #define TAG        4242
 #define MAX_REPORT 20
 
@@ -211,14 +213,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    const char *np_env = getenv("TC_TEST_NP");
-    if (!np_env || atoi(np_env) != size) {
-        if (rank == 0)
-            fprintf(stderr, "FAIL msg_barrier: MPI_COMM_WORLD has %d processes, TC_TEST_NP=%s\n",
-                    size, np_env ? np_env : "(unset)");
-        MPI_Finalize();
-        return 1;
-    }
+    tt_check_np("msg_barrier");
 
     tc_barrier_alg_t alg;
     const char *alg_s = arg_str(argc, argv, "--alg", "dissemination");

@@ -35,6 +35,8 @@
 
 #include "barrier/shm_barrier.h"
 
+#include "tc_test_common.h"
+
 #define WORDS 7
 
 typedef struct {
@@ -202,14 +204,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    const char *want_np = getenv("TC_TEST_NP");
-    if (!want_np || atoi(want_np) != np) {
-        if (me == 0)
-            fprintf(stderr, "launched with %d processes, TC_TEST_NP=%s\n", np,
-                    want_np ? want_np : "(unset)");
-        MPI_Finalize();
-        return 1;
-    }
+    tt_check_np("test_shm_barrier");
     MPI_Comm node;
     int node_np;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);

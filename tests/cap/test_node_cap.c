@@ -13,16 +13,7 @@
 #include "core/ctx.h"
 #include "topocoll.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "test_node_cap: " __VA_ARGS__);                                        \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "tc_test_common.h"
 
 static void check_bcast(MPI_Comm comm, int rank, const char *what)
 {
@@ -43,10 +34,9 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *want = getenv("TC_TEST_NP");
-    if (!want || atoi(want) != size || size < 2) {
-        fprintf(stderr, "test_node_cap: %d processes, TC_TEST_NP=%s (needs >= 2)\n", size,
-                want ? want : "");
+    tt_check_np("test_node_cap");
+    if (size < 2) {
+        fprintf(stderr, "test_node_cap: %d processes (needs >= 2)\n", size);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     MPI_Comm a, b, c;
@@ -82,6 +72,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&c);
 
     int all = 0;
+    int failures = (int)tt_failures();
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("test_node_cap: %s (segment %zu bytes)\n", all ? "FAILED" : "ok", seg);

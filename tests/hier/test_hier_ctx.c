@@ -35,6 +35,8 @@
 #include "hier/hier.h"
 #include "topocoll.h"
 
+#include "tc_test_common.h"
+
 #define BIT(l) (1u << (l))
 #define MAXP   64
 
@@ -425,12 +427,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
-    const char *want = getenv("TC_TEST_NP");
-    if (!want || atoi(want) != p) {
-        fprintf(stderr, "test_hier_ctx: %d processes, TC_TEST_NP=%s (wrong launcher?)\n", p,
-                want ? want : "(unset)");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    tt_check_np("test_hier_ctx");
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--machine") && i + 1 < argc)
             machine = argv[++i];

@@ -25,6 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tc_test_common.h"
+
 #define SENTINEL  0xA5u /* receivers' initial bytes; never a pattern byte */
 #define OUTSIDER  0x3Cu /* non-members' bytes; must survive every case */
 #define GUARD     64    /* bytes checked after the buffer */
@@ -301,14 +303,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *np_text = getenv("TC_TEST_NP");
-    /* A launcher of the other MPI would start np singletons that pass alone. */
-    if (!np_text || atoi(np_text) != size) {
-        fprintf(stderr, "test_level_bcast: MPI_COMM_WORLD has %d processes but TC_TEST_NP is %s\n",
-                size, np_text ? np_text : "unset");
-        MPI_Finalize();
-        return 1;
-    }
+    tt_check_np("test_level_bcast");
     if (size > MAX_GROUP) {
         fprintf(stderr, "test_level_bcast: at most %d processes\n", MAX_GROUP);
         MPI_Finalize();

@@ -40,6 +40,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tc_test_common.h"
+
 #define SENTINEL  0xA5u
 #define OUTSIDER  0x3Cu
 #define GUARD     64
@@ -556,13 +558,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *np_text = getenv("TC_TEST_NP");
-    if (!np_text || atoi(np_text) != size) {
-        fprintf(stderr, "test_level_reduce: MPI_COMM_WORLD has %d processes but TC_TEST_NP is %s\n",
-                size, np_text ? np_text : "unset");
-        MPI_Finalize();
-        return 1;
-    }
+    tt_check_np("test_level_reduce");
     if (size > MAX_GROUP) {
         fprintf(stderr, "test_level_reduce: at most %d processes\n", MAX_GROUP);
         MPI_Finalize();

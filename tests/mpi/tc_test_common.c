@@ -18,6 +18,7 @@ int tt_rank = -1, tt_size = 0;
 static const char *tt_prog = "test";
 static long tt_nfail;
 static long tt_ncases;
+static long tt_nchecks;
 
 /* struct { int; double; } of the STRUCT layout; its padding is a hole. */
 typedef struct tt_pair {
@@ -155,14 +156,11 @@ static void tt_apply_rank_env(void)
     free(copy);
 }
 
-void tt_init(int *argc, char ***argv, const char *prog, size_t def_f, size_t def_s, size_t *f,
-             size_t *s)
+int tt_check_np(const char *prog)
 {
     const char *np_text = getenv("TC_TEST_NP");
-    unsigned long long fs[2];
 
     tt_prog = prog;
-    MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &tt_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &tt_size);
     /* A launcher of the other MPI would start np singletons: each would see
@@ -173,6 +171,16 @@ void tt_init(int *argc, char ***argv, const char *prog, size_t def_f, size_t def
         MPI_Finalize();
         exit(1);
     }
+    return tt_size;
+}
+
+void tt_init(int *argc, char ***argv, const char *prog, size_t def_f, size_t def_s, size_t *f,
+             size_t *s)
+{
+    unsigned long long fs[2];
+
+    MPI_Init(argc, argv);
+    tt_check_np(prog);
     /* f and S come from rank 0's environment, before TC_TEST_RANK_ENV may
      * change them on some rank: every rank must loop over the same sizes. */
     if (tt_rank == 0) {
@@ -486,6 +494,28 @@ void tt_fail(const char *fmt, ...)
         fprintf(stderr, "FAIL %s rank %d: further failures counted, not printed\n", tt_prog,
                 tt_rank);
     fflush(stderr);
+}
+
+void tt_check_pass(void)
+{
+    tt_nchecks++;
+}
+
+void tt_check_fail(const char *file, int line, const char *cond, const char *fmt, ...)
+{
+    va_list ap;
+    char msg[768];
+
+    tt_nchecks++;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    tt_fail("%s:%d: %s%s", file, line, cond, strcmp(msg, ": ") == 0 ? "" : msg);
+}
+
+long tt_checks(void)
+{
+    return tt_nchecks;
 }
 
 void tt_case_done(void)

@@ -45,13 +45,41 @@ typedef struct tt_layout {
 /* World rank and size, set by tt_init. */
 extern int tt_rank, tt_size;
 
-/* MPI_Init, check MPI_COMM_WORLD's size against TC_TEST_NP (exit 1 if wrong
- * or unset), read the fragment size f and queue length S the test was given
- * (TC_SHM_FRAGMENT_SIZE / TC_SHM_QUEUE_LENGTH; @p def_f / @p def_s when unset
- * or 0 = auto) on world rank 0 and broadcast them, then apply
- * TC_TEST_RANK_ENV ("rank:VAR=value[,rank:VAR=value...]") by setenv on the
- * matching world ranks: the library reads its environment at the first
- * context creation, so this must happen before the first TC_ call. */
+/* The launched-size check every MPI test makes, right after MPI_Init or
+ * MPI_Init_thread: set the program name of the messages (@p prog), tt_rank
+ * and tt_size from MPI_COMM_WORLD, and compare tt_size with TC_TEST_NP. A
+ * launcher of the other MPI would start np singletons, each of size 1 that
+ * could pass alone: when TC_TEST_NP is unset or differs, print
+ * "<prog>: MPI_COMM_WORLD has N processes but TC_TEST_NP is X", finalize and
+ * exit 1. Returns tt_size. */
+int tt_check_np(const char *prog);
+
+/* CHECK(cond) or CHECK(cond, fmt, ...): count the check (tt_checks) and, when
+ * @p cond is false, record a failure through tt_fail with the file, line, the
+ * condition's text and the optional message. The failure does not stop the
+ * test: it ends with tt_finish, or reduces tt_failures() itself. The message
+ * arguments are evaluated only when the check fails. */
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (cond)                                                                                  \
+            tt_check_pass();                                                                       \
+        else                                                                                       \
+            tt_check_fail(__FILE__, __LINE__, #cond, ": " __VA_ARGS__);                            \
+    } while (0)
+
+void tt_check_pass(void);
+/* @p fmt starts with ": " (CHECK adds it, so that a CHECK without a message
+ * still has a format); ": " alone adds nothing to the message. */
+void tt_check_fail(const char *file, int line, const char *cond, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* CHECKs made by this process so far (passed or not). */
+long tt_checks(void);
+
+/* MPI_Init, the launched-size check (tt_check_np), read the fragment size f and queue length S the
+ * test was given (TC_SHM_FRAGMENT_SIZE / TC_SHM_QUEUE_LENGTH; @p def_f / @p def_s when unset or 0 =
+ * auto) on world rank 0 and broadcast them, then apply TC_TEST_RANK_ENV
+ * ("rank:VAR=value[,rank:VAR=value...]") by setenv on the matching world ranks: the library reads
+ * its environment at the first context creation, so this must happen before the first TC_ call. */
 void tt_init(int *argc, char ***argv, const char *prog, size_t def_f, size_t def_s, size_t *f,
              size_t *s);
 

@@ -24,6 +24,8 @@
 
 #include "topocoll.h"
 
+#include "tc_test_common.h"
+
 static int tp_rank, tp_size;
 static int tp_no_model; /* --no-model: the path is the MPI's own (TC_SHM=0): -1 expected */
 static long tp_failures, tp_checks;
@@ -149,12 +151,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &tp_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &tp_size);
-    const char *np = getenv("TC_TEST_NP");
-    if (!np || atoi(np) != tp_size) {
-        fprintf(stderr, "test_predict: MPI_COMM_WORLD has %d processes, TC_TEST_NP=%s\n", tp_size,
-                np ? np : "(unset)");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    tt_check_np("test_predict");
     int same = 0, pose = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--same") == 0) {

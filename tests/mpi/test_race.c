@@ -27,19 +27,9 @@
 #include <string.h>
 #include <topocoll.h>
 
-static int rank, size, failures, cases;
+#include "tc_test_common.h"
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            if (failures < 20) {                                                                   \
-                fprintf(stderr, "tc_mpitest_race rank %d: ", rank);                                \
-                fprintf(stderr, __VA_ARGS__);                                                      \
-                fputc('\n', stderr);                                                               \
-            }                                                                                      \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+static int rank, size, cases;
 
 static void tc_ok(int rc, const char *what)
 {
@@ -227,12 +217,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *np = getenv("TC_TEST_NP");
-    if (!np || atoi(np) != size) {
-        fprintf(stderr, "tc_mpitest_race: TC_TEST_NP=%s but the job has %d processes\n",
-                np ? np : "(unset)", size);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    tt_check_np("tc_mpitest_race");
     if (fixed && size == 2) {
         /* On two processes double sums race by design: nothing to check. */
         if (rank == 0)
@@ -254,6 +239,7 @@ int main(int argc, char **argv)
             case_float(sizes[k] / sizeof(double), iters, 0);
     }
     int all_failures = 0, all_cases = 0;
+    int failures = (int)tt_failures();
     MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&cases, &all_cases, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)

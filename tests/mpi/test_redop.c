@@ -20,23 +20,11 @@
 
 #include "core/redop.h"
 
+#include "tc_test_common.h"
+
 #define GUARD 0xA5u
 
 static int rank, nprocs;
-static long n_pass, n_fail;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            n_pass++;                                                                              \
-        } else {                                                                                   \
-            if (++n_fail <= 40) {                                                                  \
-                fprintf(stderr, "rank %d FAIL line %d: ", rank, __LINE__);                         \
-                fprintf(stderr, __VA_ARGS__);                                                      \
-                fputc('\n', stderr);                                                               \
-            }                                                                                      \
-        }                                                                                          \
-    } while (0)
 
 static uint64_t mix(uint64_t x)
 {
@@ -1422,13 +1410,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    const char *np = getenv("TC_TEST_NP");
-    if (!np || atoi(np) != nprocs) {
-        fprintf(stderr, "test_redop: MPI_COMM_WORLD has %d processes, TC_TEST_NP=%s\n", nprocs,
-                np ? np : "(unset)");
-        MPI_Finalize();
-        return 1;
-    }
+    tt_check_np("test_redop");
     detect_mpi();
     test_basic_types();
     test_layouts();
@@ -1438,7 +1420,7 @@ int main(int argc, char **argv)
     test_signatures();
     test_cross_rank();
 
-    long loc[2] = {n_pass, n_fail}, tot[2];
+    long loc[2] = {tt_checks() - tt_failures(), tt_failures()}, tot[2];
     MPI_Allreduce(loc, tot, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
         if (n_known_bug)

@@ -49,6 +49,8 @@
 #include <topocoll.h>
 #include <unistd.h>
 
+#include "tc_test_common.h"
+
 #define SENTINEL    0xA5u
 #define GUARD       64 /* bytes after the data that must keep the sentinel */
 #define MAX_PRINTED 30
@@ -1337,7 +1339,6 @@ static void check_unbound(void)
 
 int main(int argc, char **argv)
 {
-    const char *np_text = getenv("TC_TEST_NP");
     const char *parts;
     long sum[2], local[2], maxc;
     double t0;
@@ -1345,13 +1346,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    /* A launcher of the other MPI would start np singletons that pass alone. */
-    if (!np_text || atoi(np_text) != wsize) {
-        fprintf(stderr, "%s: MPI_COMM_WORLD has %d processes but TC_TEST_NP is %s\n", prog, wsize,
-                np_text ? np_text : "unset");
-        MPI_Finalize();
-        return 1;
-    }
+    tt_check_np(prog);
     opt.quick = has_flag(argc, argv, "--quick");
     opt.expect_unbound = has_flag(argc, argv, "--expect-unbound");
     opt.all_roots = has_flag(argc, argv, "--all-roots");

@@ -14,17 +14,15 @@
 
 #include "core/ctx.h"
 
+#include "tc_test_common.h"
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *want = getenv("TC_TEST_NP");
-    if (!want || atoi(want) != size) {
-        fprintf(stderr, "test_placement: %d processes, TC_TEST_NP=%s\n", size, want ? want : "");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    tt_check_np("test_placement");
     int nodes = numa_available() < 0 ? 1 : numa_num_configured_nodes();
     if (nodes < 2) {
         if (rank == 0)

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "tc_test_common.h"
+
 static _Atomic uint64_t *counter;
 static int world_rank, errors;
 static long long barriers;
@@ -67,12 +69,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *np = getenv("TC_TEST_NP");
-    if (!np || atoi(np) != size) {
-        fprintf(stderr, "barrier_c: communicator size %d, launched with TC_TEST_NP=%s\n", size,
-                np ? np : "(unset)");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    tt_check_np("barrier_c");
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &node_size);

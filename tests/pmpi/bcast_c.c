@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tc_test_common.h"
+
 static long long bcast_calls;
 static int errors;
 
@@ -133,12 +135,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *np = getenv("TC_TEST_NP");
-    if (np == NULL || atoi(np) != size) {
-        fprintf(stderr, "bcast_c: communicator size %d, launched with TC_TEST_NP=%s\n", size,
-                np ? np : "(unset)");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    tt_check_np("bcast_c");
 
     int32_t *buf = malloc(2 * (size_t)sizes[nsizes - 1] * sizeof *buf);
     if (buf == NULL)

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tc_test_common.h"
+
 enum {
     K_INT_SUM,
     K_FLOAT_SUM,
@@ -311,12 +313,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *np = getenv("TC_TEST_NP");
-    if (np == NULL || atoi(np) != size) {
-        fprintf(stderr, "reduce_c: communicator size %d, launched with TC_TEST_NP=%s\n", size,
-                np ? np : "(unset)");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    tt_check_np("reduce_c");
 
     MPI_Type_contiguous(2, MPI_INT32_T, &affine_type);
     MPI_Type_commit(&affine_type);

@@ -22,25 +22,15 @@
 #include <topocoll.h>
 #include <unistd.h>
 
+#include "tc_test_common.h"
+
 #define GUARD   0xEE
 #define DISP0   24 /* bytes before the first region: a non-zero displacement */
 #define UNIT_B  8  /* disp unit of window B */
 #define MAXALGS 3
 
-static int rank, np, failures;
+static int rank, np;
 static const char *prog = "test_rma_bcast";
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            if (failures < 20) {                                                                   \
-                fprintf(stderr, "%s: rank %d: FAIL %s:%d: ", prog, rank, __FILE__, __LINE__);      \
-                fprintf(stderr, __VA_ARGS__);                                                      \
-                fputc('\n', stderr);                                                               \
-            }                                                                                      \
-        }                                                                                          \
-    } while (0)
 
 static inline uint8_t pattern(unsigned round, int root, size_t i)
 {
@@ -197,13 +187,7 @@ int main(int argc, char **argv)
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    const char *np_text = getenv("TC_TEST_NP");
-    if (np_text == NULL || atoi(np_text) != np) {
-        fprintf(stderr, "%s: MPI_COMM_WORLD has %d processes but TC_TEST_NP is %s\n", prog, np,
-                np_text ? np_text : "unset");
-        MPI_Finalize();
-        return 1;
-    }
+    tt_check_np(prog);
     if (!single && provided != MPI_THREAD_MULTIPLE) {
         if (rank == 0)
             fprintf(stderr, "%s: MPI_THREAD_MULTIPLE not provided (%d)\n", prog, provided);
@@ -401,6 +385,7 @@ int main(int argc, char **argv)
     free(src);
 
     int total = 0;
+    int failures = (int)tt_failures();
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("%s: np=%d %s max=%zu: %ld broadcasts, %d failures\n", prog, np,

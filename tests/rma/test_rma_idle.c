@@ -12,6 +12,8 @@
 #include <topocoll.h>
 #include <unistd.h>
 
+#include "tc_test_common.h"
+
 #define MAXT 256
 
 static int list_tids(int *tids)
@@ -52,10 +54,9 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    const char *np_text = getenv("TC_TEST_NP");
-    if (!np_text || atoi(np_text) != np || provided != MPI_THREAD_MULTIPLE) {
-        fprintf(stderr, "test_rma_idle: np %d, TC_TEST_NP %s, thread level %d\n", np,
-                np_text ? np_text : "unset", provided);
+    tt_check_np("test_rma_idle");
+    if (provided != MPI_THREAD_MULTIPLE) {
+        fprintf(stderr, "test_rma_idle: thread level %d, not MPI_THREAD_MULTIPLE\n", provided);
         MPI_Finalize();
         return 1;
     }

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <topocoll.h>
 
+#include "tc_test_common.h"
+
 #define ROUNDS 30
 
 int main(int argc, char **argv)
@@ -23,10 +25,9 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    const char *np_text = getenv("TC_TEST_NP");
-    if (!np_text || atoi(np_text) != np || provided != MPI_THREAD_MULTIPLE) {
-        fprintf(stderr, "test_rma_small_win: np %d, TC_TEST_NP %s, thread level %d\n", np,
-                np_text ? np_text : "unset", provided);
+    tt_check_np("test_rma_small_win");
+    if (provided != MPI_THREAD_MULTIPLE) {
+        fprintf(stderr, "test_rma_small_win: thread level %d, not MPI_THREAD_MULTIPLE\n", provided);
         MPI_Finalize();
         return 1;
     }

@@ -33,6 +33,8 @@
 #include "shm/params.h"
 #include "shm/segment.h"
 
+#include "tc_test_common.h"
+
 static int failures;
 static int me, np;
 
@@ -308,14 +310,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    const char *want_np = getenv("TC_TEST_NP");
-    if (!want_np || atoi(want_np) != np) {
-        if (me == 0)
-            fprintf(stderr, "launched with %d processes, TC_TEST_NP=%s\n", np,
-                    want_np ? want_np : "(unset)");
-        MPI_Finalize();
-        return 1;
-    }
+    tt_check_np("test_shm_reduce");
     tc_shm_params_t params = {.S = 16,
                               .q = 4,
                               .f = 4096,

@@ -32,6 +32,8 @@
 #include "shm/segment.h"
 #include "shm/store.h"
 
+#include "tc_test_common.h"
+
 static int failures;
 static int me, np;
 
@@ -396,14 +398,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    const char *want_np = getenv("TC_TEST_NP");
-    if (!want_np || atoi(want_np) != np) {
-        if (me == 0)
-            fprintf(stderr, "launched with %d processes, TC_TEST_NP=%s\n", np,
-                    want_np ? want_np : "(unset)");
-        MPI_Finalize();
-        return 1;
-    }
+    tt_check_np("test_shm_store");
     tc_shm_params_t params = {.S = 4,
                               .q = 2,
                               .f = 4096,

@@ -15,6 +15,12 @@ static void check(const char *what, double got, double want)
     }
 }
 
+/* @p x rounded up to a cache line (TC_CACHELINE: 64 unless the build says otherwise). */
+static double up_to_line(double x)
+{
+    return ceil(x / TC_CACHELINE) * TC_CACHELINE;
+}
+
 int main(void)
 {
     /* f* = sqrt(m t_w / t): m = 1 MiB, t_w = 50 t -> sqrt(52428800) = 7240.77 -> 2 pages. */
@@ -35,10 +41,11 @@ int main(void)
     check("S(4K, 8K, 2)", tc_shm_params_queue_length(4096, 8192, 2), 2);
     check("S(40K, 8K, 1)", tc_shm_params_queue_length(40960, 8192, 1), 5);
 
-    /* Per-message fragment: sqrt(m t_w / t) rounded up to 64 B, in [1024, slot]. */
-    check("fm(8K,1000)", (double)tc_shm_params_fragment_for(8192, 1000, 36864), 2880); /* 2862.2 */
+    /* Per-message fragment: sqrt(m t_w / t) rounded up to a cache line, in
+     * [1024, slot]: 2862.2 -> 2880 with 64 B lines, 8095.4 -> 8128. */
+    check("fm(8K,1000)", (double)tc_shm_params_fragment_for(8192, 1000, 36864), up_to_line(2862.2));
     check("fm(64K,1000)", (double)tc_shm_params_fragment_for(65536, 1000, 36864),
-          8128); /* 8095.4 */
+          up_to_line(8095.4));
     check("fm(100,1000)", (double)tc_shm_params_fragment_for(100, 1000, 36864), 1024);
     check("fm(16M,1000)", (double)tc_shm_params_fragment_for(16 << 20, 1000, 36864), 36864);
     /* The default segment: m = 1 MiB, t_w/t = 1000: sqrt(1048576000) = 32381.6 -> 8 pages. */
@@ -51,16 +58,16 @@ int main(void)
     check("geom(16M) bank", (double)bank, 65536);
     check("geom(16M) frag", (double)frag, 16384);
     /* A 512 KiB message fits the 1 MiB queue: whole banks, f* = sqrt(524288000) =
-     * 22897.1 -> 22912 (64 B multiple). */
+     * 22897.1 -> 22912 (a multiple of 64 and 128 B lines). */
     bank = 512 * 1024;
     tc_shm_params_geometry(512 * 1024, 1000, 32768, 1 << 20, 2, 128 * 1024, &bank, &frag);
     check("geom(512K) bank", (double)bank, 512 * 1024);
-    check("geom(512K) frag", (double)frag, 22912);
+    check("geom(512K) frag", (double)frag, up_to_line(22897.1));
     /* 1 MiB = the whole queue still fits: whole banks, f* = 32381.6 -> 32384. */
     bank = 512 * 1024;
     tc_shm_params_geometry(1 << 20, 1000, 32768, 1 << 20, 2, 128 * 1024, &bank, &frag);
     check("geom(1M) bank", (double)bank, 512 * 1024);
-    check("geom(1M) frag", (double)frag, 32384);
+    check("geom(1M) frag", (double)frag, up_to_line(32381.6));
     /* One byte more than the queue: streamed (64 KiB banks, 16 KiB fragments). */
     bank = 512 * 1024;
     tc_shm_params_geometry((1 << 20) + 1, 1000, 32768, 1 << 20, 2, 128 * 1024, &bank, &frag);
