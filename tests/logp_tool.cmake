@@ -6,7 +6,9 @@
 #                     summary (the level with E rdv w, and the shm row), the file written
 # logp_tool_file_np2  that file: the library's loader reads it, an independent reading
 #                     of the text agrees, one level and the shm row measured with
-#                     plausible values, every other level keeps its default (test_logp_file)
+#                     sane values (finite, positive where a cost must be; never a bound
+#                     on a time: a busy machine measures what it measures), every other
+#                     level keeps its default, the file round-trips (test_logp_file)
 # logp_tool_shm_np2   --level shm: only the shm row (every parameter line of its table),
 #                     logp_tool_file_shm_np2 checks its file (no level measured)
 # logp_tool_np1       np=1: a clear message, exit 0, no file
