@@ -238,7 +238,7 @@ static void lh_start_gate(lh_shared_t *sh)
 
 static int lh_attach(lh_shared_t *sh, tc_rwlock_t *lk)
 {
-    tc_lock_opts_t o = lh_opts(10.0);
+    tc_lock_opts_t o = lh_opts(LH_WAIT_S);
     int rc = tc_rwlock_attach(lk, sh->lock_mem, lh_lock_bytes(sh), &o);
     if (rc != 0)
         lh_fail(sh, "tc_rwlock_attach: %s", strerror(rc));
@@ -391,7 +391,7 @@ int lh_validate_run(lh_shared_t *sh, const lh_validate_params_t *p)
 int lh_validate(const lh_validate_params_t *p)
 {
     tc_rwlock_t lk;
-    tc_lock_opts_t o = lh_opts(10.0);
+    tc_lock_opts_t o = lh_opts(LH_WAIT_S);
     lh_shared_t *sh = lh_shared_create(p->scheme, p->nreaders, &lk, &o);
     if (sh == NULL)
         return 1;

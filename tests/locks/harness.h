@@ -74,6 +74,13 @@ int lh_join(lh_worker_t *w);
 /* A deadlock bound: SIGALRM after `seconds` prints `what`, kills the registered
  * child processes and exits 1. lh_watchdog_register(pid) adds a child. */
 void lh_watchdog_arm(unsigned seconds, const char *what);
+/* The tests' watchdog: a hang, not a busy machine (ThreadSanitizer and other
+ * jobs on 2 cores: the tests take 1-5 s idle); below ctest's TIMEOUT (120 s,
+ * tests/locks/CMakeLists.txt) so the message names the test. */
+#define LH_WATCHDOG_S 100
+/* Lock waits of the tests' ordinary operations give up after this: well
+ * above any delay of a busy machine, below the watchdog. */
+#define LH_WAIT_S 60.0
 void lh_watchdog_register(pid_t pid);
 void lh_watchdog_disarm(void);
 
