@@ -10,23 +10,37 @@
  * would (MPI_COMM_NULL: MPI_COMM_WORLD's handler).
  *
  * The library keeps a context on each communicator it sees (an MPI attribute):
- * a private duplicate communicator for its own traffic, and for processes that
- * share a node a shared-memory segment. The context is created collectively by
+ * a private duplicate communicator for its own traffic, for processes that
+ * share a node a shared-memory segment, and, when the communicator spans
+ * several nodes (or the levels posed by TC_LOCALITY_FILE), the hierarchy of
+ * groups the collectives run through. The context is created collectively by
  * the first TC_ call on a communicator (or TC_Comm_attach) and released by
  * MPI_Comm_free, TC_Comm_detach or MPI_Finalize.
  *
  * Thread safety: as MPI's. Under MPI_THREAD_MULTIPLE different threads may call
  * TC_ functions concurrently on *distinct* communicators; concurrent calls on
  * the same communicator are erroneous, exactly as for MPI collectives. Under
- * MPI_THREAD_SERIALIZED the caller serialises. The library starts no threads
- * for the functions in this header.
+ * MPI_THREAD_SERIALIZED the caller serialises. The collectives (TC_Bcast,
+ * TC_Reduce, TC_Allreduce, TC_Barrier) and the context calls start no threads.
+ * The one-sided broadcast does: under MPI_THREAD_MULTIPLE, registering the
+ * first window of a group (TC_Rma_win_register) starts one helper thread per
+ * process, which runs until the group's last window is unregistered (or
+ * MPI_Finalize); see the RMA section below.
  *
  * Environment: every tunable is a TC_* variable, read once per process at the
- * first context creation (README "Tunables", or run topocoll-info). The values
- * that change what a process does inside a collective are agreed by all
- * processes of the communicator when its context is created, so different
- * values on different ranks never deadlock: the most conservative one wins and
- * the disagreement is logged at TC_VERBOSE >= 1.
+ * first context creation (docs/tunables.md, topocoll-tunables(1); run
+ * topocoll-info to see the values in effect). The values that change what a
+ * process does inside a collective are agreed by all processes of the
+ * communicator when its context is created, so different values on different
+ * ranks never deadlock: the smallest value wins (for the hierarchy's
+ * settings, rank 0's) and the disagreement is logged at TC_VERBOSE >= 1.
+ *
+ * Large messages: from TC_PMPI_RACE_MIN bytes (default 64K) TC_Bcast,
+ * TC_Reduce and TC_Allreduce time the library's path against the MPI's own on
+ * the application's calls and run the faster one, the same choice on every
+ * process; only where the result's bits cannot depend on the choice (Bcast;
+ * integer and logical reductions; sums and products of floats and doubles on
+ * two processes). TC_PMPI_RACE_MIN=0 always takes the library's path.
  */
 #ifndef TOPOCOLL_H
 #define TOPOCOLL_H
@@ -63,10 +77,15 @@ TC_API int TC_Get_version(int *major, int *minor, int *patch);
  * Processes of one node exchange the data through a shared-memory segment with
  * a pipelined copy-in/copy-out algorithm (fragments of TC_SHM_FRAGMENT_SIZE
  * bytes through a queue of TC_SHM_QUEUE_LENGTH buffers, TC_SHM_BANKS banks,
- * notification tree TC_SHM_TREE). Processes may pass different (count,
- * datatype) pairs with the same type signature. Communicators that span
- * several nodes, intercommunicators, and communicators whose segment could
- * not be created use PMPI_Bcast (logged once at TC_VERBOSE >= 1).
+ * notification tree TC_SHM_TREE). Across nodes (or the levels set by
+ * TC_HIER_LEVELS / TC_LOCALITY_FILE) the data go through the hierarchy of
+ * groups, one broadcast per group with the per-level algorithm of
+ * TC_HIER_BCAST (the shared-memory one where a segment serves the group);
+ * messages longer than TC_HIER_SEGMENT cross the levels in pieces. Processes
+ * may pass different (count, datatype) pairs with the same type signature.
+ * Intercommunicators, communicators that span several nodes when TC_HIER=0,
+ * and single-node communicators with TC_SHM=0 on some rank or whose segment
+ * could not be created use PMPI_Bcast (logged once at TC_VERBOSE >= 1).
  *
  * Collective over @p comm; the first call on a communicator creates its
  * context (collective, a few small MPI calls).
@@ -85,7 +104,7 @@ TC_API int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_C
  * Reduction to a root, same arguments and semantics as MPI_Reduce.
  *
  * Inside a node the processes combine their data in a shared-memory segment
- * (each process places fragments in its own queue; the combining processes
+ * (each process places fragments in its own slots; the combining processes
  * read peers' fragments directly, pipelined by fragments); across nodes (or
  * the levels set by TC_HIER_LEVELS / TC_LOCALITY_FILE) partial results go up
  * the hierarchy of groups, one per level, with the per-level algorithm of
@@ -95,7 +114,9 @@ TC_API int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_C
  * PMPI_Reduce. MPI_IN_PLACE is accepted as @p sendbuf at the root.
  * Datatypes: predefined types and derived types built from one predefined
  * type with predefined operations, MPI_MINLOC/MPI_MAXLOC pair types, and
- * contiguous types with user-defined operations; others use PMPI_Reduce.
+ * contiguous types with user-defined operations; others use PMPI_Reduce (so
+ * does, across several levels, an element larger than
+ * TC_SHM_REDUCE_SLOT_BYTES).
  *
  * Collective over @p comm; the first call on a communicator creates its
  * context.
@@ -137,8 +158,8 @@ TC_API int TC_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
  * leaders (TC_BARRIER: also pairwise exchange), then the release. "auto"
  * (the default) takes the algorithm the LogP model predicts fastest for the
  * group's size; the choice is made once per communicator (topocoll-info
- * shows it). Intercommunicators and communicators without a segment use
- * PMPI_Barrier.
+ * shows it). Intercommunicators and the communicators whose collectives go
+ * to the MPI's own (see TC_Bcast) use PMPI_Barrier.
  *
  * @param comm  communicator (not MPI_COMM_NULL)
  * @return MPI_SUCCESS, or MPI_ERR_COMM (after the error handler returned)

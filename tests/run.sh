@@ -34,7 +34,8 @@ while [ $# -gt 0 ]; do
 done
 
 packages=(build-essential cmake pkg-config clang-format gfortran
-          libopenmpi-dev openmpi-bin libmpich-dev mpich libhwloc-dev libnuma-dev gnuplot-nox)
+          libopenmpi-dev openmpi-bin libmpich-dev mpich libhwloc-dev libnuma-dev gnuplot-nox
+          man-db groff-base)
 if [ "$deps" = 1 ]; then
   missing=()
   for p in "${packages[@]}"; do

@@ -41,20 +41,20 @@ static const char *const path_names[TC_PATH_LAST] = {
 static void print_tunables(void)
 {
     static const char *const src[] = {"default", "env", "INVALID in env, default used"};
+    int width = 0;
     printf("## Tunables\n");
     for (int id = 0; id < TC_CFG_LAST; id++) {
+        int n = (int)strlen(tc_config_desc((tc_cfg_id_t)id)->name);
+        width = n > width ? n : width;
+    }
+    for (int id = 0; id < TC_CFG_LAST; id++) {
         const tc_cfg_desc_t *d = tc_config_desc((tc_cfg_id_t)id);
-        char val[64];
-        if (d->type == TC_CFG_TYPE_ENUM)
-            snprintf(val, sizeof val, "%s",
-                     tc_config_enum_name((tc_cfg_id_t)id, tc_config_int((tc_cfg_id_t)id)));
-        else if (d->type == TC_CFG_TYPE_DOUBLE)
-            snprintf(val, sizeof val, "%g", tc_config_double((tc_cfg_id_t)id));
-        else
-            snprintf(val, sizeof val, "%lld", (long long)tc_config_int((tc_cfg_id_t)id));
+        char val[TC_CFG_STRING_MAX + 1];
+        tc_config_value_text((tc_cfg_id_t)id, val, sizeof val);
         const char *raw = tc_config_raw((tc_cfg_id_t)id);
-        printf("%-22s = %-10s (%s%s%s%s)\n", d->name, val, src[tc_config_source((tc_cfg_id_t)id)],
-               raw ? ": \"" : "", raw ? raw : "", raw ? "\"" : "");
+        printf("%-*s = %-10s (%s%s%s%s)\n", width, d->name, val,
+               src[tc_config_source((tc_cfg_id_t)id)], raw ? ": \"" : "", raw ? raw : "",
+               raw ? "\"" : "");
     }
 }
 
@@ -505,9 +505,23 @@ int main(int argc, char **argv)
             else
                 dot = "-";
             report = strcmp(dot, "-") != 0;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            /* Every option here must appear in docs/man/topocoll-info.1 (test man_pages). */
+            printf("usage: mpirun -n N topocoll-info [--root R] [--comm world|reversed] "
+                   "[--dot [FILE]] [-h]\n"
+                   "  Prints what libtopocoll sees and would do on a communicator.\n"
+                   "  --root R          root of the notification tree shown (default 0)\n"
+                   "  --comm world|reversed\n"
+                   "                    MPI_COMM_WORLD, or it with the ranks reversed\n"
+                   "  --dot [FILE]      also write the hierarchy as a Graphviz graph to "
+                   "FILE;\n"
+                   "                    without FILE (or -) print only the graph\n"
+                   "  -h, --help        this help\n");
+            MPI_Finalize();
+            return 0;
         } else {
             fprintf(stderr, "usage: topocoll-info [--root R] [--comm world|reversed] "
-                            "[--dot [FILE]]\n");
+                            "[--dot [FILE]] [-h]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }

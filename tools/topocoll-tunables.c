@@ -1,9 +1,9 @@
 /* topocoll-tunables: print the table of TC_* environment variables (from
- * src/core/config.c) as a Markdown table, the one in README.md.
+ * src/core/config.c) as a Markdown table, the one in docs/tunables.md.
  *
  *   topocoll-tunables               print the table
  *   topocoll-tunables --check FILE  exit 1 unless FILE holds exactly this table
- *                                   (a test keeps README.md in sync)
+ *                                   (a test keeps docs/tunables.md in sync)
  *
  * Needs no MPI at run time: it only reads the table.
  */
@@ -204,10 +204,17 @@ int main(int argc, char **argv)
     if (argc == 1) {
         fputs(table.buf, stdout);
         rc = 0;
+    } else if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        /* Every option here must appear in docs/man/topocoll-tunables.1 (test man_pages). */
+        printf("usage: topocoll-tunables [--check FILE] [-h]\n"
+               "  Prints the table of TC_* environment variables as Markdown.\n"
+               "  --check FILE   exit 1 unless FILE holds exactly this table\n"
+               "  -h, --help     this help\n");
+        rc = 0;
     } else if (argc == 3 && strcmp(argv[1], "--check") == 0) {
         rc = tc_tun_check(argv[2], table.buf);
     } else {
-        fprintf(stderr, "usage: %s [--check FILE]\n", argv[0]);
+        fprintf(stderr, "usage: %s [--check FILE] [-h]\n", argv[0]);
         rc = 2;
     }
     free(table.buf);

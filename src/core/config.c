@@ -6,7 +6,7 @@
  * INT or SIZE entry whose default is the word "auto" accepts "auto" and "0" (both
  * give 0, meaning "derive it") in addition to the explicit range [min, max]. min is
  * therefore the smallest explicit value (4096 for the fragment size, a page), not
- * 0, and every consumer of the table (README, topocoll-info) sees the real range
+ * 0, and every consumer of the table (docs/tunables.md, topocoll-info) sees the real range
  * and "auto" as the default without a private side table.
  */
 #include "config.h"
@@ -223,10 +223,11 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
     [TC_CFG_LOGP] = {"TC_LOGP", TC_CFG_TYPE_STRING, "", NULL, 0, 0,
                      "LogP/LogGP parameters in microseconds, 'L=..,o_s=..,o_r=..,g=..,G=..' for "
                      "every level or 'level:L=..,...;level:...'; applied after TC_LOGP_FILE."},
-    [TC_CFG_TUNING_FILE] = {"TC_TUNING_FILE", TC_CFG_TYPE_STRING, "", NULL, 0, 0,
-                            "File of fixed algorithm choices, lines '<op> <level> <min-bytes> "
-                            "<alg>[:k]' (README), applied after explicit TC_HIER_*/TC_BARRIER "
-                            "settings and before the LogP model; empty: none."},
+    [TC_CFG_TUNING_FILE] =
+        {"TC_TUNING_FILE", TC_CFG_TYPE_STRING, "", NULL, 0, 0,
+         "File of fixed algorithm choices, lines '<op> <level> <min-bytes> "
+         "<alg>[:k]' (docs/model.md), applied after explicit TC_HIER_*/TC_BARRIER "
+         "settings and before the LogP model; empty: none."},
     [TC_CFG_MODEL_GAMMA] = {"TC_MODEL_GAMMA", TC_CFG_TYPE_DOUBLE, "6.6667e-05", NULL, 0, 1,
                             "Reduction cost per byte (us) the model uses to choose "
                             "Reduce/Allreduce algorithms; default ~15 GB/s, the library's "
@@ -694,6 +695,43 @@ const char *tc_config_string(tc_cfg_id_t id)
     return tc_cfg_str[id] ? tc_cfg_str[id] : tc_cfg_table[id].def;
 }
 
+/* Every ENUM entry's words, cut once from its accepted list: the words are
+ * the values' names in index order, so no entry needs a word array of its own. */
+#define TC_CFG_ENUM_TEXT_MAX  256
+#define TC_CFG_ENUM_WORDS_MAX 16
+static char tc_cfg_enum_text[TC_CFG_LAST][TC_CFG_ENUM_TEXT_MAX];
+static const char *tc_cfg_enum_words[TC_CFG_LAST][TC_CFG_ENUM_WORDS_MAX];
+static int tc_cfg_enum_count[TC_CFG_LAST];
+static pthread_once_t tc_cfg_enum_once = PTHREAD_ONCE_INIT;
+
+static void tc_config_enum_split(void)
+{
+    for (int id = 0; id < TC_CFG_LAST; id++) {
+        const tc_cfg_desc_t *desc = &tc_cfg_table[id];
+        char *w = tc_cfg_enum_text[id];
+
+        if (desc->type != TC_CFG_TYPE_ENUM || !desc->accepted ||
+            strlen(desc->accepted) >= TC_CFG_ENUM_TEXT_MAX)
+            continue; /* test_config checks that every list fits */
+        strcpy(w, desc->accepted);
+        while (w && tc_cfg_enum_count[id] < TC_CFG_ENUM_WORDS_MAX) {
+            char *comma = strchr(w, ',');
+            tc_cfg_enum_words[id][tc_cfg_enum_count[id]++] = w;
+            if (comma)
+                *comma++ = '\0';
+            w = comma;
+        }
+    }
+}
+
+const char *tc_config_enum_word(tc_cfg_id_t id, int64_t index)
+{
+    if ((int)id < 0 || id >= TC_CFG_LAST)
+        return "?";
+    pthread_once(&tc_cfg_enum_once, tc_config_enum_split);
+    return index >= 0 && index < tc_cfg_enum_count[id] ? tc_cfg_enum_words[id][index] : "?";
+}
+
 const char *tc_config_enum_name(tc_cfg_id_t id, int64_t index)
 {
     const char *const *words = NULL;
@@ -727,5 +765,62 @@ const char *tc_config_enum_name(tc_cfg_id_t id, int64_t index)
     default:
         break;
     }
-    return words && index >= 0 && index < n ? words[index] : "?";
+    if (words)
+        return index >= 0 && index < n ? words[index] : "?";
+    return tc_config_enum_word(id, index);
+}
+
+static void tc_config_size_text(int64_t v, char *buf, size_t len)
+{
+    /* As a user would write it: the largest binary suffix that divides it. */
+    const int64_t kib = 1024;
+    if (v >= kib && v % kib == 0 && (v % (kib * kib) != 0 || v < kib * kib))
+        snprintf(buf, len, "%lldK", (long long)(v / kib));
+    else
+        tc_config_size_format((double)v, buf, len);
+}
+
+void tc_config_value_text(tc_cfg_id_t id, char *buf, size_t len)
+{
+    const tc_cfg_desc_t *desc = tc_config_desc(id);
+    int64_t i;
+
+    if (!buf || len == 0)
+        return;
+    if (!desc) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    i = tc_config_int(id);
+    switch (desc->type) {
+    case TC_CFG_TYPE_BOOL:
+        snprintf(buf, len, "%d", i ? 1 : 0);
+        break;
+    case TC_CFG_TYPE_INT:
+        if (i == 0 && tc_config_is_auto(desc))
+            snprintf(buf, len, "auto");
+        else
+            snprintf(buf, len, "%lld", (long long)i);
+        break;
+    case TC_CFG_TYPE_SIZE:
+        if (i == 0 && tc_config_is_auto(desc))
+            snprintf(buf, len, "auto");
+        else
+            tc_config_size_text(i, buf, len);
+        break;
+    case TC_CFG_TYPE_DOUBLE:
+        snprintf(buf, len, "%.15g", tc_config_double(id));
+        break;
+    case TC_CFG_TYPE_ENUM:
+        snprintf(buf, len, "%s", tc_config_enum_name(id, i));
+        break;
+    case TC_CFG_TYPE_STRING: {
+        const char *s = tc_config_string(id);
+        snprintf(buf, len, "%s", s[0] ? s : "(unset)");
+        break;
+    }
+    default:
+        snprintf(buf, len, "?");
+        break;
+    }
 }

@@ -1,6 +1,6 @@
 /* Tunables: every TC_* environment variable is declared once, in the table in
- * config.c (name, type, default, accepted values, description). The README
- * table and topocoll-info's listing are generated from that table.
+ * config.c (name, type, default, accepted values, description). The table in
+ * docs/tunables.md and topocoll-info's listing are generated from that table.
  *
  * Values are read from the environment once per process (tc_config_load, at
  * the first context creation; thread-safe). A bad value gives one message
@@ -184,7 +184,17 @@ const char *tc_config_string(tc_cfg_id_t id);
  * suffix (so 1 TiB prints as 1024G), anything else in plain bytes. */
 void tc_config_size_format(double v, char *buf, size_t len);
 
-/* Name of the enum value @p index of @p id (e.g. "knomial"); "?" if out of range. */
+/* Name of the enum value @p index of @p id (e.g. "knomial"); "?" if out of range
+ * or @p id is not an ENUM. Works for every ENUM entry of the table. */
 const char *tc_config_enum_name(tc_cfg_id_t id, int64_t index);
+
+/* The same, read from the entry's accepted list alone (what tc_config_enum_name
+ * falls back to for entries without a word array of their own). */
+const char *tc_config_enum_word(tc_cfg_id_t id, int64_t index);
+
+/* The loaded value of @p id as a user would write it: an enum's word, "auto"
+ * for an auto field left at 0, a size with its suffix (64K, 1M), a STRING's
+ * text or "(unset)" when it is empty, a bool as 0/1. What topocoll-info prints. */
+void tc_config_value_text(tc_cfg_id_t id, char *buf, size_t len);
 
 #endif /* TC_CORE_CONFIG_H */

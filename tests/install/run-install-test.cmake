@@ -144,7 +144,12 @@ foreach(f "${INCLUDEDIR}/topocoll.h"
           "${LIBDIR}/pkgconfig/topocoll.pc"
           "${LIBDIR}/cmake/topocoll/topocollConfig.cmake"
           "${LIBDIR}/cmake/topocoll/topocollConfigVersion.cmake"
-          "${LIBDIR}/cmake/topocoll/topocollTargets.cmake")
+          "${LIBDIR}/cmake/topocoll/topocollTargets.cmake"
+          share/man/man1/topocoll-info.1
+          share/man/man1/topocoll-bench.1
+          share/man/man1/topocoll-logp.1
+          share/man/man1/topocoll-lockbench.1
+          share/man/man1/topocoll-tunables.1)
   if(NOT EXISTS "${PREFIX}/${f}")
     list(APPEND missing "${f}")
   endif()
@@ -215,6 +220,19 @@ endfunction()
 # find the installed libtopocoll.so on its own (RUNPATH $ORIGIN).
 set(tc_step "2: installed libtopocoll_pmpi.so finds libtopocoll.so")
 tc_check_resolves("${libdir}/libtopocoll_pmpi.so" libtopocoll)
+
+# `man topocoll-bench` finds the installed page through the prefix's share/man.
+set(tc_step "2: man topocoll-bench with MANPATH=<prefix>/share/man")
+find_program(tc_man man)
+if(tc_man)
+  set(ENV{MANPATH} "${PREFIX}/share/man")
+  execute_process(COMMAND ${tc_man} -w topocoll-bench OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0 OR NOT out STREQUAL "${PREFIX}/share/man/man1/topocoll-bench.1")
+    tc_fail("man -w topocoll-bench: '${out}' (${rc}) ${err}")
+  endif()
+  unset(ENV{MANPATH})
+endif()
 
 # Installed programs (tools, benchmarks) must start from the prefix as they are.
 set(tc_step "2: installed programs find their libraries")

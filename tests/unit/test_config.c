@@ -690,6 +690,129 @@ static void test_load_threads(void)
     tc_config_reset();
 }
 
+/* tc_config_value_text: every loaded value printed as a user would write it
+ * (topocoll-info's table): words, not enum indices or string lengths. */
+static void expect_text(tc_cfg_id_t id, const char *want)
+{
+    char got[TC_CFG_STRING_MAX + 1];
+    tc_config_value_text(id, got, sizeof got);
+    if (strcmp(got, want) != 0)
+        fail("value_text(%s) = \"%s\", expected \"%s\"", tc_config_desc(id)->name, got, want);
+}
+
+static void test_value_text(void)
+{
+    char text[TC_CFG_STRING_MAX + 1];
+
+    for (int id = 0; id < TC_CFG_LAST; id++)
+        unsetenv(tc_config_desc((tc_cfg_id_t)id)->name);
+    tc_config_reset();
+
+    /* The defaults that topocoll-info printed as "?", a number or 0. */
+    expect_text(TC_CFG_SHM_REDUCE_COPY, "auto");
+    expect_text(TC_CFG_SHM_BCAST_COPY, "auto");
+    expect_text(TC_CFG_BARRIER, "auto");
+    expect_text(TC_CFG_SHM_BARRIER, "auto");
+    expect_text(TC_CFG_RMA_BCAST, "auto");
+    expect_text(TC_CFG_RMA_PUTLOOP, "down");
+    expect_text(TC_CFG_HIER_LEVELS, "numa,package,node,switch1,switch2,switch3,switch4");
+    expect_text(TC_CFG_HIER_BCAST, "auto");
+    expect_text(TC_CFG_HIER_REDUCE, "auto");
+    expect_text(TC_CFG_NETWORK_TOPOLOGY_FILE, "(unset)");
+    expect_text(TC_CFG_LOCALITY_FILE, "(unset)");
+    expect_text(TC_CFG_LOGP_FILE, "(unset)");
+    expect_text(TC_CFG_LOCK_SCHEME, "n-mcs");
+    expect_text(TC_CFG_HIER_SHM_LEVEL, "auto");
+    expect_text(TC_CFG_HIER_ALLREDUCE, "rab");
+    expect_text(TC_CFG_SHM_TREE, "kary");
+    expect_text(TC_CFG_SHM_PLACEMENT, "touch");
+    expect_text(TC_CFG_SHM_FRAGMENT_SIZE, "auto");
+    expect_text(TC_CFG_SHM_QUEUE_LENGTH, "auto");
+    expect_text(TC_CFG_HIER_LARGE, "64K");
+    expect_text(TC_CFG_HIER_SEGMENT, "1M");
+    expect_text(TC_CFG_SHM_MAX_TOTAL, "1G");
+    expect_text(TC_CFG_SHM_BANKS, "16");
+    expect_text(TC_CFG_SHM, "1");
+    expect_text(TC_CFG_STATS, "0");
+    expect_text(TC_CFG_WAIT_TIMEOUT, "600");
+    expect_text(TC_CFG_MODEL_GAMMA, "6.6667e-05");
+
+    /* Every entry, including ones added later: an ENUM never prints "?", and
+     * what is printed parses back to the loaded value. */
+    for (int id = 0; id < TC_CFG_LAST; id++) {
+        const tc_cfg_desc_t *d = tc_config_desc((tc_cfg_id_t)id);
+        tc_cfg_value_t v = {-7, -7};
+        tc_config_value_text((tc_cfg_id_t)id, text, sizeof text);
+        if (d->type == TC_CFG_TYPE_STRING) {
+            if (strcmp(text, d->def[0] ? d->def : "(unset)") != 0)
+                fail("value_text(%s) = \"%s\", expected its default", d->name, text);
+            continue;
+        }
+        if (strcmp(text, "?") == 0 || tc_config_parse(d, text, &v, NULL, 0) != 0 ||
+            v.i != tc_config_int((tc_cfg_id_t)id) || v.d != tc_config_double((tc_cfg_id_t)id))
+            fail("value_text(%s) = \"%s\" does not parse back to the loaded value", d->name, text);
+    }
+
+    /* Every ENUM word, at its index, for every entry (the accepted list is
+     * the one source of the names). */
+    for (int id = 0; id < TC_CFG_LAST; id++) {
+        const tc_cfg_desc_t *d = tc_config_desc((tc_cfg_id_t)id);
+        int64_t k = 0;
+        if (d->type != TC_CFG_TYPE_ENUM)
+            continue;
+        for (const char *w = d->accepted;; k++) {
+            const char *comma = strchr(w, ',');
+            size_t wl = comma ? (size_t)(comma - w) : strlen(w);
+            const char *name = tc_config_enum_name((tc_cfg_id_t)id, k);
+            if (strlen(name) != wl || strncmp(name, w, wl) != 0)
+                fail("enum_name(%s, %lld) = \"%s\", expected \"%.*s\"", d->name, (long long)k, name,
+                     (int)wl, w);
+            if (!comma)
+                break;
+            w = comma + 1;
+        }
+        if (strcmp(tc_config_enum_name((tc_cfg_id_t)id, k + 1), "?") != 0)
+            fail("enum_name(%s, %lld) past the list is not \"?\"", d->name, (long long)(k + 1));
+    }
+    if (strcmp(tc_config_enum_word(TC_CFG_SHM_BANKS, 0), "?") != 0)
+        fail("enum_word of a non-ENUM entry is not \"?\"");
+
+    /* Values from the environment. */
+    setenv("TC_SHM_BCAST_COPY", "Stream", 1);
+    setenv("TC_BARRIER", "dissemination", 1);
+    setenv("TC_NETWORK_TOPOLOGY_FILE", "  /tmp/net file.txt ", 1);
+    setenv("TC_HIER_BCAST", "numa:flat,node:knomial:4", 1);
+    setenv("TC_SHM_QUEUE_BYTES", "2048K", 1);
+    setenv("TC_HIER_SEGMENT", "1536K", 1);
+    setenv("TC_HIER_LARGE", "1000", 1);
+    setenv("TC_SHM_FRAGMENT_SIZE", "0", 1);
+    setenv("TC_SHM", "off", 1);
+    setenv("TC_RMA_BCAST", "nonsense", 1); /* invalid: the default's word */
+    tc_config_reset();
+    fprintf(stderr,
+            "(one 'topocoll: TC_RMA_BCAST=...; using the default' line is expected next)\n");
+    expect_text(TC_CFG_SHM_BCAST_COPY, "stream");
+    expect_text(TC_CFG_BARRIER, "dissemination");
+    expect_text(TC_CFG_NETWORK_TOPOLOGY_FILE, "/tmp/net file.txt");
+    expect_text(TC_CFG_HIER_BCAST, "numa:flat,node:knomial:4");
+    expect_text(TC_CFG_SHM_QUEUE_BYTES, "2M");
+    expect_text(TC_CFG_HIER_SEGMENT, "1536K");
+    expect_text(TC_CFG_HIER_LARGE, "1000");
+    expect_text(TC_CFG_SHM_FRAGMENT_SIZE, "auto");
+    expect_text(TC_CFG_SHM, "0");
+    expect_text(TC_CFG_RMA_BCAST, "auto");
+
+    /* A short buffer is cut, not overrun. */
+    char small[4] = {'x', 'x', 'x', 'x'};
+    tc_config_value_text(TC_CFG_BARRIER, small, sizeof small);
+    if (strcmp(small, "dis") != 0)
+        fail("value_text into 4 bytes = \"%s\", expected \"dis\"", small);
+
+    for (int id = 0; id < TC_CFG_LAST; id++)
+        unsetenv(tc_config_desc((tc_cfg_id_t)id)->name);
+    tc_config_reset();
+}
+
 int main(void)
 {
     test_table();
@@ -704,6 +827,7 @@ int main(void)
     test_messages();
     test_load();
     test_load_threads();
+    test_value_text();
     if (failures) {
         fprintf(stderr, "test_config: %d failure(s)\n", failures);
         return 1;
