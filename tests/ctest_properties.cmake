@@ -22,3 +22,12 @@
 #     the test's expected usage (its start plus one segment) is off by any
 #     segment of a test running beside it.
 set(TC_TESTS_RUN_SERIAL "^(mpi_bcast_churn_np[0-9]+|mpi_shm_leftover_check|shm_node_cap_np[0-9]+)$")
+
+# TC_TESTS_MPI_TIMEOUT_MIN: the least TIMEOUT of an MPI test (label mpi), in
+#   seconds; a smaller one set where the test is defined is raised to it. The
+#   ctest TIMEOUT only bounds a job that never ends: a wait inside the library
+#   that makes no progress already ends after TC_WAIT_TIMEOUT (120 s in the
+#   tests) with a message naming stage and peer, and the tests' watchdogs fire
+#   on no progress. Meanwhile on a machine loaded by other jobs a 3-8 s
+#   broadcast test took over 120 s (load average 38 on 2 cores).
+set(TC_TESTS_MPI_TIMEOUT_MIN 300)
