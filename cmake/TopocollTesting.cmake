@@ -23,7 +23,34 @@ set(TC_TEST_COMMON_ENV
     TC_WAIT_TIMEOUT=120
     TC_PMPI_RACE_MIN=0)
 
+# tc_test_properties_apply(): the suite-wide properties by name of
+# tests/ctest_properties.cmake on this directory's tests. Deferred to the end
+# of each directory that adds tests through the functions below (CMake >=
+# 3.19; set_tests_properties only reaches the current directory's tests).
+function(tc_test_properties_apply)
+  include(${PROJECT_SOURCE_DIR}/tests/ctest_properties.cmake)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(t IN LISTS tests)
+    if(t MATCHES "${TC_TESTS_RUN_SERIAL}")
+      set_tests_properties(${t} PROPERTIES RUN_SERIAL TRUE)
+    endif()
+    get_test_property(${t} LABELS labels)
+    get_test_property(${t} TIMEOUT timeout)
+    if("mpi" IN_LIST labels AND timeout AND timeout LESS TC_TESTS_MPI_TIMEOUT_MIN)
+      set_tests_properties(${t} PROPERTIES TIMEOUT ${TC_TESTS_MPI_TIMEOUT_MIN})
+    endif()
+  endforeach()
+endfunction()
+macro(tc_test_properties_defer)
+  get_property(_tc_deferred DIRECTORY PROPERTY TC_TEST_PROPERTIES_DEFERRED)
+  if(NOT _tc_deferred AND NOT CMAKE_VERSION VERSION_LESS 3.19)
+    set_property(DIRECTORY PROPERTY TC_TEST_PROPERTIES_DEFERRED TRUE)
+    cmake_language(DEFER CALL tc_test_properties_apply)
+  endif()
+endmacro()
+
 function(tc_add_unit_test name)
+  tc_test_properties_defer()
   add_executable(${name} ${ARGN})
   target_link_libraries(${name} PRIVATE topocoll_internal)
   add_test(NAME ${name} COMMAND ${name})
@@ -31,6 +58,7 @@ function(tc_add_unit_test name)
 endfunction()
 
 function(tc_add_mpi_test name exe np)
+  tc_test_properties_defer()
   cmake_parse_arguments(T "" "TIMEOUT" "ENV;ARGS" ${ARGN})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)

@@ -4,7 +4,10 @@
 # runs the whole ctest suite on each, then an ASan+UBSan build's suite and a
 # ThreadSanitizer build of the multithreaded tests (ctest label tsan).
 #
-#   bash tests/run.sh [--mpi openmpi|mpich|both] [--no-asan] [--no-tsan] [--no-deps] [-R REGEX]
+#   bash tests/run.sh [--mpi openmpi|mpich|both] [--no-asan] [--no-tsan] [--no-deps] [-R REGEX] [-j N]
+#
+# -j N: ctest's processor budget per suite (default 2 x the CPUs; MPI tests
+# count PROCESSORS 2 each, so two run at once on a 2-core machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -14,6 +17,8 @@ asan=1
 tsan=1
 deps=1
 regex=()
+ncpu=$(nproc 2>/dev/null || echo 2)
+jobs=$((2 * ncpu))
 while [ $# -gt 0 ]; do
   case "$1" in
     --mpi) shift; [ "$1" = both ] && mpis=(openmpi mpich) || mpis=("$1") ;;
@@ -21,7 +26,8 @@ while [ $# -gt 0 ]; do
     --no-tsan) tsan=0 ;;
     --no-deps) deps=0 ;;
     -R) shift; regex=(-R "$1") ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -j) shift; jobs=$1 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "tests/run.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -61,24 +67,194 @@ shm_before=$(ls /dev/shm 2>/dev/null | grep -c '^topocoll-' || true)
 total_pass=0
 total_fail=0
 failed_suites=()
+t_start=$SECONDS
 
-# run_suite NAME DIR CMAKE-ARGS...; with SUITE_LABEL set, only the tests of
-# that ctest label run (and only the targets in SUITE_TARGETS are built).
-run_suite() { # name, build dir, cmake args...
-  local name=$1 dir=$2
+# ---- the suites --------------------------------------------------------------
+# Each suite is one line in the table below: NAME, build directory, the
+# environment of its ctest run (SUITE_LABEL: only tests of that ctest label
+# and, with SUITE_TARGETS, only those targets built; SUITE_EXCLUDE: a ctest
+# -E regex; SUITE_LABEL_EXCLUDE: a ctest -LE regex; SUITE_JOBS: ctest -j for
+# this suite instead of -j), and its CMake arguments. Builds overlap with
+# testing: while one suite's tests run, the next suites are configured and
+# built one after another in the background at low priority (nice), so they
+# use the CPU the tests leave idle (launcher start-up, waits).
+#
+# SUITE hook: a new suite (e.g. the multi-node tests of tests/cluster, label
+# "cluster") is one more add_suite line below, e.g.
+#   add_suite "cluster openmpi" "$top/build-test-openmpi" SUITE_LABEL=cluster -- -DTOPOCOLL_MPI=openmpi
+# (a suite may reuse another's build directory: it is then built once), plus
+# SUITE_LABEL_EXCLUDE=cluster on the suites that should not run those tests.
+# Its results count in the summary like every other suite's.
+suite_names=()
+suite_dirs=()
+suite_envs=()
+suite_args=()
+add_suite() { # name, build dir, [VAR=value ...] -- cmake args...
+  local name=$1 dir=$2 env=()
   shift 2
-  echo "== [$name] configure and build in $dir"
-  cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOPOCOLL_WERROR=ON "$@" >"$dir.configure.log" 2>&1 \
-    || { cat "$dir.configure.log"; return 1; }
-  local targets=()
-  [ -z "${SUITE_TARGETS:-}" ] || targets=(--target $SUITE_TARGETS)
-  cmake --build "$dir" -j2 "${targets[@]}" >"$dir.build.log" 2>&1 || { tail -50 "$dir.build.log"; return 1; }
-  echo "== [$name] ctest"
-  local log="$dir.ctest.log" rc=0 label=() exclude=()
-  [ -z "${SUITE_LABEL:-}" ] || label=(-L "$SUITE_LABEL")
-  [ -z "${SUITE_EXCLUDE:-}" ] || exclude=(-E "$SUITE_EXCLUDE")
-  (cd "$dir" && ctest --output-on-failure --timeout 600 "${label[@]}" "${exclude[@]}" "${regex[@]}") >"$log" 2>&1 || rc=$?
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do env+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  suite_names+=("$name")
+  suite_dirs+=("$dir")
+  if [ ${#env[@]} -gt 0 ]; then suite_envs+=("$(printf '%q ' "${env[@]}")"); else suite_envs+=(""); fi
+  suite_args+=("$*")
+}
+
+# MPICH's own collectives crawl oversubscribed (8-50 ms a call at np 4-8 on
+# 2 cores), so the slowest repetitions of a path already run at np <= 5 on
+# MPICH, and at np 8 in the Open MPI build, are left to the Open MPI build:
+# the per-level broadcast and reduce matrices at np 8, the posed machine's
+# broadcast with no shared memory or flat levels, two barrier variants, and
+# two np-5 broadcast matrix entries (about 95 s of 390).
+mpich_exclude='^(mpi_bcast_2x2x2_np8_(shm_none|flat)|hier_level_(bcast|reduce)_np8|barrier_2x2x2_np8_(levels3|tree)|mpi_bcast_np5_(knomial4_q1|flat_q2)_S8_f12k)$'
+for mpi in "${mpis[@]}"; do
+  if [ "$mpi" = mpich ]; then
+    add_suite mpich "$top/build-test-mpich" "SUITE_EXCLUDE=$mpich_exclude" -- -DTOPOCOLL_MPI=mpich
+  else
+    add_suite "$mpi" "$top/build-test-$mpi" -- -DTOPOCOLL_MPI="$mpi"
+  fi
+done
+if [ "$asan" = 1 ]; then
+  # MPI libraries leak by design at finalize: leak checking off, the rest on.
+  # Every code path once: what the plain builds repeat over process counts,
+  # schemes and algorithm variants runs there only.
+  #  - np 4-7 of the families that also run at np <= 3 and 8 (RMA broadcast,
+  #    level broadcast/reduce, hierarchy on this machine, reduce, barrier,
+  #    shm barrier and reduce, bcast errors): ASan keeps np 1-3 (odd, non
+  #    power of two) and 8 (the posed machine), the plain builds run them
+  #    all; the broadcast matrix keeps its np-4 entries (np 5 runs there);
+  #  - the barrier algorithms at np 2-7 (msg_barrier_*: np 1 and 8 stay),
+  #    the store's lock schemes at np 2-5 (np 1 and 8 stay), the shm
+  #    barrier at np 3 and 5, the reduce tree's arities 3 and 4 at np 3-4;
+  #  - the posed machine's per-level broadcast variants (covered by the mixed
+  #    variant and hier_level_bcast) and the np-8 repeats of the level
+  #    reduction and the broadcast matrix.
+  asan_exclude='^(mpi_bcast_np5_|msg_barrier_.*_np[2-7]$|shm_store_.*_np[2-5]$|barrier_shm_.*_np[35]$|mpi_bcast_2x2x2_np8_(flat|knomial3|sag)$|hier_level_reduce_np8$|mpi_bcast_np8_knomial2_q2_S4_f4k$|shm_reduce_tree_a[34]_np[34]$|(rma_bcast|rma_bcast_single|hier_level_bcast|hier_level_reduce|hier_ctx_real|reduce|barrier|shm_barrier|shm_reduce|shm_reduce_tree_a2|mpi_bcast_errors)_np[4-7]$)'
+  add_suite "asan+ubsan openmpi" "$top/build-test-asan" \
+    "SUITE_EXCLUDE=$asan_exclude" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    -- -DTOPOCOLL_MPI=openmpi -DTOPOCOLL_SANITIZE=address,undefined -DTOPOCOLL_FORTRAN=OFF
+fi
+if [ "$tsan" = 1 ]; then
+  # Only the multithreaded tests (label tsan): the lock schemes' thread
+  # variants and the RMA broadcast with its helper threads (their tests set
+  # the MPI-library suppressions, tests/rma/tsan.supp). halt_on_error: any
+  # report fails the test.
+  add_suite "tsan openmpi" "$top/build-test-tsan" SUITE_LABEL=tsan \
+    "SUITE_TARGETS=locks_api locks_validate_threads locks_fifo_threads rma_tree test_rma_bcast test_rma_small_win test_rma_idle" \
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    -- -DTOPOCOLL_MPI=openmpi -DTOPOCOLL_SANITIZE=thread -DTOPOCOLL_FORTRAN=OFF
+fi
+
+# ---- building ----------------------------------------------------------------
+# build_suite I: configure and build suite I; writes DIR.build.rc (0 = built).
+build_suite() {
+  local i=$1 dir=${suite_dirs[$1]} targets=() t0=$SECONDS kv envs=()
+  local SUITE_TARGETS=
+  eval "envs=(${suite_envs[$i]})"
+  for kv in "${envs[@]}"; do
+    case "$kv" in SUITE_TARGETS=*) SUITE_TARGETS=${kv#*=} ;; esac
+  done
+  rm -f "$dir.build.rc"
+  mkdir -p "$dir"
+  # shellcheck disable=SC2086
+  if ! cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOPOCOLL_WERROR=ON \
+      ${suite_args[$i]} >"$dir.configure.log" 2>&1; then
+    echo 1 >"$dir.build.rc"
+    return
+  fi
+  [ -z "$SUITE_TARGETS" ] || targets=(--target $SUITE_TARGETS)
+  if cmake --build "$dir" -j"$ncpu" "${targets[@]}" >"$dir.build.log" 2>&1; then
+    echo "0 $((SECONDS - t0))" >"$dir.build.rc"
+  else
+    echo 2 >"$dir.build.rc"
+  fi
+}
+
+# The first suite builds in the foreground (nothing to overlap with); the
+# others in one background chain, in suite order, each once per directory,
+# in a process group of its own (set -m) that an early exit ends.
+bg_pid=
+cleanup() {
+  [ -z "$bg_pid" ] || kill -- -"$bg_pid" 2>/dev/null || true
+}
+trap cleanup EXIT
+nsuites=${#suite_names[@]}
+for ((i = 0; i < nsuites; i++)); do rm -f "${suite_dirs[$i]}.build.rc"; done
+if [ "$nsuites" -gt 0 ]; then
+  echo "== [${suite_names[0]}] configure and build in ${suite_dirs[0]}"
+  build_suite 0
+  if [ "$nsuites" -gt 1 ]; then
+    set -m
+    (
+      renice -n 10 -p "$BASHPID" >/dev/null 2>&1 || true
+      declare -A done_dirs=(["${suite_dirs[0]}"]=1)
+      for ((i = 1; i < nsuites; i++)); do
+        d=${suite_dirs[$i]}
+        [ -z "${done_dirs[$d]:-}" ] || continue
+        done_dirs[$d]=1
+        build_suite "$i"
+      done
+    ) </dev/null &
+    bg_pid=$!
+    set +m
+  fi
+fi
+
+# wait_built I: wait for suite I's build; 0 if it built.
+wait_built() {
+  local dir=${suite_dirs[$1]}
+  # Now the build is what the run waits for: full priority again (as root).
+  [ -s "$dir.build.rc" ] || [ -z "$bg_pid" ] || renice -n 0 -g "$bg_pid" >/dev/null 2>&1 || true
+  while [ ! -s "$dir.build.rc" ]; do
+    if [ -n "$bg_pid" ] && ! kill -0 "$bg_pid" 2>/dev/null && [ ! -s "$dir.build.rc" ]; then
+      echo 3 >"$dir.build.rc" # the chain ended without building it
+      break
+    fi
+    sleep 1
+  done
+  local rc
+  read -r rc _ <"$dir.build.rc"
+  case "$rc" in
+    0) return 0 ;;
+    1) cat "$dir.configure.log" ;;
+    2) tail -50 "$dir.build.log" ;;
+    *) echo "tests/run.sh: the build of $dir did not run" ;;
+  esac
+  return 1
+}
+
+# ---- testing -----------------------------------------------------------------
+# run_suite I: run suite I's ctest and add its counts to the totals.
+run_suite() {
+  local i=$1 name=${suite_names[$1]} dir=${suite_dirs[$1]}
+  local SUITE_LABEL= SUITE_EXCLUDE= SUITE_LABEL_EXCLUDE= SUITE_JOBS= SUITE_TARGETS=
+  [ "$i" = 0 ] || echo "== [$name] configure and build in $dir"
+  wait_built "$i" || return 1
+  local built
+  read -r _ built <"$dir.build.rc"
+  echo "== [$name] ctest (built in ${built:-?} s)"
+  local log="$dir.ctest.log" rc=0 label=() exclude=() lexclude=() envs=()
+  eval "envs=(${suite_envs[$i]})"
+  local kv
+  for kv in "${envs[@]}"; do
+    case "$kv" in
+      SUITE_*=*) eval "${kv%%=*}=\${kv#*=}" ;;
+    esac
+  done
+  [ -z "$SUITE_LABEL" ] || label=(-L "$SUITE_LABEL")
+  [ -z "$SUITE_EXCLUDE" ] || exclude=(-E "$SUITE_EXCLUDE")
+  [ -z "$SUITE_LABEL_EXCLUDE" ] || lexclude=(-LE "$SUITE_LABEL_EXCLUDE")
+  local t0=$SECONDS
+  (
+    for kv in "${envs[@]}"; do
+      case "$kv" in SUITE_*=* | "") ;; *) export "${kv?}" ;; esac
+    done
+    cd "$dir" && ctest --output-on-failure --timeout 600 -j "${SUITE_JOBS:-$jobs}" \
+      "${label[@]}" "${exclude[@]}" "${lexclude[@]}" "${regex[@]}"
+  ) >"$log" 2>&1 || rc=$?
   grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|Total Test time' "$log" | tail -60
+  echo "== [$name] ctest took $((SECONDS - t0)) s"
   if [ $rc != 0 ]; then
     sed -n '/The following tests FAILED/,$p' "$log"
     # The whole output of each failed test (up to 400 lines each): a cut
@@ -96,43 +272,11 @@ run_suite() { # name, build dir, cmake args...
   return 0
 }
 
-# MPICH's own collectives crawl oversubscribed (8-50 ms a call at np 4-8 on
-# 2 cores), so the slowest repetitions of a path already run at np <= 5 on
-# MPICH, and at np 8 in the Open MPI build, are left to the Open MPI build:
-# the per-level broadcast and reduce matrices at np 8, the posed machine's
-# broadcast with no shared memory or flat levels, two barrier variants, and
-# two np-5 broadcast matrix entries (about 95 s of 390).
-mpich_exclude='^(mpi_bcast_2x2x2_np8_(shm_none|flat)|hier_level_(bcast|reduce)_np8|barrier_2x2x2_np8_(levels3|tree)|mpi_bcast_np5_(knomial4_q1|flat_q2)_S8_f12k)$'
-for mpi in "${mpis[@]}"; do
-  excl=
-  [ "$mpi" != mpich ] || excl=$mpich_exclude
-  SUITE_EXCLUDE=$excl run_suite "$mpi" "$top/build-test-$mpi" -DTOPOCOLL_MPI="$mpi" \
-    || failed_suites+=("$mpi (build)")
+for ((i = 0; i < nsuites; i++)); do
+  run_suite "$i" || failed_suites+=("${suite_names[$i]} (build)")
 done
-if [ "$asan" = 1 ]; then
-  # MPI libraries leak by design at finalize: leak checking off, the rest on.
-  # Every code path once: the repetitions of a path over more process counts
-  # and schemes (broadcast matrix at np 5, barrier algorithms at np 2-7, store
-  # schemes at np 2-5) run in the plain builds only, to keep CI under 20 min.
-  # Likewise the per-level algorithm variants of the posed machine's broadcast
-  # (covered by the mixed variant and hier_level_bcast) and the np-8 repeats
-  # of the level reduction and the broadcast matrix.
-  SUITE_EXCLUDE='^(mpi_bcast_np5_|msg_barrier_.*_np[2-7]$|shm_store_.*_np[2-5]$|barrier_shm_.*_np[35]$|mpi_bcast_2x2x2_np8_(flat|knomial3|sag)$|hier_level_reduce_np8$|mpi_bcast_np8_knomial2_q2_S4_f4k$|shm_reduce_tree_a[34]_np[34]$)' \
-  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_suite "asan+ubsan openmpi" "$top/build-test-asan" -DTOPOCOLL_MPI=openmpi \
-    -DTOPOCOLL_SANITIZE=address,undefined -DTOPOCOLL_FORTRAN=OFF || failed_suites+=("asan (build)")
-fi
-
-if [ "$tsan" = 1 ]; then
-  # Only the multithreaded tests (label tsan): the lock schemes' thread
-  # variants and the RMA broadcast with its helper threads (their tests set
-  # the MPI-library suppressions, tests/rma/tsan.supp). halt_on_error: any
-  # report fails the test.
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    SUITE_LABEL=tsan SUITE_TARGETS="locks_api locks_validate_threads locks_fifo_threads rma_tree test_rma_bcast test_rma_small_win test_rma_idle" \
-    run_suite "tsan openmpi" "$top/build-test-tsan" -DTOPOCOLL_MPI=openmpi \
-    -DTOPOCOLL_SANITIZE=thread -DTOPOCOLL_FORTRAN=OFF || failed_suites+=("tsan (build)")
-fi
+[ -z "$bg_pid" ] || wait "$bg_pid" 2>/dev/null || true
+bg_pid=
 
 shm_after=$(ls /dev/shm 2>/dev/null | grep -c '^topocoll-' || true)
 if [ "$shm_after" -gt "$shm_before" ]; then
@@ -143,7 +287,7 @@ if [ "$shm_after" -gt "$shm_before" ]; then
 fi
 
 echo
-echo "== summary: ${#mpis[@]} MPI(s)$([ $asan = 1 ] && echo ' + asan')$([ $tsan = 1 ] && echo ' + tsan')"
+echo "== summary: ${#mpis[@]} MPI(s)$([ $asan = 1 ] && echo ' + asan')$([ $tsan = 1 ] && echo ' + tsan') in $((SECONDS - t_start)) s"
 [ ${#failed_suites[@]} -eq 0 ] || echo "failed: ${failed_suites[*]}"
 echo "$total_pass passed, $total_fail failed"
 [ ${#failed_suites[@]} -eq 0 ] && [ "$total_fail" = 0 ]

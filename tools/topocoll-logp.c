@@ -46,6 +46,14 @@
  * Each parameter is reported as the median over R repetitions with its
  * quartiles and min..max; the file gets the medians (and the min..max after
  * a '#', which the loader ignores). Levels not measured keep the defaults.
+ * A repetition during which a process of the pair lost its core (other jobs
+ * on the machine: a 0.08 us flag wait once came out as 2598 us) measures the
+ * scheduler: such values, more than TC_LOGP_OUTLIER_MADS median absolute
+ * deviations from the median of the repetitions, are dropped and counted
+ * ("note: outliers dropped"), and where more than a quarter were dropped or
+ * the rest still spread wide a "warning: large spread" line names the
+ * parameters (tc_logp_robust). The values are still written: this is a
+ * measurement, and the warning says how far to trust it.
  *
  * The shm row (model/logp.h: flags through shared memory, for the segment's
  * barriers) is measured between the two lowest ranks of the first node
@@ -120,12 +128,16 @@ typedef struct plan {
 /* Result of one level, computed on rank a and broadcast. */
 typedef struct result {
     double med[NPARAM], q1[NPARAM], q3[NPARAM], min[NPARAM], max[NPARAM];
-    double r2_med, r2_min; /* fit quality of G */
-    double rtt;            /* median round trip of 8 bytes */
-    double delay;          /* D */
-    double timer;          /* cost of one clock reading, taken off o_s and o_r */
-    double nclamped;       /* repetitions where L was clamped to 0 */
-    double ng_clamped;     /* repetitions where g came out negative (clamped) */
+    double dropped[NPARAM], wide[NPARAM]; /* tc_logp_robust: outliers, spread large */
+    double r2_med, r2_min;                /* fit quality of G */
+    /* Written: g and G from each point's minimum over all repetitions (one
+     * undisturbed burst or transfer per point suffices on a busy machine). */
+    double g_pool, G_pool, r2_pool;
+    double rtt;        /* median round trip of 8 bytes */
+    double delay;      /* D */
+    double timer;      /* cost of one clock reading, taken off o_s and o_r */
+    double nclamped;   /* repetitions where L was clamped to 0 */
+    double ng_clamped; /* repetitions where g came out negative (clamped) */
     /* Eager limit and rendezvous step (measure_eager); E = 0: no step found
      * (or not measured: eager_done = 0). */
     double E, rdv, t_lo, t_hi; /* one-way times just at and just above E */
@@ -195,14 +207,50 @@ static double quantile(const double *v, int n, double q)
     return v[i] + (pos - i) * (v[i + 1] - v[i]);
 }
 
-static void summarize(double *v, int n, int k, result_t *r)
+/* Parameter k over the repetitions: median, quartiles and range of the
+ * values left once repetitions far from the others (a process of the pair
+ * descheduled: other jobs on the machine) are dropped (tc_logp_robust);
+ * @p floor: a spread this small is the clock's, not the machine's. */
+static void summarize(double *v, int n, int k, double floor, result_t *r)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    r->med[k] = quantile(v, n, 0.5);
-    r->q1[k] = quantile(v, n, 0.25);
-    r->q3[k] = quantile(v, n, 0.75);
-    r->min[k] = v[0];
-    r->max[k] = v[n - 1];
+    tc_logp_robust_t s;
+    tc_logp_robust(v, n, floor, &s);
+    r->med[k] = s.med;
+    r->q1[k] = s.q1;
+    r->q3[k] = s.q3;
+    r->min[k] = s.min;
+    r->max[k] = s.max;
+    r->dropped[k] = s.dropped;
+    r->wide[k] = s.wide;
+}
+
+/* The outlier note and the spread warning of a table (rank 0): which
+ * parameters lost repetitions, and which are doubtful. */
+static void print_robust(const char *const *names, int np, const double *dropped,
+                         const double *wide, int reps)
+{
+    int nd = 0, nw = 0;
+    for (int k = 0; k < np; k++) {
+        nd += dropped[k] > 0;
+        nw += wide[k] > 0;
+    }
+    if (nd) {
+        printf("note: outliers dropped (more than %.0f MADs from the median of the "
+               "repetitions):",
+               TC_LOGP_OUTLIER_MADS);
+        for (int k = 0; k < np; k++)
+            if (dropped[k] > 0)
+                printf(" %s %.0f of %d", names[k], dropped[k], reps);
+        printf("\n");
+    }
+    if (nw) {
+        printf("warning: large spread over the repetitions in");
+        for (int k = 0; k < np; k++)
+            if (wide[k] > 0)
+                printf(" %s", names[k]);
+        printf(" (a process of the pair lost its core: the machine is busy); these medians are "
+               "doubtful: measure again on an idle machine, or with more repetitions (-r)\n");
+    }
 }
 
 /* Least squares y = a + G x; returns G, *r2 the coefficient of
@@ -351,8 +399,11 @@ static double measure_rtt(MPI_Comm comm, int peer, int is_a, int n)
     return (now_us() - t0) / n;
 }
 
-/* G and R^2 of one repetition (a only). */
-static double measure_G(MPI_Comm comm, int peer, int is_a, const plan_t *pl, char *big, double *r2)
+/* G and R^2 of one repetition (a only); @p ybest[k]: lowered to this
+ * repetition's time at size k where it is lower (the minima over all
+ * repetitions). */
+static double measure_G(MPI_Comm comm, int peer, int is_a, const plan_t *pl, char *big, double *r2,
+                        double *ybest)
 {
     double x[8], y[8];
     for (int k = 0; k < pl->nsizes; k++) {
@@ -373,9 +424,19 @@ static double measure_G(MPI_Comm comm, int peer, int is_a, const plan_t *pl, cha
         }
         x[k] = (double)s;
         y[k] = best;
+        ybest[k] = fmin(ybest[k], best);
     }
     *r2 = 0;
     return is_a ? fit_slope(x, y, pl->nsizes, r2) : 0;
+}
+
+/* The slope over the plan's sizes of @p y (a only). */
+static double fit_sizes(const plan_t *pl, const double *y, double *r2)
+{
+    double x[8];
+    for (int k = 0; k < pl->nsizes; k++)
+        x[k] = (double)pl->sizes[k];
+    return fit_slope(x, y, pl->nsizes, r2);
 }
 
 static void oom(void)
@@ -562,6 +623,9 @@ static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, in
         MPI_Recv(&res->delay, 1, MPI_DOUBLE, peer, TAG_CAL, comm, MPI_STATUS_IGNORE);
     }
 
+    double t1_best = INFINITY, t2_best = INFINITY, y_best[8];
+    for (int k = 0; k < 8; k++)
+        y_best[k] = INFINITY;
     for (int r = 0; r < R; r++) {
         double os =
             fmax(measure_os(comm, peer, is_a, pl->n_os, res->delay, samples) - res->timer, 0);
@@ -574,9 +638,11 @@ static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, in
         double t1 = burst_time(comm, peer, is_a, pl->n1, pl->tries, bufs, reqs, st);
         double t2 = burst_time(comm, peer, is_a, pl->n2, pl->tries, bufs, reqs, st);
         double rtt = measure_rtt(comm, peer, is_a, pl->n_pp);
-        double G = measure_G(comm, peer, is_a, pl, big, &r2[r]);
+        double G = measure_G(comm, peer, is_a, pl, big, &r2[r], y_best);
         if (!is_a)
             continue;
+        t1_best = fmin(t1_best, t1);
+        t2_best = fmin(t2_best, t2);
         double g = (t2 - t1) / (pl->n2 - pl->n1);
         if (g < 0) {
             g = 0;
@@ -595,15 +661,17 @@ static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, in
     }
     if (is_a) {
         for (int k = 0; k < NPARAM; k++)
-            summarize(v[k], R, k, res);
+            summarize(v[k], R, k, k == P_GB ? 0 : res->timer, res);
         qsort(r2, (size_t)R, sizeof *r2, cmp_double);
         res->r2_med = quantile(r2, R, 0.5);
         res->r2_min = r2[0];
+        res->g_pool = fmax((t2_best - t1_best) / (pl->n2 - pl->n1), 0);
+        res->G_pool = fmax(fit_sizes(pl, y_best, &res->r2_pool), 0);
     }
     /* The scan needs 256 KiB of buffer: the G sizes start at 64 KiB and go
      * to 1 or 4 MiB. */
     if (eager && maxsize >= ((size_t)256 << 10))
-        measure_eager(comm, peer, is_a, big, res->med[P_GB], pl->quick, res);
+        measure_eager(comm, peer, is_a, big, res->G_pool, pl->quick, res);
     for (int k = 0; k < NPARAM; k++)
         free(v[k]);
     free(r2);
@@ -642,8 +710,10 @@ static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, in
  *   gc     both hammer one line with fetch-adds: time / total adds
  *          (reported only: a barrier's arrivals alternate, they do not
  *          stream);
- *   G      slope of T(s) = a's copy-in of s bytes + flag + b's copy-out +
- *          acknowledgement, s = 64 KiB .. 1 or 4 MiB (least squares, R^2).
+ *   G      slope of T(s) = a's copy-in of s bytes + b's copy-out of them,
+ *          each timed by its own process (no wait inside), s = 64 KiB ..
+ *          1 or 4 MiB (least squares, R^2; the flag between them is a
+ *          constant, the intercept, and left out).
  * Row: L = max(M - o_r, 0) (store and transfer), o_s = call (what the
  * process released last spends before its flag leaves), o_r, g = max(gb,
  * ga), G. */
@@ -685,8 +755,10 @@ static double iq_mean(double *v, int n)
 
 typedef struct shm_result {
     double med[NSHM], q1[NSHM], q3[NSHM], min[NSHM], max[NSHM];
-    double L_med, L_min, L_max; /* L per repetition: M - o_s - o_r */
+    double dropped[NSHM], wide[NSHM]; /* tc_logp_robust: outliers, spread large */
+    double L_med, L_min, L_max;       /* L per repetition: M - o_s - o_r */
     double r2_med, r2_min;
+    double gb_pool, G_pool, r2_pool; /* as result_t's g_pool, G_pool */
     double timer, delay;
     double nclamped;
 } shm_result_t;
@@ -887,45 +959,52 @@ static double shm_call(int n)
     return m;
 }
 
-/* Copy-in + copy-out per byte (a only). */
-static double shm_copy(shm_seg_t *s, int is_a, const plan_t *pl, char *priv, double *r2)
+/* This process's own copy time per size, the minimum of the plan's tries:
+ * a's copy-in of s bytes into the segment, b's copy-out of them (the lines
+ * come from a's cache). Each side times only its own memcpy, never a wait
+ * for the other: on a busy machine a wait may include the other's
+ * descheduling (milliseconds), which once made the copy slope negative. */
+static void shm_copy(shm_seg_t *s, int is_a, const plan_t *pl, char *priv, double *y)
 {
     tc_atomic_u64_t *fa = shm_line(s, 0), *fb = shm_line(s, 1);
     unsigned char *data = s->base + SHM_DATA_OFF;
-    double x[8], y[8];
     for (int k = 0; k < pl->nsizes; k++) {
         size_t sz = pl->sizes[k];
         double best = INFINITY;
         for (int t = 0; t < pl->tries_big; t++) {
             uint64_t e = ++s->e;
+            double t0 = 0, dt = 0;
             if (is_a) {
-                double t0 = now_us();
+                t0 = now_us();
                 memcpy(data, priv, sz);
+                dt = now_us() - t0;
                 tc_store_release_u64(fb, e); /* release: the data before the flag */
-                shm_wait(fa, e);
-                double dt = now_us() - t0;
-                best = dt < best ? dt : best;
+                shm_wait(fa, e);             /* b has copied: the next copy may overwrite */
             } else {
-                shm_wait(fb, e);
+                shm_wait(fb, e); /* acquire (in shm_wait): pairs with a's release above */
+                t0 = now_us();
                 memcpy(priv, data, sz);
+                dt = now_us() - t0;
                 tc_store_release_u64(fa, e);
             }
+            best = dt < best ? dt : best;
         }
-        x[k] = (double)sz;
         y[k] = best;
     }
-    *r2 = 0;
-    return is_a ? fit_slope(x, y, pl->nsizes, r2) : 0;
 }
 
-static void shm_summarize(double *v, int n, int k, shm_result_t *r)
+/* As summarize(), for the shm row. */
+static void shm_summarize(double *v, int n, int k, double floor, shm_result_t *r)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    r->med[k] = quantile(v, n, 0.5);
-    r->q1[k] = quantile(v, n, 0.25);
-    r->q3[k] = quantile(v, n, 0.75);
-    r->min[k] = v[0];
-    r->max[k] = v[n - 1];
+    tc_logp_robust_t s;
+    tc_logp_robust(v, n, floor, &s);
+    r->med[k] = s.med;
+    r->q1[k] = s.q1;
+    r->q3[k] = s.q3;
+    r->min[k] = s.min;
+    r->max[k] = s.max;
+    r->dropped[k] = s.dropped;
+    r->wide[k] = s.wide;
 }
 
 /* The whole shm measurement between a and b over @p pair (two processes of
@@ -958,12 +1037,21 @@ static void measure_shm(MPI_Comm pair, int is_a, const plan_t *pl, shm_result_t 
     memset(res, 0, sizeof *res);
     MPI_Barrier(pair); /* the zeroed segment before any flag */
 
-    /* Warm-up, then D: several one-way times, >= 1 us. */
-    double m0 = shm_pingpong(&seg, is_a, pl->n_pp);
+    /* Warm-up, then D: several one-way times, >= 1 us, from the fastest of
+     * five calibrations. A calibration taken while a process had lost its
+     * core once set D to the 1000 us cap, and 50 such delays per
+     * repetition then spanned several scheduler slices on a busy machine,
+     * so every sample waited for one (o_r 18 ms): D stays <= 50 us. */
+    double m0 = INFINITY;
+    for (int i = 0; i < 5; i++)
+        m0 = fmin(m0, shm_pingpong(&seg, is_a, pl->n_pp));
     MPI_Bcast(&m0, 1, MPI_DOUBLE, 0, pair);
     res->timer = timer_cost();
-    res->delay = fmin(fmax(10 * m0, 1.0), 1000.0);
+    res->delay = fmin(fmax(10 * m0, 1.0), 50.0);
     shm_call(100); /* creates MPI_COMM_SELF's context (local: no peer involved) */
+    double t1_best = INFINITY, t2_best = INFINITY, y_in[8], y_out[8];
+    for (int k = 0; k < 8; k++)
+        y_in[k] = y_out[k] = INFINITY;
     for (int r = 0; r < R; r++) {
         double M = shm_pingpong(&seg, is_a, pl->n_pp);
         double os = fmax(shm_os(&seg, is_a, pl->n_os, res->delay, t) - res->timer, 0);
@@ -973,17 +1061,30 @@ static void measure_shm(MPI_Comm pair, int is_a, const plan_t *pl, shm_result_t 
         double t1 = shm_burst(&seg, is_a, 8, pl->tries);
         double t2 = shm_burst(&seg, is_a, SHM_NBURST, pl->tries);
         double gc = shm_stream(&seg, is_a, 4 * pl->n_pp);
-        double G = shm_copy(&seg, is_a, pl, priv, &r2[r]);
-        /* b measured o_r and g_atomic: to a, over MPI (not timed). */
-        double bv[2] = {orv, ga};
+        double ycp[8];
+        shm_copy(&seg, is_a, pl, priv, ycp);
+        /* b measured o_r, g_atomic and its copy-out times: to a, over MPI
+         * (not timed). */
+        double bv[2 + 8] = {orv, ga};
+        for (int k = 0; k < pl->nsizes; k++)
+            bv[2 + k] = ycp[k];
         if (is_a)
-            MPI_Recv(bv, 2, MPI_DOUBLE, 1, TAG_RES, pair, MPI_STATUS_IGNORE);
+            MPI_Recv(bv, 2 + 8, MPI_DOUBLE, 1, TAG_RES, pair, MPI_STATUS_IGNORE);
         else
-            MPI_Send(bv, 2, MPI_DOUBLE, 0, TAG_RES, pair);
+            MPI_Send(bv, 2 + 8, MPI_DOUBLE, 0, TAG_RES, pair);
         if (!is_a)
             continue;
         orv = bv[0];
         ga = bv[1];
+        double ysum[8];
+        for (int k = 0; k < pl->nsizes; k++) {
+            ysum[k] = ycp[k] + bv[2 + k];
+            y_in[k] = fmin(y_in[k], ycp[k]);
+            y_out[k] = fmin(y_out[k], bv[2 + k]);
+        }
+        double G = fit_sizes(pl, ysum, &r2[r]);
+        t1_best = fmin(t1_best, t1);
+        t2_best = fmin(t2_best, t2);
         double gb = fmax((t2 - t1) / (SHM_NBURST - 8), 0);
         double L = M - orv;
         if (L < 0) {
@@ -1002,14 +1103,20 @@ static void measure_shm(MPI_Comm pair, int is_a, const plan_t *pl, shm_result_t 
     }
     if (is_a) {
         for (int k = 0; k < NSHM; k++)
-            shm_summarize(v[k], R, k, res);
-        qsort(Lv, (size_t)R, sizeof *Lv, cmp_double);
-        res->L_med = quantile(Lv, R, 0.5);
-        res->L_min = Lv[0];
-        res->L_max = Lv[R - 1];
+            shm_summarize(v[k], R, k, k == S_G ? 0 : res->timer, res);
+        tc_logp_robust_t Ls;
+        tc_logp_robust(Lv, R, res->timer, &Ls);
+        res->L_med = Ls.med;
+        res->L_min = Ls.min;
+        res->L_max = Ls.max;
         qsort(r2, (size_t)R, sizeof *r2, cmp_double);
         res->r2_med = quantile(r2, R, 0.5);
         res->r2_min = r2[0];
+        res->gb_pool = fmax((t2_best - t1_best) / (SHM_NBURST - 8), 0);
+        double ysum[8];
+        for (int k = 0; k < pl->nsizes; k++)
+            ysum[k] = y_in[k] + y_out[k];
+        res->G_pool = fmax(fit_sizes(pl, ysum, &res->r2_pool), 0);
     }
     for (int k = 0; k < NSHM; k++)
         free(v[k]);
@@ -1049,15 +1156,19 @@ static void print_shm(int a, int b, const shm_result_t *r, int reps)
                        r->min[k], r->max[k], k == S_G ? "us/byte" : "us");
     printf("o_s = call = %.4f us (store reported only: see topocoll-logp.c)\n", r->med[S_OC]);
     printf("L = M - o_r: median %.4f, min .. max %.4f .. %.4f us\n", r->L_med, r->L_min, r->L_max);
-    printf("g = max(g_burst, g_atomic) = %.4f us; g_stream (both adding at once) %.4f us is "
-           "reported only\n",
-           fmax(r->med[S_GB], r->med[S_GA]), r->med[S_GC]);
+    printf("g = max(g_burst, g_atomic) = %.4f us (g_burst from each burst length's minimum over "
+           "the repetitions: %.4f us); g_stream (both adding at once) %.4f us is reported only\n",
+           fmax(r->gb_pool, r->med[S_GA]), r->gb_pool, r->med[S_GC]);
+    printf("G written: %.7f us/byte, the slope of each size's minimum over the repetitions (R^2 "
+           "%.5f)\n",
+           r->G_pool, r->r2_pool);
     if (r->med[S_G] > 0)
         printf("G: %.2f GB/s (copy-in + copy-out) at the median; fit R^2 median %.5f, min "
                "%.5f\n",
                1e-3 / r->med[S_G], r->r2_med, r->r2_min);
     if (r->nclamped > 0)
         printf("note: L clamped to 0 in %.0f of %d repetitions\n", r->nclamped, reps);
+    print_robust(shm_name, NSHM, r->dropped, r->wide, reps);
 }
 
 /* The two lowest ranks of the first node (by lowest rank) with two ranks or
@@ -1191,6 +1302,9 @@ static void print_level(int lv, int a, int b, const result_t *r, int reps)
     if (r->med[P_GB] > 0)
         printf("G: %.2f GB/s at the median; fit R^2 median %.5f, min %.5f\n", 1e-3 / r->med[P_GB],
                r->r2_med, r->r2_min);
+    printf("g and G written: %.4f us and %.6f us/byte, from each burst length's and size's "
+           "minimum over the repetitions (G fit R^2 %.5f)\n",
+           r->g_pool, r->G_pool, r->r2_pool);
     if (r->eager_done) {
         printf("ping-pong one-way, us:");
         for (int k = 0; k < EAGER_NSIZES; k++)
@@ -1212,6 +1326,7 @@ static void print_level(int lv, int a, int b, const result_t *r, int reps)
         printf("note: g came out negative (noise) and was clamped to 0 in %.0f of %d "
                "repetitions\n",
                r->ng_clamped, reps);
+    print_robust(param_name, NPARAM, r->dropped, r->wide, reps);
 }
 
 /* Append each measured level's min..max after a '#' (the loader ignores what
@@ -1619,8 +1734,8 @@ int main(int argc, char **argv)
                 *x = (tc_logp_t){.L = round4(r->med[P_L]),
                                  .o_s = round4(r->med[P_OS]),
                                  .o_r = round4(r->med[P_OR]),
-                                 .g = round4(r->med[P_G]),
-                                 .G = round4(r->med[P_GB]),
+                                 .g = round4(r->g_pool),
+                                 .G = round4(r->G_pool),
                                  .E = r->E,
                                  .rdv = round4(r->rdv),
                                  .w = x->w};
@@ -1646,8 +1761,8 @@ int main(int argc, char **argv)
             t.shm = (tc_logp_t){.L = round4(shres.L_med),
                                 .o_s = round4(shres.med[S_OC]),
                                 .o_r = round4(shres.med[S_OR]),
-                                .g = round4(fmax(shres.med[S_GB], shres.med[S_GA])),
-                                .G = round4(shres.med[S_G])};
+                                .g = round4(fmax(shres.gb_pool, shres.med[S_GA])),
+                                .G = round4(shres.G_pool)};
             t.shm_source = TC_LOGP_SOURCE_FILE;
             const tc_logp_t *x = &t.shm;
             printf("%-8s %10.4f %10.4f %10.4f %10.4f %12.7f  (flags in shared memory)\n",

@@ -525,3 +525,55 @@ int tc_logp_eager_step(const double *sz, const double *t, int n, double G, doubl
     }
     return best;
 }
+
+static int robust_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Quantile q of sorted v[0..n-1], linear interpolation. */
+static double robust_quantile(const double *v, int n, double q)
+{
+    double pos = q * (n - 1);
+    int i = (int)pos;
+    if (i >= n - 1)
+        return v[n - 1];
+    return v[i] + (pos - i) * (v[i + 1] - v[i]);
+}
+
+int tc_logp_robust(double *v, int n, double floor, tc_logp_robust_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n < 1)
+        return 0;
+    qsort(v, (size_t)n, sizeof *v, robust_cmp);
+    double m = robust_quantile(v, n, 0.5);
+    /* MAD: the median of |v - m|, in a scratch copy (n is small: repetitions). */
+    double *d = malloc((size_t)n * sizeof *d), mad = 0;
+    if (d) {
+        for (int i = 0; i < n; i++)
+            d[i] = fabs(v[i] - m);
+        qsort(d, (size_t)n, sizeof *d, robust_cmp);
+        mad = robust_quantile(d, n, 0.5);
+        free(d);
+    }
+    double scale = fmax(fmax(1.4826 * mad, 0.05 * fabs(m)), floor);
+    double lim = TC_LOGP_OUTLIER_MADS * scale;
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (fabs(v[i] - m) <= lim)
+            v[kept++] = v[i]; /* stays sorted: a subsequence of a sorted array */
+    if (kept == 0) {          /* cannot happen (the median is within 0 of itself) */
+        kept = n;
+    }
+    out->kept = kept;
+    out->dropped = n - kept;
+    out->med = robust_quantile(v, kept, 0.5);
+    out->q1 = robust_quantile(v, kept, 0.25);
+    out->q3 = robust_quantile(v, kept, 0.75);
+    out->min = v[0];
+    out->max = v[kept - 1];
+    out->wide = 4 * out->dropped > n || out->q3 - out->q1 > 0.5 * fabs(out->med) + floor;
+    return out->dropped;
+}

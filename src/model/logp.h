@@ -155,4 +155,26 @@ int tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *
 int tc_logp_eager_step(const double *sz, const double *t, int n, double G, double min_us,
                        double min_rel);
 
+/* Robust summary of @p n repeated measurements of one quantity (topocoll-logp:
+ * one value per repetition). A repetition during which a process of the pair
+ * was descheduled (other jobs on the machine) measures the scheduler, not the
+ * transport, and comes out far from the others. */
+typedef struct tc_logp_robust {
+    double med, q1, q3, min, max; /* of the kept values */
+    int kept, dropped;            /* kept + dropped = n */
+    int wide;                     /* the spread is large: the median is doubtful */
+} tc_logp_robust_t;
+
+/* Sorts @p v[0..n-1] (n >= 1; on return the kept values are v[0..kept-1],
+ * sorted). A value is an outlier when it lies more than
+ * TC_LOGP_OUTLIER_MADS scaled median absolute deviations (1.4826 MAD, the
+ * standard deviation of a normal sample) from the median of all n; the
+ * scale is at least 5% of |median| and @p floor (e.g. the clock's
+ * resolution), so a tight sample drops nothing. The result is the median,
+ * quartiles and range of the values kept. @p wide is set when more than a
+ * quarter of the values were dropped or the kept interquartile range
+ * exceeds half the median plus @p floor. Returns the number dropped. */
+#define TC_LOGP_OUTLIER_MADS 5.0
+int tc_logp_robust(double *v, int n, double floor, tc_logp_robust_t *out);
+
 #endif /* TC_MODEL_LOGP_H */

@@ -65,10 +65,23 @@ static uint64_t rng;
 static const char *volatile cur_phase = "setup";
 static volatile long cur_iter;
 
+/* The alarm fires every --alarm seconds; a rank whose phase or barrier
+ * changed since the last one goes on (a busy machine makes every barrier
+ * slow, not endless), one stuck in the same barrier fails. */
+static unsigned alarm_secs;
+static const char *seen_phase;
+static long seen_iter = -1;
+
 static void on_alarm(int sig)
 {
     char msg[160];
     (void)sig;
+    if (cur_phase != seen_phase || cur_iter != seen_iter) {
+        seen_phase = cur_phase;
+        seen_iter = cur_iter;
+        alarm(alarm_secs);
+        return;
+    }
     int len = snprintf(msg, sizeof(msg), "FAIL (timeout) rank %d in phase %s iteration %ld\n", rank,
                        cur_phase, cur_iter);
     if (len > 0 && write(2, msg, (size_t)len) < 0)
@@ -187,18 +200,25 @@ static void bench(tc_barrier_alg_t alg, int arity, long iters)
 {
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    for (int i = 0; i < 200; i++)
+    cur_phase = "bench";
+    for (int i = 0; i < 200; i++) {
+        cur_iter = i;
         tc_msg_barrier(alg, comm, NULL, size, rank, arity, TAG);
+    }
     MPI_Barrier(comm);
     double t0 = MPI_Wtime();
-    for (long i = 0; i < iters; i++)
+    for (long i = 0; i < iters; i++) {
+        cur_iter = 200 + i;
         tc_msg_barrier(alg, comm, NULL, size, rank, arity, TAG);
+    }
     double t = (MPI_Wtime() - t0) / (double)iters, tmax;
     MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
     MPI_Barrier(comm);
     t0 = MPI_Wtime();
-    for (long i = 0; i < iters; i++)
+    for (long i = 0; i < iters; i++) {
+        cur_iter = 200 + iters + i;
         MPI_Barrier(comm);
+    }
     double tm = (MPI_Wtime() - t0) / (double)iters, tmmax;
     MPI_Reduce(&tm, &tmmax, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
     if (rank == 0)
@@ -270,7 +290,8 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
 
     signal(SIGALRM, on_alarm);
-    alarm((unsigned)arg_long(argc, argv, "--alarm", 100));
+    alarm_secs = (unsigned)arg_long(argc, argv, "--alarm", 100);
+    alarm(alarm_secs);
 
     int *ident = malloc((size_t)size * sizeof(int));
     int *rev = malloc((size_t)size * sizeof(int));

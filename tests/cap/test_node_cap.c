@@ -5,7 +5,8 @@
  * broadcasts correctly), and once the first is freed a third gets one again
  * (the usage is read from /proc, so freed segments no longer count).
  * Other segments of this user on the node (another test suite running at
- * the same time) would change the outcome: the suite runs its tests one by one.
+ * the same time) would change the outcome: the test is RUN_SERIAL
+ * (tests/ctest_properties.cmake), so no test of its own suite runs beside it.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -71,9 +71,19 @@ int lh_spawn(lh_worker_t *w, int use_procs, lh_fn fn, void *arg);
 /* @return the worker's return value (processes: exit status; signals -> 128+sig). */
 int lh_join(lh_worker_t *w);
 
-/* A deadlock bound: SIGALRM after `seconds` prints `what`, kills the registered
- * child processes and exits 1. lh_watchdog_register(pid) adds a child. */
+/* A deadlock bound: when no operation completed (the shared block's reads,
+ * writes, phase, done and wdone counters, or a new block) for `seconds`,
+ * prints `what`, kills the registered child processes and exits 1.
+ * lh_watchdog_register(pid) adds a child. */
 void lh_watchdog_arm(unsigned seconds, const char *what);
+/* The tests' watchdog: this long without progress is a deadlock, not a busy
+ * machine (where each hand-over may wait for a time slice: with both cores
+ * kept busy, validate took over 100 s against 2-4 s idle); ctest's TIMEOUT
+ * (tests/locks/CMakeLists.txt) bounds the whole run far above that. */
+#define LH_WATCHDOG_S 60
+/* Lock waits of the tests' ordinary operations give up after this: well
+ * above any delay of a busy machine, below the watchdog. */
+#define LH_WAIT_S 60.0
 void lh_watchdog_register(pid_t pid);
 void lh_watchdog_disarm(void);
 

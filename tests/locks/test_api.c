@@ -172,7 +172,8 @@ static void test_timeout(tc_lock_scheme_t s)
     double dt = now_s() - t0;
     CHECK(rc == ETIMEDOUT, "%s: wrlock behind a held reader returned %d (%s)", name, rc,
           strerror(rc));
-    CHECK(dt >= 0.19 && dt < 5.0, "%s: gave up after %.3f s, timeout 0.2 s", name, dt);
+    /* Not early; no upper bound (a busy machine may deschedule us past it). */
+    CHECK(dt >= 0.19, "%s: gave up after %.3f s, before the timeout 0.2 s", name, dt);
     CHECK(log_calls == calls + 1 && strstr(log_last, "gave up") != NULL,
           "%s: one message (got %d: '%s')", name, log_calls - calls, log_last);
     if (s == TC_LOCK_SCHEME_N_MCS) {

@@ -42,7 +42,7 @@ static void wait_tail(lh_shared_t *sh, tc_rwlock_t *lk, int want)
 
 static int attach(lh_shared_t *sh, tc_rwlock_t *lk)
 {
-    tc_lock_opts_t o = lh_opts(10.0);
+    tc_lock_opts_t o = lh_opts(LH_WAIT_S);
     int rc = tc_rwlock_attach(lk, sh->lock_mem, lh_lock_bytes(sh), &o);
     if (rc != 0)
         lh_fail(sh, "attach: %s", strerror(rc));
@@ -93,7 +93,7 @@ static int writer_b(void *arg)
 static int run(int use_procs)
 {
     tc_rwlock_t lk;
-    tc_lock_opts_t o = lh_opts(10.0);
+    tc_lock_opts_t o = lh_opts(LH_WAIT_S);
     lh_shared_t *sh = lh_shared_create(TC_LOCK_SCHEME_N_MCS, NREADERS, &lk, &o);
     if (sh == NULL)
         return 1;
@@ -154,7 +154,7 @@ static int run(int use_procs)
 
 int main(void)
 {
-    lh_watchdog_arm(18, LH_USE_PROCS ? "locks_fifo_procs" : "locks_fifo_threads");
+    lh_watchdog_arm(LH_WATCHDOG_S, LH_USE_PROCS ? "locks_fifo_procs" : "locks_fifo_threads");
     int f = run(LH_USE_PROCS);
     lh_watchdog_disarm();
     printf("n-mcs FIFO hand-over (%s, %d trials each way): %s\n",

@@ -45,7 +45,7 @@ static int victim_main(void *arg)
 {
     victim_t *v = arg;
     tc_rwlock_t lk;
-    tc_lock_opts_t o = lh_opts(10.0);
+    tc_lock_opts_t o = lh_opts(LH_WAIT_S);
     if (tc_rwlock_attach(&lk, v->sh->lock_mem, lh_lock_bytes(v->sh), &o) != 0)
         return 1;
     int rc = v->reader < 0 ? tc_rwlock_wrlock(&lk) : tc_rwlock_rdlock(&lk, v->reader);
@@ -104,7 +104,7 @@ static lh_validate_params_t round_params(tc_lock_scheme_t s)
 static int mutex_scenario(tc_lock_scheme_t s, int scenario)
 {
     tc_rwlock_t lk;
-    tc_lock_opts_t o = lh_opts(10.0);
+    tc_lock_opts_t o = lh_opts(LH_WAIT_S);
     o.log = test_log;
     lh_shared_t *sh = lh_shared_create(s, NREADERS, &lk, &o);
     const char *name = tc_lock_scheme_name(s);
@@ -174,8 +174,11 @@ static int timeout_scenario(tc_lock_scheme_t s, int reader_dies)
     if (rc != ETIMEDOUT)
         lh_fail(sh, "%s: waiting for a dead holder returned %s, expected ETIMEDOUT", name,
                 strerror(rc));
-    if (dt < timeout * 0.95 || dt > timeout + 5.0)
-        lh_fail(sh, "%s: gave up after %.3f s, timeout %.3f s", name, dt, timeout);
+    /* Not before the timeout; no upper bound (a busy machine may deschedule
+     * the waiter past its deadline: the watchdog catches a wait that never
+     * ends). */
+    if (dt < timeout * 0.95)
+        lh_fail(sh, "%s: gave up after %.3f s, before the timeout %.3f s", name, dt, timeout);
     if (log_calls != calls + 1 || strstr(log_last, "gave up") == NULL)
         lh_fail(sh, "%s: expected one 'gave up' message, got %d ('%s')", name, log_calls - calls,
                 log_last);
@@ -195,7 +198,7 @@ out:;
 int main(void)
 {
     int failures = 0;
-    lh_watchdog_arm(25, "locks_kill");
+    lh_watchdog_arm(LH_WATCHDOG_S, "locks_kill");
     static const tc_lock_scheme_t robust[] = {TC_LOCK_SCHEME_1N_MUTEX, TC_LOCK_SCHEME_2N_MUTEX,
                                               TC_LOCK_SCHEME_N_MUTEX_SIGNAL};
     for (size_t i = 0; i < sizeof robust / sizeof robust[0]; i++)

@@ -18,7 +18,8 @@ int main(void)
     static const int configs[][4] = {{1, 1, 10000, 1000}, {3, 1, 4000, 400}, {4, 2, 3000, 300}};
     const char *mode = LH_USE_PROCS ? "processes" : "threads";
     int failures = 0;
-    lh_watchdog_arm(18, LH_USE_PROCS ? "locks_validate_procs" : "locks_validate_threads");
+    lh_watchdog_arm(LH_WATCHDOG_S,
+                    LH_USE_PROCS ? "locks_validate_procs" : "locks_validate_threads");
     for (int s = 0; s < TC_LOCK_SCHEME_LAST; s++) {
         for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
             lh_validate_params_t p = {

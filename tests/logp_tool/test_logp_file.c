@@ -12,19 +12,24 @@
  *  - the header names the tool and np=NP; at least one level is marked
  *    "# measured" (exactly LEVEL when given), and every other level still
  *    has its built-in default (tc_logp_table_defaults);
- *  - a measured level has plausible values for two processes of one machine:
- *    o_s, o_r, g and G > 0 (a real MPI call costs something, the burst and
- *    the large messages take time), every time below 10 ms, G between
- *    1e-6 us/B (1 TB/s) and 1e-2 us/B (100 MB/s);
+ *  - a measured level is sane: o_s, o_r, g and G > 0 (a real MPI call costs
+ *    something, the burst and the large messages take time);
  *  - E, rdv, w (written by the tool on every line): E = 0 (no step found)
- *    or 512 B .. 1 MiB with 0 <= rdv < 1 ms; w as the default;
+ *    or within the scan's sizes (512 B .. 1 MiB) with rdv >= 0; w as the
+ *    default;
  *  - an oversubscribed run (header "oversubscribed", no TC_LOGP_FILE in the
  *    tests): the measured levels keep every default but w, and w > 0 (the
  *    ring hop with every rank active exceeds the unloaded one-way time);
- *  - the shm row is listed once; measured, it is plausible for a flag: o_s >
- *    0 (the library call costs something), L + o_r > 0 (a flag takes time
- *    to cross), g > 0, every time below 100 us, G as above; unmeasured, it
- *    keeps its default.
+ *  - the shm row is listed once; measured, it is sane for a flag: o_s > 0
+ *    (the library call costs something), L + o_r > 0 (a flag takes time to
+ *    cross), g > 0, G > 0; unmeasured, it keeps its default.
+ * No upper bound on any measured time or rate: these are measurements on
+ * whatever machine runs the tests, and a busy one (a process of the pair
+ * descheduled) once measured a 0.08 us flag wait at 2598 us. The tool
+ * reports such spreads itself (a warning line); the file only has to be
+ * well formed, finite, positive where a cost must be, and read back.
+ *  - round trip: tc_logp_table_write of what was loaded reads back with the
+ *    same numbers.
  * No MPI. Exit 0 when all hold, 1 otherwise (every failure is printed).
  */
 #include <math.h>
@@ -147,20 +152,16 @@ int main(int argc, char **argv)
             if (x->L != d->L || x->o_s != d->o_s || x->o_r != d->o_r || x->g != d->g ||
                 x->G != d->G || x->E != d->E || x->rdv != d->rdv)
                 fail("oversubscribed: a parameter other than w changed", name);
-            if (!(x->w > 0 && x->w < 1e4))
-                fail("oversubscribed: w must be > 0 (and below 10 ms)", name);
+            if (!(x->w > 0))
+                fail("oversubscribed: w must be > 0", name);
             continue;
         }
         if (x->w != d->w)
             fail("w changed in a run that is not oversubscribed", name);
-        if (!(x->E == 0 || (x->E >= 512 && x->E <= (1 << 20) && x->rdv >= 0 && x->rdv < 1000)))
-            fail("E must be 0 or 512 B .. 1 MiB with 0 <= rdv < 1 ms", name);
+        if (!(x->E == 0 || (x->E >= 512 && x->E <= (1 << 20) && x->rdv >= 0)))
+            fail("E must be 0 or 512 B .. 1 MiB with rdv >= 0", name);
         if (!(x->o_s > 0 && x->o_r > 0 && x->g > 0 && x->G > 0))
             fail("o_s, o_r, g and G must be > 0 when measured", name);
-        if (x->L > 1e4 || x->o_s > 1e4 || x->o_r > 1e4 || x->g > 1e4)
-            fail("a time above 10 ms", name);
-        if (!(x->G > 1e-6 && x->G < 1e-2))
-            fail("G outside 1e-6..1e-2 us/byte", name);
     }
     if (seen_shm != 1)
         fail("shm row not listed exactly once", NULL);
@@ -179,13 +180,31 @@ int main(int argc, char **argv)
             fail("an unmeasured shm row lost its default", NULL);
     } else {
         printf("shm: L %g o_s %g o_r %g g %g G %g\n", s->L, s->o_s, s->o_r, s->g, s->G);
-        if (!(s->o_s > 0 && s->L + s->o_r > 0 && s->g > 0))
-            fail("shm: o_s, L + o_r and g must be > 0 when measured", NULL);
-        if (s->L > 100 || s->o_s > 100 || s->o_r > 100 || s->g > 100)
-            fail("shm: a time above 100 us", NULL);
-        if (!(s->G > 1e-6 && s->G < 1e-2))
-            fail("shm: G outside 1e-6..1e-2 us/byte", NULL);
+        if (!(s->o_s > 0 && s->L + s->o_r > 0 && s->g > 0 && s->G > 0))
+            fail("shm: o_s, L + o_r, g and G must be > 0 when measured", NULL);
     }
+    /* Round trip: the library writes what it loaded, and reads back the same
+     * numbers (a file written from a loaded one configures the same model). */
+    char again[4200];
+    snprintf(again, sizeof again, "%s.again", path);
+    tc_logp_table_t back;
+    tc_logp_table_defaults(&back);
+    if (tc_logp_table_write(&loaded, again, "test_logp_file round trip") != 0) {
+        fail("tc_logp_table_write", again);
+    } else if (tc_logp_table_load_file(&back, again, err, sizeof err) != 0) {
+        fail("the rewritten file does not load", err);
+    } else {
+        for (int l = 0; l <= TC_MODEL_LEVEL_LAST; l++) {
+            const double *a = l < TC_MODEL_LEVEL_LAST ? &loaded.level[l].L : &loaded.shm.L;
+            const double *b = l < TC_MODEL_LEVEL_LAST ? &back.level[l].L : &back.shm.L;
+            for (int k = 0; k < 8; k++)
+                if (!(fabs(a[k] - b[k]) <= 1e-9 * fabs(a[k])))
+                    fail("a value changed through write and load on row",
+                         l < TC_MODEL_LEVEL_LAST ? tc_model_level_name((tc_model_level_t)l)
+                                                 : TC_LOGP_SHM_NAME);
+        }
+    }
+    remove(again);
     if (failures)
         return 1;
     printf("%s: OK (%d row%s measured)\n", path, nmeasured, nmeasured > 1 ? "s" : "");

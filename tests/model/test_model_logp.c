@@ -1,6 +1,7 @@
 /* Parameter tables of src/model/logp.c: level names, defaults, the file
  * format (good file, every kind of bad line, unreadable paths), TC_LOGP
  * (global, per level, errors) and write -> load round trip. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -474,6 +475,46 @@ static void test_eager_step(void)
     check(tc_logp_eager_step(sz, two, 0, 1.5e-4, 0.25, 0.2) == -1, "no sizes");
 }
 
+/* tc_logp_robust: the values of repetitions during which a process of the
+ * pair lost its core are dropped and counted; a tight sample loses nothing. */
+static void test_robust(void)
+{
+    tc_logp_robust_t r;
+    /* The CI failure: shm o_r of 0.08 us, two repetitions at 2598 and 1660 us. */
+    double a[] = {0.081, 2598.0, 0.079, 0.083, 1660.0};
+    check(tc_logp_robust(a, 5, 0.01, &r) == 2, "two descheduled repetitions dropped");
+    check(r.kept == 3 && r.dropped == 2, "kept 3 of 5");
+    check(fabs(r.med - 0.081) < 1e-12, "median of the kept values");
+    check(fabs(r.min - 0.079) < 1e-12 && fabs(r.max - 0.083) < 1e-12, "range of the kept values");
+    check(fabs(r.q1 - 0.080) < 1e-12 && fabs(r.q3 - 0.082) < 1e-12, "quartiles of the kept values");
+    check(r.wide, "40% dropped: wide");
+    check(a[0] == 0.079 && a[1] == 0.081 && a[2] == 0.083, "kept values first, sorted");
+
+    /* Ordinary noise (+-10%): nothing dropped, not wide. */
+    double b[] = {1.00, 1.10, 0.90, 1.05, 0.95, 1.02, 0.98};
+    check(tc_logp_robust(b, 7, 0, &r) == 0 && r.kept == 7, "noise: nothing dropped");
+    check(!r.wide && fabs(r.med - 1.00) < 1e-12, "noise: median 1.00, not wide");
+
+    /* All equal (MAD 0): the 5% floor keeps them all; one far value goes. */
+    double c[] = {2.0, 2.0, 2.0, 2.0, 9.0};
+    check(tc_logp_robust(c, 5, 0, &r) == 1 && r.med == 2.0 && r.max == 2.0, "MAD 0: one outlier");
+    check(!r.wide, "one of five dropped: not wide");
+
+    /* A bimodal sample (most repetitions disturbed): nothing is an outlier,
+     * but the spread is reported as wide. */
+    double d[] = {1.0, 1.1, 30.0, 31.0, 29.0, 1.05};
+    check(tc_logp_robust(d, 6, 0, &r) == 0, "bimodal: no outlier by the MAD rule");
+    check(r.wide, "bimodal: wide");
+
+    /* A value of 0 (L clamped) with a clock-resolution floor: not wide. */
+    double e[] = {0.0, 0.0, 0.01, 0.0, 0.0};
+    check(tc_logp_robust(e, 5, 0.02, &r) == 0 && !r.wide && r.med == 0.0, "zeros within the floor");
+
+    /* One value. */
+    double f[] = {3.5};
+    check(tc_logp_robust(f, 1, 0, &r) == 0 && r.med == 3.5 && r.kept == 1, "one value");
+}
+
 int main(void)
 {
     char dir[] = "/tmp/tc-model-logp-XXXXXX";
@@ -490,6 +531,7 @@ int main(void)
     test_roundtrip(dir);
     test_shm();
     test_eager_step();
+    test_robust();
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

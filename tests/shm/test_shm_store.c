@@ -228,7 +228,7 @@ static void phase_live(tc_shm_comm_t *s, int nupd)
         }
     } else {
         uint64_t last = 0;
-        double deadline = now_s() + 20.0;
+        double deadline = now_s() + 60.0; /* a hang (ctest TIMEOUT 120), not load */
         while (last < (uint64_t)nupd) {
             size_t len = 0;
             uint64_t ver = 0;
@@ -256,7 +256,7 @@ static void phase_live(tc_shm_comm_t *s, int nupd)
             if (failures)
                 break;
             if (now_s() > deadline) {
-                FAIL("get(live): version %llu of %d after 20 s", (unsigned long long)last, nupd);
+                FAIL("get(live): version %llu of %d after 60 s", (unsigned long long)last, nupd);
                 break;
             }
             sched_yield();
@@ -369,9 +369,11 @@ static void phase_kill(tc_shm_comm_t *s, double timeout)
         double dt = now_s() - t0;
         if (robust && rc != 0)
             FAIL("put after a reader died = %d (%s), expected 0 (robust scheme)", rc, strerror(rc));
-        if (!robust && (rc != ENOTRECOVERABLE || dt < 0.9 * timeout || dt > timeout + 15))
+        /* No upper bound on dt: on a busy machine the put may be descheduled
+         * past its deadline; giving up early is the error. */
+        if (!robust && (rc != ENOTRECOVERABLE || dt < 0.9 * timeout))
             FAIL("put after a reader died = %d after %.2f s, expected ENOTRECOVERABLE after "
-                 "about %.1f s",
+                 "at least %.1f s",
                  rc, dt, timeout);
         printf("kill: put after the reader died: %s after %.2f s\n", rc ? strerror(rc) : "ok", dt);
     }
@@ -429,8 +431,10 @@ int main(int argc, char **argv)
                               .max_total = (size_t)1 << 36,
                               .max_node = (size_t)1 << 38,
                               .fail = 0};
-    /* The store's lock gives up after this (the kill phase's expectation). */
-    tc_wait_info_t wait = {.comm_name = "test", .timeout_s = timeout, .spin_polls = 100};
+    /* Phases 1-4: a wait of 60 s is a hang, not a busy machine (a holder
+     * descheduled for a while). The kill phase sets the store lock's timeout
+     * to --timeout on every process first: the put must give up after it. */
+    tc_wait_info_t wait = {.comm_name = "test", .timeout_s = 60.0, .spin_polls = 100};
     tc_shm_comm_t *s = NULL;
     if (tc_shm_comm_create(&s, MPI_COMM_WORLD, &params, &policy, &wait) != MPI_SUCCESS || !s) {
         fprintf(stderr, "rank %d: segment creation failed\n", me);
@@ -449,8 +453,10 @@ int main(int argc, char **argv)
         phase_move(s);
         phase_live(s, nupd);
         phase_overflow(s, nupd, &nfill);
-        if (do_kill)
+        if (do_kill) {
+            s->store_lock.opts.timeout_s = timeout; /* process-local: read by each wait */
             phase_kill(s, timeout);
+        }
     }
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
