@@ -65,42 +65,15 @@ fn_exit:
     return rc;
 }
 
-int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+/* The library's path (shared memory or the hierarchy) for a message that
+ * moves: out of line, so that TC_Bcast's checks and trivial cases run
+ * without this part's register saves and stack frame. Returns what TC_Bcast
+ * returns (the handler of @p comm already called on an error of ours). */
+static __attribute__((noinline)) int tc_bcast_move(tc_ctx_t *ctx, void *buf, int count,
+                                                   MPI_Datatype datatype, int root, size_t nbytes,
+                                                   MPI_Comm comm)
 {
-    int rc, size, is_inter, tsize;
-    if (comm == MPI_COMM_NULL)
-        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Bcast: MPI_COMM_NULL");
-    if ((rc = PMPI_Comm_test_inter(comm, &is_inter)) != MPI_SUCCESS)
-        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Bcast: invalid communicator");
-    if (count < 0)
-        return tc_ctx_error(comm, MPI_ERR_COUNT, "TC_Bcast: negative count");
-    if (datatype == MPI_DATATYPE_NULL || PMPI_Type_size(datatype, &tsize) != MPI_SUCCESS)
-        return tc_ctx_error(comm, MPI_ERR_TYPE, "TC_Bcast: invalid datatype");
-    if (is_inter) {
-        /* Root semantics differ (MPI_ROOT, MPI_PROC_NULL, remote rank): MPI's. */
-        tc_stats_count(TC_OP_BCAST, TC_PATH_PMPI_INTERCOMM);
-        return PMPI_Bcast(buf, count, datatype, root, comm);
-    }
-    PMPI_Comm_size(comm, &size);
-    if (root < 0 || root >= size)
-        return tc_ctx_error(comm, MPI_ERR_ROOT, "TC_Bcast: root out of range");
-
-    tc_ctx_t *ctx;
-    if ((rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS)
-        return tc_ctx_error(comm, rc, "TC_Bcast: could not create the context");
-    size_t nbytes = (size_t)count * (size_t)tsize;
-    if (tc_log_level >= TC_LOG_TRACE)
-        tc_log(TC_LOG_TRACE, "TC_Bcast on %s: %zu bytes from root %d, path %s", ctx->comm_name,
-               nbytes, root,
-               tc_stats_path_name(nbytes == 0 || size == 1 ? TC_PATH_TRIVIAL : ctx->bcast_path));
-    if (nbytes == 0 || size == 1) {
-        tc_stats_count(TC_OP_BCAST, TC_PATH_TRIVIAL);
-        return MPI_SUCCESS;
-    }
-    if (ctx->bcast_path != TC_PATH_SHM && ctx->bcast_path != TC_PATH_HIER) {
-        tc_stats_count(TC_OP_BCAST, ctx->bcast_path);
-        return PMPI_Bcast(buf, count, datatype, root, comm);
-    }
+    int rc;
     /* Large messages: the library's path or the MPI's own, whichever the
      * race (race.h) has measured faster (the bytes are the same). */
     tc_race_call_t race;
@@ -140,6 +113,52 @@ int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm com
     if (rc != MPI_SUCCESS)
         return tc_ctx_error(comm, rc, "TC_Bcast failed");
     return MPI_SUCCESS;
+}
+
+int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    int rc, size, is_inter, tsize;
+    if (comm == MPI_COMM_NULL)
+        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Bcast: MPI_COMM_NULL");
+    /* A cached context answers for the communicator (valid: it is freed
+     * before its handle) and knows its kind and size. */
+    tc_ctx_t *ctx = tc_ctx_lookup(comm);
+    if (ctx)
+        is_inter = ctx->is_inter;
+    else if ((rc = PMPI_Comm_test_inter(comm, &is_inter)) != MPI_SUCCESS)
+        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Bcast: invalid communicator");
+    if (count < 0)
+        return tc_ctx_error(comm, MPI_ERR_COUNT, "TC_Bcast: negative count");
+    if (datatype == MPI_DATATYPE_NULL || tc_datatype_size(datatype, &tsize) != MPI_SUCCESS)
+        return tc_ctx_error(comm, MPI_ERR_TYPE, "TC_Bcast: invalid datatype");
+    if (is_inter) {
+        /* Root semantics differ (MPI_ROOT, MPI_PROC_NULL, remote rank): MPI's. */
+        tc_stats_count(TC_OP_BCAST, TC_PATH_PMPI_INTERCOMM);
+        return PMPI_Bcast(buf, count, datatype, root, comm);
+    }
+    if (ctx)
+        size = ctx->size;
+    else
+        PMPI_Comm_size(comm, &size);
+    if (root < 0 || root >= size)
+        return tc_ctx_error(comm, MPI_ERR_ROOT, "TC_Bcast: root out of range");
+
+    if (!ctx && (rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS)
+        return tc_ctx_error(comm, rc, "TC_Bcast: could not create the context");
+    size_t nbytes = (size_t)count * (size_t)tsize;
+    if (tc_log_level >= TC_LOG_TRACE)
+        tc_log(TC_LOG_TRACE, "TC_Bcast on %s: %zu bytes from root %d, path %s", ctx->comm_name,
+               nbytes, root,
+               tc_stats_path_name(nbytes == 0 || size == 1 ? TC_PATH_TRIVIAL : ctx->bcast_path));
+    if (nbytes == 0 || size == 1) {
+        tc_stats_count(TC_OP_BCAST, TC_PATH_TRIVIAL);
+        return MPI_SUCCESS;
+    }
+    if (ctx->bcast_path != TC_PATH_SHM && ctx->bcast_path != TC_PATH_HIER) {
+        tc_stats_count(TC_OP_BCAST, ctx->bcast_path);
+        return PMPI_Bcast(buf, count, datatype, root, comm);
+    }
+    return tc_bcast_move(ctx, buf, count, datatype, root, nbytes, comm);
 }
 
 int TC_Comm_attach(MPI_Comm comm)

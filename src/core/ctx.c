@@ -11,6 +11,7 @@
 #include "../hier/hier_build.h"
 #include "../shm/params.h"
 #include "config.h"
+#include "datatype.h"
 #include "log.h"
 
 static pthread_mutex_t tc_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -25,6 +26,48 @@ static atomic_int tc_ctx_ready;
  * (MPICH deletes MPI_COMM_WORLD's attributes after MPI_COMM_SELF's) must not
  * touch their attribute again. */
 static atomic_int tc_ctx_disarmed;
+
+tc_ctx_slot_t tc_ctx_cache[TC_CTX_CACHE_SLOTS];
+
+/* Sequence-lock write of one slot; the caller holds tc_ctx_lock (the only
+ * writer). */
+static void tc_ctx_slot_write(tc_ctx_slot_t *s, uintptr_t key, tc_ctx_t *ctx)
+{
+    const uint64_t seq = tc_load_relaxed_u64(&s->seq);
+    tc_store_relaxed_u64(&s->seq, seq + 1);
+    /* release fence: a reader that sees the stores below also sees the odd
+     * seq on its re-read; pairs with the acquire fence in tc_ctx_lookup() */
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&s->key, key, memory_order_relaxed);
+    atomic_store_explicit(&s->ctx, ctx, memory_order_relaxed);
+    /* release: the slot (and the context it points to) is complete; pairs
+     * with the acquire load of seq in tc_ctx_lookup() */
+    tc_store_release_u64(&s->seq, seq + 2);
+}
+
+/* Cache @p ctx (of a live communicator). Caller holds tc_ctx_lock. */
+static void tc_ctx_cache_put_locked(tc_ctx_t *ctx)
+{
+    const uintptr_t key = tc_ctx_key(ctx->comm);
+    tc_ctx_slot_t *s = &tc_ctx_cache[tc_ctx_cache_index(key)];
+    if (atomic_load_explicit(&s->ctx, memory_order_relaxed) != ctx)
+        tc_ctx_slot_write(s, key, ctx);
+}
+
+static void tc_ctx_cache_put(tc_ctx_t *ctx)
+{
+    pthread_mutex_lock(&tc_ctx_lock);
+    tc_ctx_cache_put_locked(ctx);
+    pthread_mutex_unlock(&tc_ctx_lock);
+}
+
+/* Forget @p ctx if cached. Caller holds tc_ctx_lock. */
+static void tc_ctx_cache_drop_locked(const tc_ctx_t *ctx)
+{
+    tc_ctx_slot_t *s = &tc_ctx_cache[tc_ctx_cache_index(tc_ctx_key(ctx->comm))];
+    if (atomic_load_explicit(&s->ctx, memory_order_relaxed) == ctx)
+        tc_ctx_slot_write(s, 0, NULL);
+}
 
 static void tc_ctx_free(tc_ctx_t *ctx)
 {
@@ -44,6 +87,8 @@ static void tc_ctx_free(tc_ctx_t *ctx)
 static void tc_ctx_unlink(tc_ctx_t *ctx)
 {
     pthread_mutex_lock(&tc_ctx_lock);
+    /* Before the MPI can reuse the handle: the delete callback runs first. */
+    tc_ctx_cache_drop_locked(ctx);
     if (ctx->newer)
         ctx->newer->older = ctx->older;
     else
@@ -85,6 +130,9 @@ static int tc_self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
     atomic_store_explicit(&tc_ctx_disarmed, 1, memory_order_relaxed);
     tc_ctx_t *ctx = tc_ctx_newest;
     tc_ctx_newest = NULL;
+    for (int i = 0; i < TC_CTX_CACHE_SLOTS; i++)
+        if (atomic_load_explicit(&tc_ctx_cache[i].ctx, memory_order_relaxed))
+            tc_ctx_slot_write(&tc_ctx_cache[i], 0, NULL);
     pthread_mutex_unlock(&tc_ctx_lock);
     while (ctx) {
         tc_ctx_t *older = ctx->older;
@@ -102,6 +150,8 @@ static int tc_ctx_init_once(void)
     pthread_mutex_lock(&tc_ctx_lock);
     if (!atomic_load_explicit(&tc_ctx_ready, memory_order_relaxed)) {
         tc_config_load();
+        tc_stats_init();
+        tc_datatype_table_init();
         PMPI_Comm_rank(MPI_COMM_WORLD, &tc_log_rank);
         rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, tc_ctx_delete_fn, &tc_ctx_keyval, NULL);
         if (rc == MPI_SUCCESS)
@@ -437,6 +487,7 @@ fn_exit:
     if (tc_ctx_newest)
         tc_ctx_newest->newer = ctx;
     tc_ctx_newest = ctx;
+    tc_ctx_cache_put_locked(ctx);
     pthread_mutex_unlock(&tc_ctx_lock);
     *out = ctx;
     return MPI_SUCCESS;
@@ -449,6 +500,8 @@ int tc_ctx_get(MPI_Comm comm, tc_ctx_t **out)
 {
     int rc, found = 0;
     void *attr = NULL;
+    if ((*out = tc_ctx_lookup(comm)) != NULL)
+        return MPI_SUCCESS;
     /* acquire: pairs with the release in tc_ctx_init_once() */
     if (!atomic_load_explicit(&tc_ctx_ready, memory_order_acquire) &&
         (rc = tc_ctx_init_once()) != MPI_SUCCESS)
@@ -457,6 +510,7 @@ int tc_ctx_get(MPI_Comm comm, tc_ctx_t **out)
         return rc;
     if (found) {
         *out = attr;
+        tc_ctx_cache_put(attr); /* evicted by another communicator, or a dup's slot */
         return MPI_SUCCESS;
     }
     return tc_ctx_create(comm, out);
@@ -466,11 +520,15 @@ tc_ctx_t *tc_ctx_peek(MPI_Comm comm)
 {
     int found = 0;
     void *attr = NULL;
+    tc_ctx_t *ctx = tc_ctx_lookup(comm);
+    if (ctx)
+        return ctx;
     /* acquire: pairs with the release in tc_ctx_init_once() */
     if (!atomic_load_explicit(&tc_ctx_ready, memory_order_acquire))
         return NULL;
     if (PMPI_Comm_get_attr(comm, tc_ctx_keyval, &attr, &found) != MPI_SUCCESS || !found)
         return NULL;
+    tc_ctx_cache_put(attr);
     return attr;
 }
 

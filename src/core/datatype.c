@@ -1,8 +1,96 @@
 #include "datatype.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+tc_dt_entry_t tc_dt_table[TC_DT_TABLE_SIZE];
+atomic_int tc_dt_table_ready;
+static pthread_once_t tc_dt_table_once = PTHREAD_ONCE_INIT;
+
+/* The predefined datatypes the table holds: C, multi-language, pair and
+ * Fortran types (those the MPI does not provide are MPI_DATATYPE_NULL or
+ * fail PMPI_Type_size, and are left out). */
+static const MPI_Datatype tc_dt_predefined[] = {
+    MPI_CHAR,
+    MPI_SIGNED_CHAR,
+    MPI_UNSIGNED_CHAR,
+    MPI_BYTE,
+    MPI_PACKED,
+    MPI_WCHAR,
+    MPI_SHORT,
+    MPI_UNSIGNED_SHORT,
+    MPI_INT,
+    MPI_UNSIGNED,
+    MPI_LONG,
+    MPI_UNSIGNED_LONG,
+    MPI_LONG_LONG_INT,
+    MPI_LONG_LONG,
+    MPI_UNSIGNED_LONG_LONG,
+    MPI_FLOAT,
+    MPI_DOUBLE,
+    MPI_LONG_DOUBLE,
+    MPI_C_BOOL,
+    MPI_INT8_T,
+    MPI_UINT8_T,
+    MPI_INT16_T,
+    MPI_UINT16_T,
+    MPI_INT32_T,
+    MPI_UINT32_T,
+    MPI_INT64_T,
+    MPI_UINT64_T,
+    MPI_AINT,
+    MPI_OFFSET,
+    MPI_COUNT,
+    MPI_C_COMPLEX,
+    MPI_C_FLOAT_COMPLEX,
+    MPI_C_DOUBLE_COMPLEX,
+    MPI_C_LONG_DOUBLE_COMPLEX,
+    MPI_FLOAT_INT,
+    MPI_DOUBLE_INT,
+    MPI_LONG_INT,
+    MPI_2INT,
+    MPI_SHORT_INT,
+    MPI_LONG_DOUBLE_INT,
+    MPI_INTEGER,
+    MPI_REAL,
+    MPI_DOUBLE_PRECISION,
+    MPI_LOGICAL,
+    MPI_CHARACTER,
+    MPI_COMPLEX,
+    MPI_DOUBLE_COMPLEX,
+};
+_Static_assert(sizeof tc_dt_predefined / sizeof tc_dt_predefined[0] < TC_DT_TABLE_SIZE / 2,
+               "the table stays at most half full, so probes are short");
+
+static void tc_dt_table_fill(void)
+{
+    for (unsigned i = 0; i < TC_DT_TABLE_SIZE; i++)
+        tc_dt_table[i] = (tc_dt_entry_t){0, -1, 0};
+    for (size_t t = 0; t < sizeof tc_dt_predefined / sizeof tc_dt_predefined[0]; t++) {
+        const MPI_Datatype dt = tc_dt_predefined[t];
+        int size;
+        MPI_Aint lb = 0;
+        if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &size) != MPI_SUCCESS || size < 0)
+            continue;
+        /* Two elements contiguous covers one (is_contiguous's count > 1 test
+         * implies its count <= 1 test); lb must be 0 for "at buf". */
+        const int contig = tc_datatype_is_contiguous(dt, 2, &lb) && lb == 0;
+        const uintptr_t key = tc_datatype_key(dt);
+        unsigned i = tc_datatype_slot(key);
+        while (tc_dt_table[i].size >= 0 && tc_dt_table[i].key != key)
+            i = (i + 1) & (TC_DT_TABLE_SIZE - 1);
+        tc_dt_table[i] = (tc_dt_entry_t){key, size, contig};
+    }
+    /* release: pairs with the acquire in tc_datatype_known() */
+    atomic_store_explicit(&tc_dt_table_ready, 1, memory_order_release);
+}
+
+void tc_datatype_table_init(void)
+{
+    pthread_once(&tc_dt_table_once, tc_dt_table_fill);
+}
 
 /* Built only from combiners that cannot reorder or overlap bytes. */
 static int tc_datatype_simple(MPI_Datatype dt, int depth)
@@ -33,6 +121,11 @@ int tc_datatype_is_contiguous(MPI_Datatype dt, int count, MPI_Aint *lb)
 {
     int size;
     MPI_Aint ext_lb, extent, true_lb, true_extent;
+    const tc_dt_entry_t *e = tc_datatype_known(dt);
+    if (e && e->contig) {
+        *lb = 0;
+        return 1;
+    }
     if (PMPI_Type_size(dt, &size) != MPI_SUCCESS ||
         PMPI_Type_get_extent(dt, &ext_lb, &extent) != MPI_SUCCESS ||
         PMPI_Type_get_true_extent(dt, &true_lb, &true_extent) != MPI_SUCCESS)

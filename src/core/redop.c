@@ -14,6 +14,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -485,74 +486,122 @@ static int tc_redop_mpi_setup(tc_redop_t *r, MPI_Count dtsize)
     return 0;
 }
 
-/* Named basic types whose fast loop's C size matches the MPI's size, checked
- * once per process: the fast classification below trusts only those. */
-static pthread_once_t tc_redop_sizes_once = PTHREAD_ONCE_INIT;
-static unsigned char tc_redop_size_ok[TC_NELEMS(tc_redop_basics)];
+/* The common case classified without an MPI call or a search (a call costs
+ * tens of ns, and a 4-byte Allreduce at np=1 only a few): the predefined ops
+ * and the named basic types whose fast loop's C size matches the MPI's size,
+ * each in an open-addressed table keyed by the handle's value, filled once
+ * per process and read-only afterwards (predefined handles never change
+ * meaning). */
+#define TC_REDOP_OPTAB_BITS 5
+#define TC_REDOP_DTTAB_BITS 7
 
-static void tc_redop_sizes_check(void)
+typedef struct tc_redop_slot {
+    uintptr_t key;
+    int idx; /* index into tc_redop_ops / tc_redop_basics; -1: empty */
+} tc_redop_slot_t;
+
+static tc_redop_slot_t tc_redop_optab[1 << TC_REDOP_OPTAB_BITS];
+static tc_redop_slot_t tc_redop_dttab[1 << TC_REDOP_DTTAB_BITS];
+static atomic_int tc_redop_tabs_ready;
+static pthread_once_t tc_redop_tabs_once = PTHREAD_ONCE_INIT;
+_Static_assert(TC_OP_LAST < (1 << TC_REDOP_OPTAB_BITS) / 2 &&
+                   TC_NELEMS(tc_redop_basics) < (1 << TC_REDOP_DTTAB_BITS) / 2,
+               "the tables stay at most half full");
+
+static inline unsigned tc_redop_hash(uintptr_t key, unsigned bits)
 {
-    for (size_t b = 0; b < TC_NELEMS(tc_redop_basics); b++) {
-        int size = 0;
-        int k = tc_redop_basics[b].kind;
-        tc_redop_size_ok[b] = k != TC_K_none && tc_redop_basics[b].type != MPI_DATATYPE_NULL &&
-                              PMPI_Type_size(tc_redop_basics[b].type, &size) == MPI_SUCCESS &&
-                              (size_t)size == tc_redop_kind_size[k];
+    return (unsigned)(((uint64_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits));
+}
+
+static void tc_redop_tab_add(tc_redop_slot_t *t, unsigned bits, uintptr_t key, int idx)
+{
+    unsigned i = tc_redop_hash(key, bits);
+    while (t[i].idx >= 0) {
+        if (t[i].key == key)
+            return; /* an alias (MPI_LONG_LONG_INT, MPI_LONG_LONG): the first entry */
+        i = (i + 1) & ((1u << bits) - 1);
+    }
+    t[i] = (tc_redop_slot_t){key, idx};
+}
+
+static inline int tc_redop_tab_find(const tc_redop_slot_t *t, unsigned bits, uintptr_t key)
+{
+    for (unsigned i = tc_redop_hash(key, bits);; i = (i + 1) & ((1u << bits) - 1)) {
+        if (t[i].idx < 0 || t[i].key == key)
+            return t[i].idx;
     }
 }
 
-/* A predefined op (not MINLOC/MAXLOC) on a named basic type with a loop: the
- * common case, classified without any MPI call (a call costs tens of ns, and
- * a 4-byte Allreduce takes a few hundred). Returns 0, or -1 for the general
- * path. */
+static void tc_redop_tabs_fill(void)
+{
+    for (size_t i = 0; i < TC_NELEMS(tc_redop_optab); i++)
+        tc_redop_optab[i].idx = -1;
+    for (size_t i = 0; i < TC_NELEMS(tc_redop_dttab); i++)
+        tc_redop_dttab[i].idx = -1;
+    for (int opi = 0; opi < TC_OP_MINLOC; opi++)
+        tc_redop_tab_add(tc_redop_optab, TC_REDOP_OPTAB_BITS, (uintptr_t)tc_redop_ops[opi].op, opi);
+    for (size_t b = 0; b < TC_NELEMS(tc_redop_basics); b++) {
+        int size = 0;
+        int k = tc_redop_basics[b].kind;
+        if (k != TC_K_none && tc_redop_basics[b].type != MPI_DATATYPE_NULL &&
+            PMPI_Type_size(tc_redop_basics[b].type, &size) == MPI_SUCCESS &&
+            (size_t)size == tc_redop_kind_size[k])
+            tc_redop_tab_add(tc_redop_dttab, TC_REDOP_DTTAB_BITS,
+                             (uintptr_t)tc_redop_basics[b].type, (int)b);
+    }
+    /* release: pairs with the acquire in tc_redop_init_basic() */
+    atomic_store_explicit(&tc_redop_tabs_ready, 1, memory_order_release);
+}
+
+int tc_redop_basic_elem(MPI_Datatype dt, MPI_Op op)
+{
+    /* acquire: pairs with the release in tc_redop_tabs_fill() */
+    if (!atomic_load_explicit(&tc_redop_tabs_ready, memory_order_acquire))
+        pthread_once(&tc_redop_tabs_once, tc_redop_tabs_fill);
+    const int opi = tc_redop_tab_find(tc_redop_optab, TC_REDOP_OPTAB_BITS, (uintptr_t)op);
+    if (opi < 0)
+        return -1;
+    const int b = tc_redop_tab_find(tc_redop_dttab, TC_REDOP_DTTAB_BITS, (uintptr_t)dt);
+    if (b < 0 || !(tc_redop_basics[b].cat & tc_redop_ops[opi].cats))
+        return -1;
+    return (int)tc_redop_kind_size[tc_redop_basics[b].kind];
+}
+
+/* A predefined op (not MINLOC/MAXLOC) on a named basic type with a loop.
+ * Fills every field of @p r (no memset first); returns 0, or -1 for the
+ * general path. */
 static int tc_redop_init_basic(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
 {
-    /* The last pair looked up by this thread: predefined handles never
-     * change meaning, so the answer can be kept. */
-    static _Thread_local struct {
-        MPI_Datatype dt;
-        MPI_Op op;
-        int opi;
-        size_t b;
-    } last = {MPI_DATATYPE_NULL, MPI_OP_NULL, 0, 0};
-    int opi;
-    size_t b;
-    if (dt == last.dt && op == last.op && dt != MPI_DATATYPE_NULL) {
-        opi = last.opi;
-        b = last.b;
-    } else {
-        for (opi = 0; opi < TC_OP_LAST; opi++)
-            if (op == tc_redop_ops[opi].op)
-                break;
-        if (opi == TC_OP_LAST || opi == TC_OP_MINLOC || opi == TC_OP_MAXLOC)
-            return -1;
-        for (b = 0; b < TC_NELEMS(tc_redop_basics); b++)
-            if (dt == tc_redop_basics[b].type)
-                break;
-        if (b == TC_NELEMS(tc_redop_basics) || !(tc_redop_basics[b].cat & tc_redop_ops[opi].cats))
-            return -1;
-        pthread_once(&tc_redop_sizes_once, tc_redop_sizes_check);
-        if (!tc_redop_size_ok[b])
-            return -1;
-        last.dt = dt;
-        last.op = op;
-        last.opi = opi;
-        last.b = b;
-    }
+    /* acquire: pairs with the release in tc_redop_tabs_fill() */
+    if (!atomic_load_explicit(&tc_redop_tabs_ready, memory_order_acquire))
+        pthread_once(&tc_redop_tabs_once, tc_redop_tabs_fill);
+    const int opi = tc_redop_tab_find(tc_redop_optab, TC_REDOP_OPTAB_BITS, (uintptr_t)op);
+    if (opi < 0)
+        return -1;
+    const int b = tc_redop_tab_find(tc_redop_dttab, TC_REDOP_DTTAB_BITS, (uintptr_t)dt);
+    if (b < 0 || !(tc_redop_basics[b].cat & tc_redop_ops[opi].cats))
+        return -1;
     const int k = tc_redop_basics[b].kind;
-    r->order = tc_redop_order_basic(opi, b);
-    r->commutative = 1; /* every predefined operation is */
-    r->predefined = 1;
-    r->fast = tc_redop_fast_tab[k][opi].f2;
-    r->fast3 = tc_redop_fast_tab[k][opi].f3;
-    r->elem_type = dt;
-    r->elem = tc_redop_kind_size[k];
-    r->dt_extent = (MPI_Aint)r->elem;
-    r->nelem = (size_t)count;
-    r->nbytes = r->nelem * r->elem;
-    r->contiguous = 1;
-    r->lb = 0;
-    r->pack_kind = TC_REDOP_PACK_COPY;
+    const size_t elem = tc_redop_kind_size[k];
+    *r = (tc_redop_t){
+        .op = op,
+        .elem_type = dt,
+        .elem = elem,
+        .nelem = (size_t)count,
+        .nbytes = (size_t)count * elem,
+        .commutative = 1, /* every predefined operation is */
+        .predefined = 1,
+        .order = tc_redop_order_basic(opi, (size_t)b),
+        .contiguous = 1,
+        .lb = 0,
+        .dt = dt,
+        .count = count,
+        .fast = tc_redop_fast_tab[k][opi].f2,
+        .fast3 = tc_redop_fast_tab[k][opi].f3,
+        .pack_kind = TC_REDOP_PACK_COPY,
+        .dt_extent = (MPI_Aint)elem,
+        .rebased = MPI_DATATYPE_NULL,
+    };
     return 0;
 }
 
@@ -562,6 +611,8 @@ int tc_redop_init(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
     MPI_Aint lb, extent;
     MPI_Datatype leaf = MPI_DATATYPE_NULL;
     int opi, lsize;
+    if (count >= 0 && tc_redop_init_basic(r, count, dt, op) == 0)
+        return 0;
     memset(r, 0, sizeof *r);
     r->op = op;
     r->dt = dt;
@@ -572,8 +623,6 @@ int tc_redop_init(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
         return -1;
     if (op == MPI_REPLACE || op == MPI_NO_OP)
         return -1; /* only meaningful in RMA */
-    if (tc_redop_init_basic(r, count, dt, op) == 0)
-        return 0;
     if (PMPI_Type_size_x(dt, &dtsize) != MPI_SUCCESS || dtsize < 0 || dtsize == MPI_UNDEFINED ||
         PMPI_Type_get_extent(dt, &lb, &extent) != MPI_SUCCESS)
         return -1;

@@ -108,6 +108,13 @@ typedef struct tc_redop {
 int tc_redop_init(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op);
 void tc_redop_free(tc_redop_t *r);
 
+/** The element size when tc_redop_init() would take its common case (a
+ * predefined op other than MINLOC/MAXLOC on a named basic type with a
+ * loop: the stream is then the count * size bytes at buf), else -1. No MPI
+ * call after the first; thread-safe. For calls that only copy (one process,
+ * count 0). */
+int tc_redop_basic_elem(MPI_Datatype dt, MPI_Op op);
+
 /** inout[i] = in[i] op inout[i] for @p n packed elements. in and inout must
  * not overlap. */
 void tc_redop_apply(const tc_redop_t *r, const void *in, void *inout, size_t n);

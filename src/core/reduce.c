@@ -12,6 +12,17 @@
 #include "redop.h"
 #include "topocoll.h"
 
+/* The error path of tc_reduce_check(): "fn: what" through the handler.
+ * Out of line, so the checks themselves build no message and need no stack
+ * buffer. */
+static __attribute__((cold, noinline)) int tc_reduce_fail(MPI_Comm comm, int errclass,
+                                                          const char *fn, const char *what)
+{
+    char msg[96];
+    snprintf(msg, sizeof msg, "%s: %s", fn, what);
+    return tc_ctx_error(comm, errclass, msg);
+}
+
 /* Checks shared by both operations; has_root false for Allreduce. Returns
  * MPI_SUCCESS or the error class (handler already called); *inter tells the
  * caller to hand the call to PMPI. Once the communicator has a context its
@@ -19,35 +30,29 @@
  * takes a few hundred ns: every call on this path counts). Datatypes other
  * than MPI_DATATYPE_NULL are checked by tc_redop_init() or by the MPI the
  * call then goes to. */
-static int tc_reduce_check(const char *fn, const void *sendbuf, const void *recvbuf, int count,
-                           MPI_Datatype dt, MPI_Op op, bool has_root, int root, MPI_Comm comm,
-                           int *inter, tc_ctx_t **cached)
+static inline __attribute__((always_inline)) int
+tc_reduce_check(const char *fn, const void *sendbuf, const void *recvbuf, int count,
+                MPI_Datatype dt, MPI_Op op, bool has_root, int root, MPI_Comm comm, int *inter,
+                tc_ctx_t **cached)
 {
     int size, rank;
-    char what[96];
-    if (comm == MPI_COMM_NULL) {
-        snprintf(what, sizeof what, "%s: MPI_COMM_NULL", fn);
-        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, what);
-    }
-    tc_ctx_t *ctx = *cached = tc_ctx_peek(comm);
+    if (comm == MPI_COMM_NULL)
+        return tc_reduce_fail(MPI_COMM_WORLD, MPI_ERR_COMM, fn, "MPI_COMM_NULL");
+    tc_ctx_t *ctx = tc_ctx_lookup(comm);
+    if (!ctx)
+        ctx = tc_ctx_peek(comm);
+    *cached = ctx;
     if (ctx) {
         *inter = ctx->is_inter;
     } else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS) {
-        snprintf(what, sizeof what, "%s: invalid communicator", fn);
-        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, what);
+        return tc_reduce_fail(MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator");
     }
-    if (count < 0) {
-        snprintf(what, sizeof what, "%s: negative count", fn);
-        return tc_ctx_error(comm, MPI_ERR_COUNT, what);
-    }
-    if (dt == MPI_DATATYPE_NULL) {
-        snprintf(what, sizeof what, "%s: invalid datatype", fn);
-        return tc_ctx_error(comm, MPI_ERR_TYPE, what);
-    }
-    if (op == MPI_OP_NULL) {
-        snprintf(what, sizeof what, "%s: MPI_OP_NULL", fn);
-        return tc_ctx_error(comm, MPI_ERR_OP, what);
-    }
+    if (count < 0)
+        return tc_reduce_fail(comm, MPI_ERR_COUNT, fn, "negative count");
+    if (dt == MPI_DATATYPE_NULL)
+        return tc_reduce_fail(comm, MPI_ERR_TYPE, fn, "invalid datatype");
+    if (op == MPI_OP_NULL)
+        return tc_reduce_fail(comm, MPI_ERR_OP, fn, "MPI_OP_NULL");
     if (*inter)
         return MPI_SUCCESS; /* root semantics differ (MPI_ROOT, ...): MPI's */
     if (ctx) {
@@ -57,19 +62,15 @@ static int tc_reduce_check(const char *fn, const void *sendbuf, const void *recv
         PMPI_Comm_size(comm, &size);
         PMPI_Comm_rank(comm, &rank);
     }
-    if (has_root && (root < 0 || root >= size)) {
-        snprintf(what, sizeof what, "%s: root out of range", fn);
-        return tc_ctx_error(comm, MPI_ERR_ROOT, what);
-    }
+    if (has_root && (root < 0 || root >= size))
+        return tc_reduce_fail(comm, MPI_ERR_ROOT, fn, "root out of range");
     bool receives = !has_root || rank == root;
-    if (sendbuf == MPI_IN_PLACE && !receives) {
-        snprintf(what, sizeof what, "%s: MPI_IN_PLACE at a process other than the root", fn);
-        return tc_ctx_error(comm, MPI_ERR_BUFFER, what);
-    }
-    if (receives && count > 0 && sendbuf == recvbuf) {
-        snprintf(what, sizeof what, "%s: sendbuf and recvbuf alias (use MPI_IN_PLACE)", fn);
-        return tc_ctx_error(comm, MPI_ERR_BUFFER, what);
-    }
+    if (sendbuf == MPI_IN_PLACE && !receives)
+        return tc_reduce_fail(comm, MPI_ERR_BUFFER, fn,
+                              "MPI_IN_PLACE at a process other than the root");
+    if (receives && count > 0 && sendbuf == recvbuf)
+        return tc_reduce_fail(comm, MPI_ERR_BUFFER, fn,
+                              "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
     return MPI_SUCCESS;
 }
 
@@ -152,9 +153,30 @@ static int tc_reduce_staged(tc_ctx_t *ctx, const tc_redop_t *r, const void *send
     return rc;
 }
 
-/* Both operations after the checks. root < 0: Allreduce. */
-static int tc_reduce_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, void *recvbuf,
-                              int count, MPI_Datatype dt, MPI_Op op, int root)
+/* Nothing to combine (one process, or count 0) on the common operands
+ * (tc_redop_basic_elem: the classification tc_redop_init() makes, without
+ * building the operands): the result is our own contribution. Returns 1
+ * when done, 0 for tc_reduce_dispatch(). root < 0: Allreduce. */
+static inline int tc_reduce_trivial(const tc_ctx_t *ctx, tc_op_t which, const void *sendbuf,
+                                    void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root)
+{
+    if (count != 0 && ctx->size != 1)
+        return 0;
+    const int elem = tc_redop_basic_elem(dt, op);
+    if (elem <= 0)
+        return 0;
+    if ((root < 0 || ctx->rank == root) && sendbuf != MPI_IN_PLACE && count > 0)
+        memcpy(recvbuf, sendbuf, (size_t)count * (size_t)elem);
+    tc_stats_count(which, TC_PATH_TRIVIAL);
+    return 1;
+}
+
+/* Both operations after the checks. root < 0: Allreduce. Out of line: the
+ * trivial case above runs without its stack frame. */
+static __attribute__((noinline)) int tc_reduce_dispatch(tc_ctx_t *ctx, tc_op_t which,
+                                                        const void *sendbuf, void *recvbuf,
+                                                        int count, MPI_Datatype dt, MPI_Op op,
+                                                        int root)
 {
     const bool receives = root < 0 || ctx->rank == root;
     tc_redop_t r;
@@ -255,6 +277,8 @@ int TC_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
         return tc_ctx_error(comm, rc, "TC_Reduce: could not create the context");
     if (tc_log_level >= TC_LOG_TRACE)
         tc_log(TC_LOG_TRACE, "TC_Reduce on %s: count %d to root %d", ctx->comm_name, count, root);
+    if (tc_reduce_trivial(ctx, TC_OP_REDUCE, sendbuf, recvbuf, count, datatype, op, root))
+        return MPI_SUCCESS;
     rc = tc_reduce_dispatch(ctx, TC_OP_REDUCE, sendbuf, recvbuf, count, datatype, op, root);
     return rc == MPI_SUCCESS ? rc : tc_ctx_error(comm, rc, "TC_Reduce failed");
 }
@@ -275,6 +299,8 @@ int TC_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
         return tc_ctx_error(comm, rc, "TC_Allreduce: could not create the context");
     if (tc_log_level >= TC_LOG_TRACE)
         tc_log(TC_LOG_TRACE, "TC_Allreduce on %s: count %d", ctx->comm_name, count);
+    if (tc_reduce_trivial(ctx, TC_OP_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, -1))
+        return MPI_SUCCESS;
     rc = tc_reduce_dispatch(ctx, TC_OP_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, -1);
     return rc == MPI_SUCCESS ? rc : tc_ctx_error(comm, rc, "TC_Allreduce failed");
 }

@@ -6,7 +6,8 @@
 #include "config.h"
 #include "log.h"
 
-static _Atomic unsigned long long tc_stats_counts[TC_OP_LAST][TC_PATH_LAST];
+_Atomic unsigned long long tc_stats_counts[TC_OP_LAST][TC_PATH_LAST];
+atomic_int tc_stats_enabled = -1;
 
 static const char *const tc_stats_op_names[TC_OP_LAST] = {"bcast", "reduce", "allreduce",
                                                           "barrier"};
@@ -31,9 +32,11 @@ const char *tc_stats_op_name(tc_op_t op)
     return op < TC_OP_LAST ? tc_stats_op_names[op] : "?";
 }
 
-void tc_stats_count(tc_op_t op, tc_path_t path)
+int tc_stats_init(void)
 {
-    atomic_fetch_add_explicit(&tc_stats_counts[op][path], 1, memory_order_relaxed);
+    const int on = tc_config_int(TC_CFG_STATS) != 0;
+    atomic_store_explicit(&tc_stats_enabled, on, memory_order_relaxed);
+    return on;
 }
 
 void tc_stats_print(void)

@@ -4,6 +4,8 @@
 #ifndef TC_CORE_STATS_H
 #define TC_CORE_STATS_H
 
+#include <stdatomic.h>
+
 typedef enum { TC_OP_BCAST, TC_OP_REDUCE, TC_OP_ALLREDUCE, TC_OP_BARRIER, TC_OP_LAST } tc_op_t;
 
 typedef enum {
@@ -20,7 +22,21 @@ typedef enum {
     TC_PATH_LAST
 } tc_path_t;
 
-void tc_stats_count(tc_op_t op, tc_path_t path);
+extern _Atomic unsigned long long tc_stats_counts[TC_OP_LAST][TC_PATH_LAST];
+/* TC_STATS: 1 on, 0 off, -1 until the configuration has been read. */
+extern atomic_int tc_stats_enabled;
+
+/* Read TC_STATS into tc_stats_enabled (idempotent); returns it. */
+int tc_stats_init(void);
+
+/* One call of @p op on @p path. Off (the default): one load and a branch
+ * that is always predicted; on: one relaxed increment. */
+static inline void tc_stats_count(tc_op_t op, tc_path_t path)
+{
+    const int on = atomic_load_explicit(&tc_stats_enabled, memory_order_relaxed);
+    if (__builtin_expect(on != 0, 0) && (on > 0 || tc_stats_init()))
+        atomic_fetch_add_explicit(&tc_stats_counts[op][path], 1, memory_order_relaxed);
+}
 /* The key used for @p path in the stats line, e.g. "shm", "pmpi_multinode". */
 const char *tc_stats_path_name(tc_path_t path);
 /* The key used for @p op, e.g. "allreduce". */
