@@ -38,35 +38,16 @@ static const char *const path_names[TC_PATH_LAST] = {
     "PMPI_Bcast: the segment could not be created on some rank",
     "PMPI_Bcast: intercommunicator"};
 
-/* An enum's value as the word a user writes: word `index` of the accepted
- * list (tc_config_enum_name knows only some enums' words). */
-static void enum_word(const tc_cfg_desc_t *d, int64_t index, char *buf, size_t len)
-{
-    const char *w = d->accepted ? d->accepted : "";
-    for (int64_t i = 0; i < index && w; i++) {
-        w = strchr(w, ',');
-        if (w)
-            w++;
-    }
-    if (!w || !*w) {
-        snprintf(buf, len, "%lld", (long long)index);
-        return;
-    }
-    size_t n = strcspn(w, ",");
-    snprintf(buf, len, "%.*s", (int)n, w);
-}
-
 static void print_tunables(void)
 {
     static const char *const src[] = {"default", "env", "INVALID in env, default used"};
     printf("## Tunables\n");
     for (int id = 0; id < TC_CFG_LAST; id++) {
         const tc_cfg_desc_t *d = tc_config_desc((tc_cfg_id_t)id);
-        char val[TC_CFG_STRING_MAX + 64];
+        char val[64];
         if (d->type == TC_CFG_TYPE_ENUM)
-            enum_word(d, tc_config_int((tc_cfg_id_t)id), val, sizeof val);
-        else if (d->type == TC_CFG_TYPE_STRING)
-            snprintf(val, sizeof val, "%s", tc_config_string((tc_cfg_id_t)id));
+            snprintf(val, sizeof val, "%s",
+                     tc_config_enum_name((tc_cfg_id_t)id, tc_config_int((tc_cfg_id_t)id)));
         else if (d->type == TC_CFG_TYPE_DOUBLE)
             snprintf(val, sizeof val, "%g", tc_config_double((tc_cfg_id_t)id));
         else
