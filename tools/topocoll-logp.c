@@ -138,6 +138,7 @@ typedef struct result {
     double timer;      /* cost of one clock reading, taken off o_s and o_r */
     double nclamped;   /* repetitions where L was clamped to 0 */
     double ng_clamped; /* repetitions where g came out negative (clamped) */
+    double nG_clamped; /* repetitions where G came out negative (clamped) */
     /* Eager limit and rendezvous step (measure_eager); E = 0: no step found
      * (or not measured: eager_done = 0). */
     double E, rdv, t_lo, t_hi; /* one-way times just at and just above E */
@@ -652,6 +653,12 @@ static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, in
         if (L < 0) {
             L = 0;
             res->nclamped++;
+        }
+        /* A fitted slope below 0 (noise: a loaded machine, TCP between
+         * emulated nodes) is no cost per byte; the file would not read back. */
+        if (G < 0) {
+            G = 0;
+            res->nG_clamped++;
         }
         v[P_L][r] = L;
         v[P_OS][r] = os;
@@ -1327,6 +1334,10 @@ static void print_level(int lv, int a, int b, const result_t *r, int reps)
                "repetitions\n",
                r->ng_clamped, reps);
     print_robust(param_name, NPARAM, r->dropped, r->wide, reps);
+    if (r->nG_clamped > 0)
+        printf("note: G came out negative (noise) and was clamped to 0 in %.0f of %d "
+               "repetitions\n",
+               r->nG_clamped, reps);
 }
 
 /* Append each measured level's min..max after a '#' (the loader ignores what

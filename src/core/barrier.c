@@ -51,16 +51,28 @@ static int tc_barrier_release_members(MPI_Comm priv, const tc_hier_level_t *l)
     return rc;
 }
 
+/* The level of the top group: the highest active one (a switch level when
+ * one switch holds every node), as in tc_select_barrier_plan(). */
+static int tc_barrier_top_level(const tc_hier_t *h)
+{
+    int top = -1;
+    for (int l = 0; l <= TC_HIER_LEVEL_TOP; l++)
+        if (h->active_mask & (1u << l))
+            top = l;
+    return top;
+}
+
 static int tc_barrier_hier(tc_ctx_t *ctx)
 {
     const tc_hier_t *h = ctx->hier;
+    const int top = tc_barrier_top_level(h);
     const tc_barrier_plan_t *plan = &ctx->barrier;
     int rc = MPI_SUCCESS, i;
     /* Up: i ends at the level where this process waits for its release
      * (it is not that group's leader), or past the last level. */
     for (i = 0; i < h->nlevels; i++) {
         const tc_hier_level_t *l = &h->level[i];
-        if (l->level == TC_HIER_LEVEL_TOP && !l->shm) {
+        if ((int)l->level == top && !l->shm) {
             rc = tc_msg_barrier(plan->msg_alg, ctx->priv, l->members, l->size, l->my_index,
                                 plan->msg_arity, TC_BARRIER_TAG_TOP);
             break; /* everyone has arrived: release from here */
@@ -82,7 +94,7 @@ static int tc_barrier_hier(tc_ctx_t *ctx)
      * release the groups it leads. */
     for (; i >= 0; i--) {
         const tc_hier_level_t *l = &h->level[i];
-        if (l->level == TC_HIER_LEVEL_TOP && !l->shm)
+        if ((int)l->level == top && !l->shm)
             continue; /* the barrier itself released its members */
         if (l->shm) {
             tc_shm_barrier_release(ctx->shm, plan->shm_alg, plan->shm_arity);

@@ -305,6 +305,8 @@ tc_model_level_t tc_select_top_level(const tc_hier_t *h, int singlenode)
     return (tc_model_level_t)top;
 }
 
+static int tc_select_highest_level(const tc_hier_t *h);
+
 void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
                             const tc_select_inputs_t *in, const struct tc_hier *h, int shm_P,
                             int singlenode, int oversubscribed, int shm_override, int shm_arity,
@@ -342,10 +344,11 @@ void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
         }
     }
     /* The message-based barrier runs among the top group's members: the
-     * last group of a rank that leads all groups below it. */
+     * last group of a rank that leads all groups below it, at the highest
+     * active level (a switch level when one switch holds every node). */
     int msg_P = 0;
     for (int i = 0; h && i < h->nlevels; i++)
-        if (h->level[i].level == TC_HIER_LEVEL_TOP && !h->level[i].shm)
+        if ((int)h->level[i].level == tc_select_highest_level(h) && !h->level[i].shm)
             msg_P = h->level[i].size;
     if (msg_P > 1) {
         plan->msg_P = msg_P;
