@@ -15,6 +15,7 @@
 #define TC_BENCH_CONTEND_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 /* Collective over @p comm. @p n helpers per node (0: nothing). Returns 0, or
  * -1 on every process if some node could not start its helpers (then none
