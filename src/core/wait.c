@@ -24,6 +24,10 @@ typedef struct tc_wait_counts {
 
 #define TC_WAIT_STAGES 48
 static tc_wait_counts_t tc_wait_total;
+/* Waits that ended within the spin, per thread (summed at exit of each thread
+ * would need a destructor: the statistics read only the calling thread's,
+ * which is the one that calls the collectives). */
+static _Thread_local uint64_t tc_wait_short;
 static struct {
     _Atomic(const char *) stage;
     tc_wait_counts_t c;
@@ -88,6 +92,7 @@ static void tc_wait_counts_read(tc_wait_counts_t *c, tc_wait_stats_t *out)
 void tc_wait_stats_get(tc_wait_stats_t *out)
 {
     tc_wait_counts_read(&tc_wait_total, out);
+    out->waits += tc_wait_short;
 }
 
 int tc_wait_stats_stages(tc_wait_stage_stats_t *out, int max)
@@ -116,6 +121,7 @@ void tc_wait_stats_reset(void)
     cs[0] = &tc_wait_total;
     for (int i = 0; i < TC_WAIT_STAGES; i++)
         cs[i + 1] = &tc_wait_stage[i].c;
+    tc_wait_short = 0;
     for (int i = 0; i <= TC_WAIT_STAGES; i++) {
         atomic_store_explicit(&cs[i]->waits, 0, memory_order_relaxed);
         atomic_store_explicit(&cs[i]->long_waits, 0, memory_order_relaxed);
@@ -253,8 +259,13 @@ uint64_t tc_wait_ge_slow_u64(tc_atomic_u64_t *word, uint64_t want, tc_atomic_u64
         /* acquire: pairs with the writer's publication (named by the caller). */
         uint64_t v = tc_load_acquire_u64(word);
         if (v >= want) {
-            double secs = (yields || sleeps) && w.start != 0.0 ? tc_wait_now() - w.start : 0.0;
-            tc_wait_account(stage, yields, sleeps, secs);
+            /* Only waits past the spin are accounted per stage (a lookup and
+             * atomic adds); short ones cost one thread-local increment. */
+            if (yields || sleeps)
+                tc_wait_account(stage, yields, sleeps,
+                                w.start != 0.0 ? tc_wait_now() - w.start : 0.0);
+            else
+                tc_wait_short++;
             return v;
         }
         /* auto: the peer is making progress (it runs), so keep spinning. */
