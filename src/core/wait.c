@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -202,6 +204,46 @@ void tc_waiter_pause_slow(tc_waiter_t *w)
 
 /* ---- Futex ------------------------------------------------------------------------ */
 
+_Atomic int tc_wait_asym = -1;
+/* The kernel offers the expedited global membarrier (the sleepers' side). */
+static _Atomic int tc_wait_membarrier_ok = -1;
+static pthread_once_t tc_wait_atfork_once = PTHREAD_ONCE_INIT;
+
+/* A child of fork() registers again before it publishes (registration is a
+ * property of the address space; re-registering is harmless). */
+static void tc_wait_atfork_child(void)
+{
+    atomic_store_explicit(&tc_wait_asym, -1, memory_order_relaxed);
+}
+static void tc_wait_atfork_register(void)
+{
+    pthread_atfork(NULL, NULL, tc_wait_atfork_child);
+}
+
+static int tc_wait_membarrier_supported(void)
+{
+    int ok = atomic_load_explicit(&tc_wait_membarrier_ok, memory_order_relaxed);
+    if (ok < 0) {
+        long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+        ok = q >= 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
+             (q & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED);
+        /* relaxed: a pure function of the kernel; racing threads agree. */
+        atomic_store_explicit(&tc_wait_membarrier_ok, ok, memory_order_relaxed);
+    }
+    return ok;
+}
+
+int tc_wait_asym_init(void)
+{
+    pthread_once(&tc_wait_atfork_once, tc_wait_atfork_register);
+    int asym = tc_wait_membarrier_supported() &&
+               syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+    /* relaxed: only this process's own publications read it, after this
+     * store in program order (other threads may register again: harmless). */
+    atomic_store_explicit(&tc_wait_asym, asym, memory_order_relaxed);
+    return asym;
+}
+
 /* The futex word: the low 32 bits of the 64-bit counter. Not the _PRIVATE
  * operations: the peers are other processes mapping the same pages. */
 static uint32_t *tc_wait_word32(tc_atomic_u64_t *word)
@@ -226,6 +268,10 @@ static void tc_wait_sleep(tc_waiter_t *w, tc_atomic_u64_t *word, uint64_t want,
     /* R1, R2: seq_cst RMW then seq_cst load; pair with W1/W2 in
      * tc_wait_publish_u64() / tc_wait_fetch_add_publish_u64(). */
     atomic_fetch_add_explicit(sleepers, 1, memory_order_seq_cst);
+    /* R1b: a full barrier on every CPU running a registered writer, for the
+     * writers that publish with a release store (wait.h, asymmetric variant). */
+    if (tc_wait_membarrier_supported())
+        syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
     uint64_t v = atomic_load_explicit(word, memory_order_seq_cst);
     if (v < want) {
         long ns = w->info->sleep_max_ns > 0 ? w->info->sleep_max_ns : TC_WAIT_SLEEP_MAX_NS;

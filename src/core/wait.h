@@ -45,6 +45,23 @@
  * the usual publication (data written before W1 visible after the wait)
  * holds as with a release store.
  *
+ * The asymmetric variant (default where the kernel has it): a seq_cst store
+ * drains the writer's store buffer on every publication (on x86 an xchg that
+ * waits for the line's ownership: ~0.1 us per hand-over, measured). Instead
+ * the writer makes W1 a release store followed by only a compiler barrier,
+ * and the sleeper, between R1 and R2, calls membarrier(
+ * MEMBARRIER_CMD_GLOBAL_EXPEDITED) (R1b), which makes every CPU running a
+ * registered process execute a full memory barrier before it returns. Every
+ * process registers (MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) before its
+ * first publication. Then either the writer's W1 is before that barrier on
+ * its CPU, so visible to R2, or W2 is after it, so it reads R1's increment
+ * (the argument of user-space RCU and of Folly's asymmetric fence). A writer
+ * that registers while the sleeper's membarrier runs: registering is a
+ * system call, a full barrier, before W1, so W2 is after R1. The sleeper side
+ * calls membarrier whenever the kernel offers the command, whether or not
+ * its own registration worked, so a registered (asymmetric) writer never
+ * meets a sleeper that skips it.
+ *
  * Polling waits (no shared word to sleep on, e.g. an RMA flag read with
  * MPI_Get):
  *     tc_waiter_t w;
@@ -130,6 +147,15 @@ static inline void tc_waiter_pause(tc_waiter_t *w)
 
 /* ---- Shared-memory waits (futex) ------------------------------------------ */
 
+/* How writers order their store before their load of the sleepers word:
+ * 1: a release store and a compiler barrier; the sleepers pay instead, with
+ *    membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) between R1 and R2 (see the
+ *    asymmetric variant below); this process is registered for it.
+ * 0: seq_cst store (the kernel lacks membarrier's expedited global command, or
+ *    registration failed). -1: not decided yet (first publication decides). */
+extern _Atomic int tc_wait_asym;
+int tc_wait_asym_init(void);
+
 uint64_t tc_wait_ge_slow_u64(tc_atomic_u64_t *word, uint64_t want, tc_atomic_u64_t *sleepers,
                              const tc_wait_info_t *info, const char *stage, int peer);
 void tc_wait_wake_slow(tc_atomic_u64_t *word);
@@ -153,9 +179,20 @@ static inline uint64_t tc_wait_ge_u64(tc_atomic_u64_t *word, uint64_t want,
 static inline void tc_wait_publish_u64(tc_atomic_u64_t *word, uint64_t value,
                                        tc_atomic_u64_t *sleepers)
 {
-    /* seq_cst store, then seq_cst load: pairs with R1/R2 in
-     * tc_wait_sleep() (wait.c). */
-    atomic_store_explicit(word, value, memory_order_seq_cst);
+    int asym = atomic_load_explicit(&tc_wait_asym, memory_order_relaxed);
+    if (asym < 0)
+        asym = tc_wait_asym_init();
+    if (asym) {
+        /* release: pairs with the reader's acquire. W1 before W2 is kept by
+         * the compiler barrier here and, against the processor's store
+         * buffer, by the sleeper's membarrier (R1b in tc_wait_sleep()). */
+        atomic_store_explicit(word, value, memory_order_release);
+        atomic_signal_fence(memory_order_seq_cst);
+    } else {
+        /* seq_cst store, then seq_cst load: pairs with R1/R2 in
+         * tc_wait_sleep() (wait.c). */
+        atomic_store_explicit(word, value, memory_order_seq_cst);
+    }
     if (atomic_load_explicit(sleepers, memory_order_seq_cst) != 0)
         tc_wait_wake_slow(word);
 }

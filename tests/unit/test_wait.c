@@ -257,6 +257,14 @@ int main(int argc, char **argv)
     test_processes(TC_WAIT_FUTEX, 0);
     test_processes(TC_WAIT_AUTO, 200);
     test_processes(TC_WAIT_YIELD, 0);
+    printf("writers' ordering: %s\n", atomic_load(&tc_wait_asym) == 1
+                                          ? "release store, sleepers' membarrier (asymmetric)"
+                                          : "seq_cst store");
+    /* The symmetric variant too (the fallback without membarrier): writers
+     * of this process use seq_cst stores from now on. */
+    atomic_store(&tc_wait_asym, 0);
+    test_threads(TC_WAIT_FUTEX, 0);
+    test_processes(TC_WAIT_FUTEX, 0);
     test_timeout(0);
     test_timeout(1);
     if (failures) {
