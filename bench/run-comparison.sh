@@ -8,6 +8,7 @@
 #   bench/run-comparison.sh [--np N] [--runs R] [--quick] [--mpi openmpi|mpich|both]
 #                           [--ops bcast,reduce,allreduce] [--type float|double|int]
 #                           [--reduce-op sum|max] [--results DIR] [--build-root DIR]
+#                           [--contend N]
 #
 # Writes into DIR (default results/ under the repository root):
 #   <op>-<mpi>-np<N>-<cache|offcache>-run<k>.{txt,csv,png}   one per run
@@ -23,6 +24,7 @@ OPS=bcast,reduce,allreduce
 RTYPE=float
 ROP=sum
 QUICK=0
+CONTEND=0
 MPIS=both
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RESULTS=$REPO/results
@@ -45,6 +47,8 @@ Options:
   --mpi M       openmpi, mpich or both (default both)
   --results D   output directory (default results/ under the repository root)
   --build-root D  where build-openmpi/ and build-mpich/ go (default the repository root)
+  --contend N   N CPU-bound helper processes per node beside the ranks during every
+                run (topocoll-bench --contend N; default 0)
   -h, --help    this help
 EOF
 }
@@ -69,6 +73,11 @@ while [ $# -gt 0 ]; do
     --quick)
         QUICK=1
         shift
+        ;;
+    --contend)
+        [ $# -ge 2 ] || die "--contend needs a value"
+        CONTEND=$2
+        shift 2
         ;;
     --ops)
         [ $# -ge 2 ] || die "--ops needs a value"
@@ -108,6 +117,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 [[ $NP =~ ^[1-9][0-9]*$ ]] || die "--np '$NP': expected a positive integer"
+[[ $CONTEND =~ ^[0-9]+$ ]] || die "--contend '$CONTEND': expected a non-negative integer"
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "--runs '$RUNS': expected a positive integer"
 case "$MPIS" in
 openmpi | mpich) MPI_LIST=$MPIS ;;
@@ -188,6 +198,7 @@ done
 # Runs
 # 20 blocks: the median then shrugs off a few blocks disturbed by other load
 if [ "$QUICK" = 1 ]; then COMMON_ARGS=(--blocks 3); else COMMON_ARGS=(--blocks 20); fi
+[ "$CONTEND" -gt 0 ] && COMMON_ARGS+=(--contend "$CONTEND")
 if [ "$NP" -gt 2 ] && [[ " $MPI_LIST " == *" mpich "* ]]; then
     echo "== note: MPICH is very slow oversubscribed (np=$NP on $(nproc) cores)"
 fi
@@ -266,7 +277,7 @@ table() {
 
 {
     echo
-    echo "== summary: np=$NP, $RUNS run(s), median over runs; $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "== summary: np=$NP, contend=$CONTEND, $RUNS run(s), median over runs; $(date -u '+%Y-%m-%d %H:%M UTC')"
     for op in $OP_LIST; do
         case $op in
         bcast) M=Bcast what="" ;;

@@ -24,6 +24,7 @@
  * Only the public header: this is what an application sees.
  */
 #include "bench_util.h"
+#include "contend.h"
 #include "raw_pipeline.h"
 
 #include <mpi.h>
@@ -354,6 +355,7 @@ typedef struct bench_opts {
     int model;      /* --model */
     int nlist;      /* --sizes: how many (0: -m decides) */
     size_t list[MAX_SIZES];
+    long contend; /* --contend: busy helper processes per node */
 } bench_opts_t;
 
 enum {
@@ -371,6 +373,7 @@ enum {
     OPT_RMA_ALG,
     OPT_MODEL,
     OPT_SIZES,
+    OPT_CONTEND,
 };
 
 static void usage(FILE *f, const char *prog)
@@ -422,6 +425,10 @@ static void usage(FILE *f, const char *prog)
             "                  model predicts one call alone: back-to-back calls overlap\n"
             "                  (pipelining, no barrier between them), --check times each\n"
             "                  call alone\n"
+            "  --contend N     N CPU-bound helper processes per node (busy loops forked by\n"
+            "                  the node's lowest rank, pinned round-robin to the CPUs its\n"
+            "                  ranks may run on), started before the first size and\n"
+            "                  killed after the last (and on any exit of that rank)\n"
             "  -h              this help\n"
             "Output: '#' comment lines, then per size: size_bytes tc_us mpi_us tc/mpi\n"
             "tc_min_us mpi_min_us iters [raw_us raw_min_us tc_bw/raw] [model_us model_err].\n"
@@ -457,6 +464,7 @@ static int parse_options(int argc, char **argv, int rank, bench_opts_t *o)
                                              {"rma-alg", required_argument, NULL, OPT_RMA_ALG},
                                              {"model", no_argument, NULL, OPT_MODEL},
                                              {"sizes", required_argument, NULL, OPT_SIZES},
+                                             {"contend", required_argument, NULL, OPT_CONTEND},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     FILE *err = rank == 0 ? stderr : NULL;
@@ -602,6 +610,10 @@ static int parse_options(int argc, char **argv, int rank, bench_opts_t *o)
             o->rma_alg = i; /* the TC_RMA_BCAST_* values, in this order */
             break;
         }
+        case OPT_CONTEND:
+            if (parse_long(optarg, 0, 1024, &o->contend) != 0)
+                BAD("--contend '%s': expected 0..1024 helper processes per node", optarg);
+            break;
         case 'h':
             if (rank == 0)
                 usage(stdout, argv[0]);
@@ -1050,6 +1062,18 @@ int main(int argc, char **argv)
         return rc == 1 ? 0 : 2;
     }
 
+    /* The load goes on before anything is set up or timed (and before the
+     * buffers exist: fork copies less). */
+    char contend_cpus[256];
+    if (bench_contend_start(MPI_COMM_WORLD, (int)o.contend, contend_cpus, sizeof contend_cpus) !=
+        0) {
+        if (r.rank == 0)
+            fprintf(stderr, "topocoll-bench: --contend %ld: could not start the helpers\n",
+                    o.contend);
+        MPI_Finalize();
+        return 2;
+    }
+
     /* Buffers: one of the largest size, or for --off-cache an arena of >= 64 MiB
      * holding at least two of them. Touched now so page faults are not timed. */
     size_t largest = 1;
@@ -1101,6 +1125,10 @@ int main(int argc, char **argv)
         printf("\n");
         if (dropped)
             printf("# %d size(s) below one %s element skipped\n", dropped, btype_names[o.btype]);
+        if (o.contend > 0)
+            printf("# contend: %ld busy helper process(es) per node; on rank 0's node on CPUs "
+                   "%s\n",
+                   o.contend, contend_cpus);
         fflush(stdout);
     }
 
@@ -1238,6 +1266,7 @@ int main(int argc, char **argv)
         }
     }
 
+    bench_contend_stop(MPI_COMM_WORLD);
     raw_teardown(&r.raw);
     if (bench_rma.win != MPI_WIN_NULL) {
         TC_Rma_win_unregister(bench_rma.wid);

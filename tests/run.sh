@@ -141,7 +141,7 @@ if [ "$tsan" = 1 ]; then
   # the MPI-library suppressions, tests/rma/tsan.supp). halt_on_error: any
   # report fails the test.
   add_suite "tsan openmpi" "$top/build-test-tsan" SUITE_LABEL=tsan \
-    "SUITE_TARGETS=locks_api locks_validate_threads locks_fifo_threads rma_tree test_rma_bcast test_rma_small_win test_rma_idle" \
+    "SUITE_TARGETS=test_wait locks_api locks_validate_threads locks_fifo_threads rma_tree test_rma_bcast test_rma_small_win test_rma_idle" \
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
     -- -DTOPOCOLL_MPI=openmpi -DTOPOCOLL_SANITIZE=thread -DTOPOCOLL_FORTRAN=OFF
 fi

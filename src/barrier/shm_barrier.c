@@ -15,8 +15,9 @@
  * the classic race if the reset is not ordered before the release) and the
  * per-process local sense.
  *
- * Memory ordering: every signal is a release store (or, for the counter, an
- * acq_rel fetch_add) and every wait an acquire load, so whatever a process
+ * Memory ordering: every signal is a seq_cst store (or, for the counter, a
+ * seq_cst fetch_add) through tc_shm_publish(), which is a release and wakes
+ * sleepers (core/wait.h), and every wait an acquire load, so whatever a process
  * wrote before the barrier happens-before whatever any process does after
  * it: the arrival chain carries the writes up to the process that sees the
  * last arrival, the release chain carries them down to everyone.
@@ -27,17 +28,13 @@
  */
 #include "shm_barrier.h"
 
-/* Wait until *flag >= e. acquire: pairs with the release store (or the
- * counter's fetch_add) that each caller names. */
-static void tc_shm_barrier_wait(const tc_shm_comm_t *s, tc_atomic_u64_t *flag, uint64_t e,
+/* Wait until *flag (a line of region @p i) >= e. acquire: pairs with the
+ * publication (tc_shm_publish / tc_shm_fetch_add_publish, both seq_cst) that
+ * each caller names. */
+static void tc_shm_barrier_wait(const tc_shm_comm_t *s, tc_atomic_u64_t *flag, int i, uint64_t e,
                                 const char *stage, int peer)
 {
-    if (tc_load_acquire_u64(flag) >= e)
-        return;
-    tc_waiter_t w;
-    tc_waiter_init(&w, s->wait, stage, peer);
-    while (tc_load_acquire_u64(flag) < e)
-        tc_waiter_pause(&w);
+    tc_shm_wait_ge(s, flag, i, e, stage, peer);
 }
 
 /* ---- Central counter ------------------------------------------------------
@@ -48,11 +45,11 @@ static uint64_t tc_shm_barrier_central_count(tc_shm_comm_t *s, uint64_t *target)
 {
     s->bar_central++;
     *target = (uint64_t)s->p * s->bar_central;
-    /* acq_rel: the release half publishes our pre-barrier writes to whoever
+    /* seq_cst (so acq_rel): the release half publishes our pre-barrier writes to whoever
      * reads a later value of the counter (every later fetch_add continues our
      * release sequence); the acquire half lets the last arriver see every
      * earlier arriver's writes before it releases. */
-    return tc_fetch_add_acq_rel_u64(tc_shm_bar_line(s, 0, TC_SHM_BLINE_COUNTER), 1) + 1;
+    return tc_shm_fetch_add_publish(s, tc_shm_bar_line(s, 0, TC_SHM_BLINE_COUNTER), 0, 1) + 1;
 }
 
 static void tc_shm_barrier_central(tc_shm_comm_t *s, uint64_t e)
@@ -63,9 +60,9 @@ static void tc_shm_barrier_central(tc_shm_comm_t *s, uint64_t e)
         /* release: pairs with the acquire of the waiters just below; the last
          * arriver of this barrier is the only writer until every process has
          * left it (the next writer read this value first). */
-        tc_store_release_u64(rel, e);
+        tc_shm_publish(s, rel, 0, e);
     else
-        tc_shm_barrier_wait(s, rel, e, "barrier: central release", 0);
+        tc_shm_barrier_wait(s, rel, 0, e, "barrier: central release", 0);
 }
 
 static void tc_shm_barrier_central_arrive(tc_shm_comm_t *s, uint64_t e)
@@ -76,7 +73,7 @@ static void tc_shm_barrier_central_arrive(tc_shm_comm_t *s, uint64_t e)
     /* acquire (in the wait): reads the final value of the counter's release
      * sequence, so it pairs with every process's fetch_add above. */
     if (s->rank == 0)
-        tc_shm_barrier_wait(s, tc_shm_bar_line(s, 0, TC_SHM_BLINE_COUNTER), target,
+        tc_shm_barrier_wait(s, tc_shm_bar_line(s, 0, TC_SHM_BLINE_COUNTER), 0, target,
                             "barrier: central arrivals", 0);
 }
 
@@ -84,9 +81,9 @@ static void tc_shm_barrier_central_release(tc_shm_comm_t *s, uint64_t e)
 {
     tc_atomic_u64_t *rel = tc_shm_bar_line(s, 0, TC_SHM_BLINE_CRELEASE);
     if (s->rank == 0)
-        tc_store_release_u64(rel, e); /* release: pairs with the waiters' acquire below */
+        tc_shm_publish(s, rel, 0, e); /* release: pairs with the waiters' acquire below */
     else
-        tc_shm_barrier_wait(s, rel, e, "barrier: central release", 0);
+        tc_shm_barrier_wait(s, rel, 0, e, "barrier: central release", 0);
 }
 
 /* ---- Combining tree of arity n ---------------------------------------------
@@ -100,12 +97,12 @@ static void tc_shm_barrier_tree_arrive(tc_shm_comm_t *s, int n, uint64_t e)
     const long long first = (long long)n * s->rank + 1;
     for (long long c = first; c < first + n && c < s->p; c++)
         /* acquire: pairs with child c's release store of its arrive line below */
-        tc_shm_barrier_wait(s, tc_shm_bar_line(s, (int)c, TC_SHM_BLINE_ARRIVE), e,
+        tc_shm_barrier_wait(s, tc_shm_bar_line(s, (int)c, TC_SHM_BLINE_ARRIVE), (int)c, e,
                             "barrier: tree arrive", (int)c);
     if (s->rank != 0)
         /* release: pairs with the parent's acquire above; it carries the
          * subtree's writes, acquired from the children */
-        tc_store_release_u64(tc_shm_bar_line(s, s->rank, TC_SHM_BLINE_ARRIVE), e);
+        tc_shm_publish(s, tc_shm_bar_line(s, s->rank, TC_SHM_BLINE_ARRIVE), s->rank, e);
 }
 
 static void tc_shm_barrier_tree_release(tc_shm_comm_t *s, int n, uint64_t e)
@@ -113,12 +110,12 @@ static void tc_shm_barrier_tree_release(tc_shm_comm_t *s, int n, uint64_t e)
     if (s->rank != 0) {
         const int parent = (s->rank - 1) / n;
         /* acquire: pairs with the parent's release store just below */
-        tc_shm_barrier_wait(s, tc_shm_bar_line(s, parent, TC_SHM_BLINE_RELEASE), e,
+        tc_shm_barrier_wait(s, tc_shm_bar_line(s, parent, TC_SHM_BLINE_RELEASE), parent, e,
                             "barrier: tree release", parent);
     }
     if ((long long)n * s->rank + 1 < s->p)
         /* release: pairs with the children's acquire above */
-        tc_store_release_u64(tc_shm_bar_line(s, s->rank, TC_SHM_BLINE_RELEASE), e);
+        tc_shm_publish(s, tc_shm_bar_line(s, s->rank, TC_SHM_BLINE_RELEASE), s->rank, e);
 }
 
 /* ---- Tournament ------------------------------------------------------------
@@ -135,12 +132,12 @@ static void tc_shm_barrier_tournament_arrive(tc_shm_comm_t *s, uint64_t e)
         if (i & bit) {
             /* release: pairs with the winner's acquire below; carries what we
              * gathered in the rounds we won */
-            tc_store_release_u64(tc_shm_bar_tround(s, i - bit, r), e);
+            tc_shm_publish(s, tc_shm_bar_tround(s, i - bit, r), i - bit, e);
             return;
         }
         if (i + bit < s->p)
             /* acquire: pairs with the loser's release store above */
-            tc_shm_barrier_wait(s, tc_shm_bar_tround(s, i, r), e, "barrier: tournament round",
+            tc_shm_barrier_wait(s, tc_shm_bar_tround(s, i, r), i, e, "barrier: tournament round",
                                 i + bit);
     }
 }
@@ -151,14 +148,14 @@ static void tc_shm_barrier_tournament_release(tc_shm_comm_t *s, uint64_t e)
     if (i != 0) {
         const int winner = i - (i & -i); /* who beat us: clear our lowest set bit */
         /* acquire: pairs with the winner's release store just below */
-        tc_shm_barrier_wait(s, tc_shm_bar_line(s, winner, TC_SHM_BLINE_RELEASE), e,
+        tc_shm_barrier_wait(s, tc_shm_bar_line(s, winner, TC_SHM_BLINE_RELEASE), winner, e,
                             "barrier: tournament wake-up", winner);
     }
     /* An even process with a successor won round 0 at least, so it has losers
      * waiting; an odd one lost round 0 and beat nobody. */
     if (i % 2 == 0 && i + 1 < s->p)
         /* release: pairs with the losers' acquire above */
-        tc_store_release_u64(tc_shm_bar_line(s, i, TC_SHM_BLINE_RELEASE), e);
+        tc_shm_publish(s, tc_shm_bar_line(s, i, TC_SHM_BLINE_RELEASE), i, e);
 }
 
 /* ---- Dissemination (also serves pairwise) ----------------------------------
@@ -173,9 +170,9 @@ static void tc_shm_barrier_dissemination(tc_shm_comm_t *s, uint64_t e)
         const int d = 1 << r; /* < p, since r < ceil(log2 p) */
         /* release: pairs with the acquire of process i + d below; carries
          * every arrival we learned of in rounds < r */
-        tc_store_release_u64(tc_shm_bar_round(s, (i + d) % p, r), e);
+        tc_shm_publish(s, tc_shm_bar_round(s, (i + d) % p, r), (i + d) % p, e);
         /* acquire: pairs with the release store of process i - d above */
-        tc_shm_barrier_wait(s, tc_shm_bar_round(s, i, r), e, "barrier: dissemination round",
+        tc_shm_barrier_wait(s, tc_shm_bar_round(s, i, r), i, e, "barrier: dissemination round",
                             (i - d + p) % p);
     }
 }
@@ -185,9 +182,9 @@ static void tc_shm_barrier_leader_release(tc_shm_comm_t *s, uint64_t e)
 {
     tc_atomic_u64_t *rel = tc_shm_bar_line(s, 0, TC_SHM_BLINE_RELEASE);
     if (s->rank == 0)
-        tc_store_release_u64(rel, e); /* release: pairs with the waiters' acquire below */
+        tc_shm_publish(s, rel, 0, e); /* release: pairs with the waiters' acquire below */
     else
-        tc_shm_barrier_wait(s, rel, e, "barrier: leader release", 0);
+        tc_shm_barrier_wait(s, rel, 0, e, "barrier: leader release", 0);
 }
 
 /* The header promises arity >= 2; every process passes the same value, so a

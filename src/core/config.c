@@ -40,9 +40,16 @@ static const tc_cfg_desc_t tc_cfg_table[] = {
                              "aborted with a message naming the communicator, the stage and the "
                              "peer waited for; 0 waits forever."},
     [TC_CFG_SPIN_COUNT] = {"TC_SPIN_COUNT", TC_CFG_TYPE_INT, "200", NULL, 0, 10000000,
-                           "Polls a waiting process makes before it starts yielding the CPU to "
-                           "other processes; when a communicator has more processes on a node "
-                           "than the node has CPUs the default becomes 0 (yield at once)."},
+                           "Polls a waiting process makes before it gives the CPU to other "
+                           "processes (sleeps or yields, see TC_WAIT); when a communicator has "
+                           "more processes on a node than the node has CPUs the default becomes "
+                           "0 (at once)."},
+    [TC_CFG_WAIT] = {"TC_WAIT", TC_CFG_TYPE_ENUM, "auto", "auto,spin,yield,futex", 0, 0,
+                     "How a process waits for a peer inside a collective: auto spins "
+                     "TC_SPIN_COUNT polls (counted again whenever the peer makes progress), "
+                     "then sleeps on a futex the peer wakes (yields when polling RMA); spin "
+                     "never gives the CPU away; yield spins then calls sched_yield() (the "
+                     "former behaviour); futex sleeps after TC_SPIN_COUNT polls."},
     [TC_CFG_SHM] = {"TC_SHM", TC_CFG_TYPE_BOOL, "1", NULL, 0, 1,
                     "Use the shared-memory path inside a node; 0 turns it off (e.g. to "
                     "compare with the MPI's own collectives)."},

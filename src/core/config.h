@@ -28,6 +28,7 @@ typedef enum {
     TC_CFG_STATS,                 /* bool: print per-path call counts at finalize */
     TC_CFG_WAIT_TIMEOUT,          /* double seconds, 0 = forever */
     TC_CFG_SPIN_COUNT,            /* int polls before yielding */
+    TC_CFG_WAIT,                  /* enum auto,spin,yield,futex (core/wait.h) */
     TC_CFG_SHM,                   /* bool: use the shared-memory path */
     TC_CFG_SHM_FRAGMENT_SIZE,     /* size; 0 = auto (model) */
     TC_CFG_SHM_QUEUE_LENGTH,      /* int S; 0 = auto (budget / f) */

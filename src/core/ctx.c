@@ -386,6 +386,7 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     ctx->wait_info.comm_name = ctx->comm_name;
     ctx->wait_info.timeout_s = tc_config_double(TC_CFG_WAIT_TIMEOUT);
     ctx->wait_info.spin_polls = (uint32_t)tc_config_int(TC_CFG_SPIN_COUNT);
+    ctx->wait_info.policy = (int)tc_config_int(TC_CFG_WAIT);
     ctx->bcast_path = TC_PATH_PMPI_INTERCOMM;
     if (ctx->is_inter)
         goto fn_exit; /* everything goes to PMPI_*: no resources */

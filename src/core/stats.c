@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "wait.h"
 
 _Atomic unsigned long long tc_stats_counts[TC_OP_LAST][TC_PATH_LAST];
 atomic_int tc_stats_enabled = -1;
@@ -64,4 +65,23 @@ void tc_stats_print(void)
                 c[TC_PATH_PMPI_NO_SEGMENT], c[TC_PATH_PMPI_INTERCOMM], c[TC_PATH_PMPI_OP],
                 c[TC_PATH_PMPI_RACE]);
     }
+    /* How this process waited (core/wait.h): totals, then the stages that
+     * waited past the spin, most time first. */
+    tc_wait_stats_t w;
+    tc_wait_stats_get(&w);
+    fprintf(stderr,
+            "topocoll-wait rank=%d waits=%llu long_waits=%llu long_s=%.6f yields=%llu "
+            "sleeps=%llu wakes=%llu sleep_timeouts=%llu\n",
+            tc_log_rank, (unsigned long long)w.waits, (unsigned long long)w.long_waits, w.long_s,
+            (unsigned long long)w.yields, (unsigned long long)w.sleeps, (unsigned long long)w.wakes,
+            (unsigned long long)w.sleep_timeouts);
+    tc_wait_stage_stats_t st[16];
+    int n = tc_wait_stats_stages(st, 16);
+    for (int i = 0; i < n; i++)
+        fprintf(stderr,
+                "topocoll-wait rank=%d stage='%s' waits=%llu long_waits=%llu long_s=%.6f "
+                "yields=%llu sleeps=%llu\n",
+                tc_log_rank, st[i].stage, (unsigned long long)st[i].s.waits,
+                (unsigned long long)st[i].s.long_waits, st[i].s.long_s,
+                (unsigned long long)st[i].s.yields, (unsigned long long)st[i].s.sleeps);
 }

@@ -1,12 +1,76 @@
-/* Spin-then-yield wait with a timeout (STYLE.md: every wait loop yields, so 8
- * processes on 2 cores finish; a wait that can never finish ends with a message
- * naming the communicator, the stage and the peer, then MPI_Abort).
+/* The one wait helper of the library: every "wait until a counter reaches a
+ * value" loop (shared-memory broadcast, reduce, barrier) and every poll loop
+ * (RMA) waits through it, so how a process waits is decided in one place.
  *
- * Use:
+ * How it waits (TC_WAIT, default auto):
+ *   auto   spin (cpu relax) while the peer makes progress: TC_SPIN_COUNT polls,
+ *          counted again from zero each time the watched word moves; then, on
+ *          a word in shared memory, sleep on a futex that the writer wakes
+ *          (only if a sleeper has announced itself); on a word we can only
+ *          poll (RMA), sched_yield().
+ *   spin   never give the CPU away (until the timeout).
+ *   yield  TC_SPIN_COUNT polls, then sched_yield() (the library's former
+ *          behaviour, for comparison).
+ *   futex  as auto but sleeps after TC_SPIN_COUNT polls even if the word moves.
+ * Every way ends after TC_WAIT_TIMEOUT seconds with a message naming the
+ * communicator, the stage and the peer (a futex sleep is bounded, so the clock
+ * is still read).
+ *
+ * Shared-memory waits (the futex protocol):
+ *     reader: v = tc_wait_ge_u64(word, want, sleepers, info, stage, peer);
+ *     writer: tc_wait_publish_u64(word, value, sleepers);  (instead of a
+ *             release store; tc_wait_fetch_add_publish_u64 for a counter)
+ * @p sleepers is a counter in the same shared mapping, incremented by each
+ * process while it sleeps on a word that the writer's publication may satisfy
+ * (the segment keeps one per region). When it is zero (nobody sleeps: the
+ * uncontended case) the writer pays one load of a line it only reads, and no
+ * system call.
+ *
+ * The lost-wakeup race, and why it cannot lose a sleeper. Reader:
+ *   (R1) sleepers += 1 (seq_cst RMW); (R2) v = *word (seq_cst load);
+ *   (R3) if v < want: FUTEX_WAIT(word, expected = low 32 bits of v).
+ * Writer: (W1) *word = value (seq_cst store); (W2) n = sleepers (seq_cst load);
+ *   (W3) if n != 0: FUTEX_WAKE(word).
+ * All four accesses are seq_cst, so they have one total order S (the store-
+ * buffer/Dekker pattern: seq_cst stores and loads, not release/acquire, which
+ * would allow both loads to see the old values). If W1 precedes R2 in S, R2
+ * reads value (or later) and the reader does not sleep on the old value. Else
+ * R1 < R2 < W1 < W2 in S, so W2 reads the increment and the writer calls
+ * FUTEX_WAKE; if that happens before the reader's FUTEX_WAIT, the kernel's
+ * comparison under the futex bucket lock reads the new word (W1 happened
+ * before the wake), sees it differ from the expected value and returns at
+ * once. A counter moves by far less than 2^32 between R2 and R3, so its low
+ * 32 bits differ whenever the value does.
+ * The seq_cst store is also a release and the reader's load an acquire, so
+ * the usual publication (data written before W1 visible after the wait)
+ * holds as with a release store.
+ *
+ * The asymmetric variant (default where the kernel has it): a seq_cst store
+ * drains the writer's store buffer on every publication (on x86 an xchg that
+ * waits for the line's ownership: ~0.1 us per hand-over, measured). Instead
+ * the writer makes W1 a release store followed by only a compiler barrier,
+ * and the sleeper, between R1 and R2, calls membarrier(
+ * MEMBARRIER_CMD_GLOBAL_EXPEDITED) (R1b), which makes every CPU running a
+ * registered process execute a full memory barrier before it returns. Every
+ * process registers (MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) before its
+ * first publication. Then either the writer's W1 is before that barrier on
+ * its CPU, so visible to R2, or W2 is after it, so it reads R1's increment
+ * (the argument of user-space RCU and of Folly's asymmetric fence). A writer
+ * that registers while the sleeper's membarrier runs: registering is a
+ * system call, a full barrier, before W1, so W2 is after R1. The sleeper side
+ * calls membarrier whenever the kernel offers the command, whether or not
+ * its own registration worked, so a registered (asymmetric) writer never
+ * meets a sleeper that skips it.
+ *
+ * Polling waits (no shared word to sleep on, e.g. an RMA flag read with
+ * MPI_Get):
  *     tc_waiter_t w;
- *     tc_waiter_init(&w, &ctx->wait_info, "bcast: wait for fragment", parent);
+ *     tc_waiter_init(&w, info, "bcast: wait for fragment", parent);
  *     while (!condition)
  *         tc_waiter_pause(&w);
+ *
+ * This file includes nothing of the library's but atomics.h (it moves to
+ * src/base with the configuration engine).
  */
 #ifndef TC_CORE_WAIT_H
 #define TC_CORE_WAIT_H
@@ -16,15 +80,36 @@
 
 #include "atomics.h"
 
-/* What a timeout message needs to say, and the knobs (from the config). */
+/* TC_WAIT: the words of the tunable, in order. */
+typedef enum {
+    TC_WAIT_AUTO,
+    TC_WAIT_SPIN,
+    TC_WAIT_YIELD,
+    TC_WAIT_FUTEX,
+    TC_WAIT_LAST
+} tc_wait_policy_t;
+
+struct tc_wait_info;
+/* Called when a wait has lasted TC_WAIT_TIMEOUT seconds; must not return
+ * (NULL: print the message and PMPI_Abort, see wait.c). */
+typedef void (*tc_wait_timeout_fn)(const struct tc_wait_info *info, const char *stage, int peer);
+
+/* What a timeout message needs to say, and the knobs (from the config). A
+ * zero-initialised struct waits forever with policy auto and no spinning. */
 typedef struct tc_wait_info {
-    const char *comm_name; /* e.g. "MPI_COMM_WORLD" or "comm#3 (size 4)" */
-    double timeout_s;      /* TC_WAIT_TIMEOUT; 0 = forever */
-    uint32_t spin_polls;   /* TC_SPIN_COUNT: polls before the first yield */
-    const int *peer_ranks; /* a waiter's peer index -> rank in comm_name's communicator (a
-                              group of it, e.g. a node's segment under the hierarchy), or
-                              NULL when the indices are those ranks */
+    const char *comm_name;         /* e.g. "MPI_COMM_WORLD" or "comm#3 (size 4)" */
+    double timeout_s;              /* TC_WAIT_TIMEOUT; 0 = forever */
+    uint32_t spin_polls;           /* TC_SPIN_COUNT: polls before the first yield or sleep */
+    int policy;                    /* TC_WAIT: tc_wait_policy_t */
+    tc_wait_timeout_fn on_timeout; /* NULL: the default (message, then abort the job) */
+    long sleep_max_ns;             /* longest single futex sleep; 0: 50 ms (tests set it long, so a
+                                      lost wake-up would show as a sleep that timed out) */
+    const int *peer_ranks;         /* a waiter's peer index -> rank in comm_name's communicator (a
+                                      group of it, e.g. a node's segment under the hierarchy), or
+                                      NULL when the indices are those ranks */
 } tc_wait_info_t;
+
+/* ---- Polling waits ------------------------------------------------------ */
 
 typedef struct tc_waiter {
     const tc_wait_info_t *info;
@@ -33,6 +118,7 @@ typedef struct tc_waiter {
     uint32_t polls;
     uint32_t yields;
     double deadline; /* 0 until the first clock read */
+    double start;    /* the first clock read (for the statistics) */
 } tc_waiter_t;
 
 static inline void tc_waiter_init(tc_waiter_t *w, const tc_wait_info_t *info, const char *stage,
@@ -44,10 +130,13 @@ static inline void tc_waiter_init(tc_waiter_t *w, const tc_wait_info_t *info, co
     w->polls = 0;
     w->yields = 0;
     w->deadline = 0.0;
+    w->start = 0.0;
 }
 
-/* Out of line: reads the clock, aborts on timeout. */
+/* Out of line: reads the clock, calls the timeout handler when it is due. */
 void tc_waiter_check_clock(tc_waiter_t *w);
+/* Out of line: the part of tc_waiter_pause() past the spin. */
+void tc_waiter_pause_slow(tc_waiter_t *w);
 
 static inline void tc_waiter_pause(tc_waiter_t *w)
 {
@@ -56,12 +145,96 @@ static inline void tc_waiter_pause(tc_waiter_t *w)
         tc_cpu_relax();
         return;
     }
-    sched_yield();
-    /* The clock is read every 256 yields: a yield is ~1 µs alone, up to a
-     * time slice when oversubscribed, so the timeout is late by a fraction of
-     * a second at worst. */
-    if ((w->yields++ & 255u) == 0)
-        tc_waiter_check_clock(w);
+    tc_waiter_pause_slow(w);
 }
+
+/* ---- Shared-memory waits (futex) ------------------------------------------ */
+
+/* How writers order their store before their load of the sleepers word:
+ * 1: a release store and a compiler barrier; the sleepers pay instead, with
+ *    membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) between R1 and R2 (see the
+ *    asymmetric variant below); this process is registered for it.
+ * 0: seq_cst store (the kernel lacks membarrier's expedited global command, or
+ *    registration failed). -1: not decided yet (first publication decides). */
+extern _Atomic int tc_wait_asym;
+int tc_wait_asym_init(void);
+
+uint64_t tc_wait_ge_slow_u64(tc_atomic_u64_t *word, uint64_t want, tc_atomic_u64_t *sleepers,
+                             const tc_wait_info_t *info, const char *stage, int peer);
+void tc_wait_wake_slow(tc_atomic_u64_t *word);
+
+/* Wait until *word >= @p want; returns the value read. acquire (at least):
+ * pairs with the tc_wait_publish_u64() / tc_wait_fetch_add_publish_u64() of
+ * the word's writer, which each caller names. @p sleepers: the shared
+ * counter the writer checks (NULL: never sleep, spin then yield). */
+static inline uint64_t tc_wait_ge_u64(tc_atomic_u64_t *word, uint64_t want,
+                                      tc_atomic_u64_t *sleepers, const tc_wait_info_t *info,
+                                      const char *stage, int peer)
+{
+    uint64_t v = tc_load_acquire_u64(word);
+    if (v >= want)
+        return v;
+    return tc_wait_ge_slow_u64(word, want, sleepers, info, stage, peer);
+}
+
+/* The writer's half: store @p value (seq_cst, which includes release) and
+ * wake the sleepers if any announced themselves (W1-W3 above). */
+static inline void tc_wait_publish_u64(tc_atomic_u64_t *word, uint64_t value,
+                                       tc_atomic_u64_t *sleepers)
+{
+    int asym = atomic_load_explicit(&tc_wait_asym, memory_order_relaxed);
+    if (asym < 0)
+        asym = tc_wait_asym_init();
+    if (asym) {
+        /* release: pairs with the reader's acquire. W1 before W2 is kept by
+         * the compiler barrier here and, against the processor's store
+         * buffer, by the sleeper's membarrier (R1b in tc_wait_sleep()). */
+        atomic_store_explicit(word, value, memory_order_release);
+        atomic_signal_fence(memory_order_seq_cst);
+    } else {
+        /* seq_cst store, then seq_cst load: pairs with R1/R2 in
+         * tc_wait_sleep() (wait.c). */
+        atomic_store_explicit(word, value, memory_order_seq_cst);
+    }
+    if (atomic_load_explicit(sleepers, memory_order_seq_cst) != 0)
+        tc_wait_wake_slow(word);
+}
+
+/* The same for a counter several processes add to; returns the old value.
+ * The RMW is seq_cst (acq_rel and more). */
+static inline uint64_t tc_wait_fetch_add_publish_u64(tc_atomic_u64_t *word, uint64_t add,
+                                                     tc_atomic_u64_t *sleepers)
+{
+    /* seq_cst RMW then seq_cst load: pairs with R1/R2 in tc_wait_sleep(). */
+    uint64_t old = atomic_fetch_add_explicit(word, add, memory_order_seq_cst);
+    if (atomic_load_explicit(sleepers, memory_order_seq_cst) != 0)
+        tc_wait_wake_slow(word);
+    return old;
+}
+
+/* ---- Statistics (this process, all threads) ---------------------------- */
+
+typedef struct tc_wait_stats {
+    uint64_t waits;          /* waits not satisfied by their first read */
+    uint64_t long_waits;     /* of which went past the spin (yielded or slept) */
+    uint64_t yields;         /* sched_yield() calls */
+    uint64_t sleeps;         /* FUTEX_WAIT calls */
+    uint64_t wakes;          /* FUTEX_WAKE calls (a writer saw a sleeper) */
+    uint64_t sleep_timeouts; /* sleeps that ended by their bound, not a wake or a change */
+    double long_s;           /* seconds spent in the long waits */
+} tc_wait_stats_t;
+
+/* Per stage: the same counts for one stage string. */
+typedef struct tc_wait_stage_stats {
+    const char *stage;
+    tc_wait_stats_t s;
+} tc_wait_stage_stats_t;
+
+/* Copy the totals; returns them. */
+void tc_wait_stats_get(tc_wait_stats_t *out);
+/* Up to @p max stages (those that waited), most long-waited first; returns
+ * how many. */
+int tc_wait_stats_stages(tc_wait_stage_stats_t *out, int max);
+void tc_wait_stats_reset(void);
 
 #endif /* TC_CORE_WAIT_H */

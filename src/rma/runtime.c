@@ -139,6 +139,7 @@ static int tc_rma_rt_create(MPI_Comm comm, MPI_Group group, int64_t serial, int 
     rt->wait_info.comm_name = rt->name;
     rt->wait_info.timeout_s = tc_config_double(TC_CFG_WAIT_TIMEOUT);
     rt->wait_info.spin_polls = (uint32_t)tc_config_int(TC_CFG_SPIN_COUNT);
+    rt->wait_info.policy = (int)tc_config_int(TC_CFG_WAIT);
     /* Every window at least a cache line (>= 64 B) per rank and a multiple of it: MPICH
      * 4.0.2 misdelivers puts and atomics to odd ranks in windows of 8 bytes
      * per rank (tests/rma: rma_mpich_small_win regression test). */

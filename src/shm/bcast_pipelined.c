@@ -70,16 +70,11 @@ static void tc_shm_bcast_wait_bank_free(tc_shm_comm_t *s, uint64_t u)
         if (i == s->rank || s->seen_done[i] >= need)
             continue;
         tc_atomic_u64_t *done = tc_shm_done(s, i);
-        /* acquire: pairs with the release store of done in
+        /* acquire: pairs with the publication of done in
          * tc_shm_bcast_pipelined() (A): i's copy-outs of use u - q happen
          * before we overwrite the buffers. */
-        uint64_t v = tc_load_acquire_u64(done);
-        if (v < need) {
-            tc_waiter_t w;
-            tc_waiter_init(&w, s->wait, "shm bcast: wait for a bank to be released", i);
-            while ((v = tc_load_acquire_u64(done)) < need)
-                tc_waiter_pause(&w);
-        }
+        uint64_t v =
+            tc_shm_wait_ge(s, done, i, need, "shm bcast: wait for a bank to be released", i);
         /* A later wait satisfied by v needs no read: the acquire above
          * already ordered i's reads up to v before our writes. */
         s->seen_done[i] = v;
@@ -90,10 +85,11 @@ static inline void tc_shm_bcast_notify(tc_shm_comm_t *s, const int *children, in
                                        int bank, uint64_t seq)
 {
     for (int c = 0; c < nchildren; c++)
-        /* release: pairs with the acquire in tc_shm_bcast_wait_ready() of the
-         * child; publishes the fragment copy (root) or, transitively, the
-         * root's copy that we acquired (inner node). */
-        tc_store_release_u64(tc_shm_ready(s, children[c], bank), seq);
+        /* release (seq_cst, and a wake if the child sleeps): pairs with the
+         * acquire in tc_shm_bcast_wait_ready() of the child; publishes the
+         * fragment copy (root) or, transitively, the root's copy that we
+         * acquired (inner node). */
+        tc_shm_publish(s, tc_shm_ready(s, children[c], bank), children[c], seq);
 }
 
 /* W: wait until at least @p want fragments' sequence has been announced;
@@ -102,15 +98,9 @@ static inline uint64_t tc_shm_bcast_wait_ready(tc_shm_comm_t *s, int bank, uint6
                                                int parent)
 {
     tc_atomic_u64_t *ready = tc_shm_ready(s, s->rank, bank);
-    /* acquire: pairs with the release in tc_shm_bcast_notify() of our parent. */
-    uint64_t v = tc_load_acquire_u64(ready);
-    if (v >= want)
-        return v;
-    tc_waiter_t w;
-    tc_waiter_init(&w, s->wait, "shm bcast: wait for a fragment", parent);
-    while ((v = tc_load_acquire_u64(ready)) < want)
-        tc_waiter_pause(&w);
-    return v;
+    /* acquire: pairs with the publication in tc_shm_bcast_notify() of our
+     * parent (or in tc_shm_bcast_inline()). */
+    return tc_shm_wait_ge(s, ready, s->rank, want, "shm bcast: wait for a fragment", parent);
 }
 
 /* Small messages: the payload rides in the ready line next to the sequence
@@ -142,16 +132,18 @@ static void tc_shm_bcast_inline(tc_shm_comm_t *s, char *buf, size_t nbytes, int 
     for (int c = 0; c < nchildren; c++) {
         tc_atomic_u64_t *line = tc_shm_ready(s, children[c], bank);
         memcpy(line + 1, src, nbytes);
-        /* release: pairs with the acquire in tc_shm_bcast_wait_ready() of
-         * the child; publishes the payload written just above. */
-        tc_store_release_u64(line, seq);
+        /* release (seq_cst): pairs with the acquire in
+         * tc_shm_bcast_wait_ready() of the child; publishes the payload
+         * written just above. */
+        tc_shm_publish(s, line, children[c], seq);
     }
     if (s->rank != root)
         tc_shm_copy_out(copier, buf, 0, src, nbytes);
     s->bank_frags[bank] = seq;
     s->uses = u + 1;
-    /* release (A): pairs with the acquire in tc_shm_bcast_wait_bank_free(). */
-    tc_store_release_u64(tc_shm_done(s, s->rank), u + 1);
+    /* release (A, seq_cst): pairs with the acquire in
+     * tc_shm_bcast_wait_bank_free(). */
+    tc_shm_publish(s, tc_shm_done(s, s->rank), s->rank, u + 1);
 }
 
 void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root,
@@ -226,9 +218,10 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
         }
         s->bank_frags[bank] = base + nfrag;
         s->uses = u + 1;
-        /* release (A): pairs with the acquire in tc_shm_bcast_wait_bank_free()
-         * of the root of bank use u + q; our reads of its buffers are done. */
-        tc_store_release_u64(tc_shm_done(s, s->rank), u + 1);
+        /* release (A, seq_cst): pairs with the acquire in
+         * tc_shm_bcast_wait_bank_free() of the root of bank use u + q; our
+         * reads of its buffers are done. */
+        tc_shm_publish(s, tc_shm_done(s, s->rank), s->rank, u + 1);
     }
     tc_shm_copy_end(&how);
 }

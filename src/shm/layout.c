@@ -50,6 +50,8 @@ int tc_shm_layout_compute_full(tc_shm_layout_t *l, int p, int S, int q, size_t f
         (size_t)(1 + q) + (rslots ? TC_SHM_RLINE_INLINE0 + TC_SHM_REDUCE_INLINE_SLOTS : 0);
     l->bctrl_off = ctrl_lines * line;
     ctrl_lines += TC_SHM_BLINE_ROUND0 + 2 * (size_t)brounds;
+    l->sleepers_off = ctrl_lines * line;
+    ctrl_lines += 1;
     l->ctrl_size = tc_round_up(ctrl_lines * line, page);
     l->rdata_off = l->ctrl_size + (size_t)S * f;
     l->region_size = l->rdata_off + 2 * (size_t)l->rslots * l->rslot_bytes;

@@ -37,6 +37,10 @@
  *                loser i + 2^r (i wins round r when i % 2^(r+1) == 0)
  * Each line has one fixed writer whatever the algorithm (counter and crelease
  * excepted, as said), so consecutive barriers may use different algorithms.
+ * then the sleepers line (core/wait.h): how many processes sleep on a futex
+ *   on some line of this block; written only by sleepers (an atomic add on
+ *   going to sleep, a subtract on waking), read by every writer of a line of
+ *   this block right after it publishes (one load, a syscall only if non-zero)
  * and after the broadcast queue, the reduce data of process i:
  *   contrib[k]   reduce_slots slots of reduce_slot_bytes: i's contributions
  *   result[k]    reduce_slots slots: the slices i combined
@@ -77,12 +81,13 @@ typedef struct tc_shm_layout {
     size_t ctrl_size;      /* control block of one process (page multiple) */
     int rslots;            /* reduce slots per process (0: no reduce area) */
     size_t rslot_bytes;    /* bytes per reduce slot (multiple of line) */
-    size_t rctrl_off;   /* in a region: the rseq line (then rres, rdone, rdone_inline, inline[]) */
-    size_t rdata_off;   /* in a region: contrib[0] (result[0] follows the contrib slots) */
-    int brounds;        /* barrier round lines per process: ceil(log2 p) */
-    size_t bctrl_off;   /* in a region: the barrier arrive line (then release, counter, ...) */
-    size_t region_size; /* ctrl_size + S * f + 2 * rslots * rslot_bytes */
-    size_t total;       /* whole segment */
+    size_t rctrl_off;    /* in a region: the rseq line (then rres, rdone, rdone_inline, inline[]) */
+    size_t rdata_off;    /* in a region: contrib[0] (result[0] follows the contrib slots) */
+    int brounds;         /* barrier round lines per process: ceil(log2 p) */
+    size_t bctrl_off;    /* in a region: the barrier arrive line (then release, counter, ...) */
+    size_t sleepers_off; /* in a region: the sleepers line (after the barrier lines) */
+    size_t region_size;  /* ctrl_size + S * f + 2 * rslots * rslot_bytes */
+    size_t total;        /* whole segment */
 } tc_shm_layout_t;
 
 /* Fill @p l. Returns 0, or -1 if the arguments are invalid (p < 1, S < 1,
@@ -162,6 +167,11 @@ static inline size_t tc_shm_layout_bround(const tc_shm_layout_t *l, int i, int r
 static inline size_t tc_shm_layout_btround(const tc_shm_layout_t *l, int i, int r)
 {
     return tc_shm_layout_bline(l, i, TC_SHM_BLINE_ROUND0 + l->brounds + r);
+}
+
+static inline size_t tc_shm_layout_sleepers(const tc_shm_layout_t *l, int i)
+{
+    return tc_shm_layout_region(l, i) + l->sleepers_off;
 }
 
 #endif /* TC_SHM_LAYOUT_H */

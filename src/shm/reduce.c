@@ -120,20 +120,14 @@ static inline size_t tc_red_min(size_t a, size_t b)
     return a < b ? a : b;
 }
 
-/* Wait until *line >= want; returns the value read (acquire). */
-static inline uint64_t tc_red_wait(const tc_shm_comm_t *s, tc_atomic_u64_t *line, uint64_t want,
-                                   const char *stage, int peer)
+/* Wait until *line (a line of region @p i) >= want; returns the value read.
+ * acquire: pairs with the publication (tc_shm_publish, a seq_cst store that
+ * is also a release) of the line's writer, named at each caller, so what it
+ * wrote before is visible. */
+static inline uint64_t tc_red_wait(const tc_shm_comm_t *s, tc_atomic_u64_t *line, int i,
+                                   uint64_t want, const char *stage, int peer)
 {
-    /* acquire: pairs with the release store of the line's writer (named at
-     * each caller), so what it wrote before is visible. */
-    uint64_t v = tc_load_acquire_u64(line);
-    if (v >= want)
-        return v;
-    tc_waiter_t w;
-    tc_waiter_init(&w, s->wait, stage, peer);
-    while ((v = tc_load_acquire_u64(line)) < want)
-        tc_waiter_pause(&w);
-    return v;
+    return tc_shm_wait_ge(s, line, i, want, stage, peer);
 }
 
 /* WF: slot k of a ring of n may be rewritten once every other process has
@@ -151,7 +145,7 @@ static void tc_red_wait_free(tc_shm_comm_t *s, uint64_t k, uint64_t n, int which
         /* acquire (in tc_red_wait): pairs with the release of rdone /
          * rdone_inline in tc_red_finish(): i's reads of our slot happen
          * before we overwrite it. */
-        seen[i] = tc_red_wait(s, tc_red_line(s, i, which), need,
+        seen[i] = tc_red_wait(s, tc_red_line(s, i, which), i, need,
                               "shm reduce: wait for a slot to be released", i);
     }
 }
@@ -161,7 +155,7 @@ static void tc_red_wait_free(tc_shm_comm_t *s, uint64_t k, uint64_t n, int which
 static inline void tc_red_finish(tc_shm_comm_t *s, int which, uint64_t k)
 {
     /* release: pairs with the acquire in tc_red_wait_free() of a publisher. */
-    tc_store_release_u64(tc_red_line(s, s->rank, which), k + 1);
+    tc_shm_publish(s, tc_red_line(s, s->rank, which), s->rank, k + 1);
 }
 
 /* P: fragment k of this process's contribution into its slot, copied as
@@ -172,14 +166,14 @@ static void tc_red_publish(tc_shm_comm_t *s, uint64_t k, const char *src, size_t
     tc_red_wait_free(s, k, (uint64_t)s->layout.rslots, TC_SHM_RLINE_DONE, s->seen_rdone);
     tc_shm_copy(copy, tc_red_contrib(s, s->rank, k), src, len);
     /* release: pairs with the acquire in tc_red_contribution(). */
-    tc_store_release_u64(tc_red_line(s, s->rank, TC_SHM_RLINE_SEQ), k + 1);
+    tc_shm_publish(s, tc_red_line(s, s->rank, TC_SHM_RLINE_SEQ), s->rank, k + 1);
 }
 
 /* W: process i's fragment k. */
 static inline const char *tc_red_contribution(const tc_shm_comm_t *s, int i, uint64_t k)
 {
     /* acquire (in tc_red_wait): pairs with the release in tc_red_publish() of i. */
-    tc_red_wait(s, tc_red_line(s, i, TC_SHM_RLINE_SEQ), k + 1,
+    tc_red_wait(s, tc_red_line(s, i, TC_SHM_RLINE_SEQ), i, k + 1,
                 "shm reduce: wait for a peer's contribution", i);
     return tc_red_contrib(s, i, k);
 }
@@ -249,7 +243,7 @@ static const char *tc_red_tree_partial(const tc_shm_comm_t *s, int i, uint64_t k
     /* acquire (in tc_red_wait): pairs with i's release of rseq in
      * tc_red_publish() / tc_red_tree_up(), or of its inline line in
      * tc_red_inline_tree(): the partial written before it is visible. */
-    tc_red_wait(s, line, k + 1, "shm reduce tree: wait for a child's partial", i);
+    tc_red_wait(s, line, i, k + 1, "shm reduce tree: wait for a child's partial", i);
     return which == TC_SHM_RLINE_SEQ ? tc_red_contrib(s, i, k) : (const char *)(line + 1);
 }
 
@@ -297,7 +291,7 @@ static void tc_red_inline_tree(tc_shm_comm_t *s, const char *mine, char *recvbuf
         memcpy(line + 1, part, nbytes);
         /* release: pairs with the acquire in the parent's
          * tc_red_tree_partial(), or (rank 0) in the receivers' wait below. */
-        tc_store_release_u64(line, k + 1);
+        tc_shm_publish(s, line, me, k + 1);
     }
     if (root < 0 || me == root) {
         if (me == 0) {
@@ -305,7 +299,7 @@ static void tc_red_inline_tree(tc_shm_comm_t *s, const char *mine, char *recvbuf
         } else {
             tc_atomic_u64_t *line = tc_red_line(s, 0, which);
             /* acquire (in tc_red_wait): pairs with rank 0's release above. */
-            tc_red_wait(s, line, k + 1, "shm reduce tree: wait for the result", 0);
+            tc_red_wait(s, line, 0, k + 1, "shm reduce tree: wait for the result", 0);
             memcpy(recvbuf, line + 1, nbytes);
         }
     }
@@ -331,7 +325,7 @@ static void tc_red_tree_up(tc_shm_comm_t *s, const tc_red_tree_t *t, uint64_t k,
     tc_red_tree_fold(s, t, k, TC_SHM_RLINE_SEQ, own, tc_red_contrib(s, s->rank, k), n, op);
     /* release: pairs with the acquire in the parent's tc_red_tree_partial(),
      * or (rank 0) in the receivers' wait in tc_red_tree_down(). */
-    tc_store_release_u64(tc_red_line(s, s->rank, TC_SHM_RLINE_SEQ), k + 1);
+    tc_shm_publish(s, tc_red_line(s, s->rank, TC_SHM_RLINE_SEQ), s->rank, k + 1);
 }
 
 /* A receiver's copy of fragment k's result (@p len bytes) from rank 0's
@@ -341,7 +335,7 @@ static void tc_red_tree_down(tc_shm_comm_t *s, uint64_t k, char *out, size_t len
     if (s->rank != 0)
         /* acquire (in tc_red_wait): pairs with rank 0's release of rseq in
          * tc_red_tree_up(): its slot holds the fragment's result. */
-        tc_red_wait(s, tc_red_line(s, 0, TC_SHM_RLINE_SEQ), k + 1,
+        tc_red_wait(s, tc_red_line(s, 0, TC_SHM_RLINE_SEQ), 0, k + 1,
                     "shm reduce tree: wait for the result", 0);
     memcpy(out, tc_red_contrib(s, 0, k), len);
     tc_red_finish(s, TC_SHM_RLINE_DONE, k);
@@ -364,7 +358,7 @@ static void tc_red_inline(tc_shm_comm_t *s, const char *mine, char *recvbuf, siz
         memcpy(line + 1, mine, nbytes);
         /* release: pairs with the acquire in the receivers' wait below;
          * publishes the payload written just above. */
-        tc_store_release_u64(line, k + 1);
+        tc_shm_publish(s, line, me, k + 1);
     }
     if (receives) {
         alignas(16) char acc[TC_SHM_INLINE_MAX];
@@ -376,7 +370,7 @@ static void tc_red_inline(tc_shm_comm_t *s, const char *mine, char *recvbuf, siz
             } else {
                 tc_atomic_u64_t *line = tc_red_line(s, i, which);
                 /* acquire (in tc_red_wait): pairs with i's release above. */
-                tc_red_wait(s, line, k + 1, "shm reduce: wait for a peer's contribution", i);
+                tc_red_wait(s, line, i, k + 1, "shm reduce: wait for a peer's contribution", i);
                 d[j] = (const char *)(line + 1);
             }
         }
@@ -385,7 +379,7 @@ static void tc_red_inline(tc_shm_comm_t *s, const char *mine, char *recvbuf, siz
             const char *src = mine;
             if (i != me) {
                 tc_atomic_u64_t *line = tc_red_line(s, i, which);
-                tc_red_wait(s, line, k + 1, "shm reduce: wait for a peer's contribution", i);
+                tc_red_wait(s, line, i, k + 1, "shm reduce: wait for a peer's contribution", i);
                 src = (const char *)(line + 1);
             }
             tc_redop_apply(op, src, acc, nelem);
@@ -504,7 +498,7 @@ int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t n
             if (hi > lo)
                 tc_red_fold(s, k, own, lo * e, res + lo * e, hi - lo, op);
             /* release: pairs with the acquire of the receivers below. */
-            tc_store_release_u64(tc_red_line(s, me, TC_SHM_RLINE_RES), k + 1);
+            tc_shm_publish(s, tc_red_line(s, me, TC_SHM_RLINE_RES), me, k + 1);
             if (receives) {
                 for (int i = 0; i < p; i++) {
                     const size_t ilo = n * (size_t)i / (size_t)p;
@@ -515,7 +509,7 @@ int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t n
                     if (i != me) {
                         /* acquire (in tc_red_wait): pairs with i's release
                          * of rres above: its slice is complete. */
-                        tc_red_wait(s, tc_red_line(s, i, TC_SHM_RLINE_RES), k + 1,
+                        tc_red_wait(s, tc_red_line(s, i, TC_SHM_RLINE_RES), i, k + 1,
                                     "shm reduce: wait for a peer's slice", i);
                         r = tc_red_result(s, i, k);
                     }

@@ -150,6 +150,34 @@ static inline char *tc_shm_queue(const tc_shm_comm_t *s, int i)
     return s->base + tc_shm_layout_queue(&s->layout, i);
 }
 
+/* The futex waits (core/wait.h). Every line of region i that someone may
+ * wait on is written with tc_shm_publish(s, line, i, v) (or
+ * tc_shm_fetch_add_publish) and waited on with tc_shm_wait_ge(s, line, i,
+ * ...): both name the region, whose sleepers line (in the header) the
+ * sleeper announces itself in and the writer checks. */
+static inline tc_atomic_u64_t *tc_shm_sleepers(const tc_shm_comm_t *s, int i)
+{
+    return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_sleepers(&s->layout, i));
+}
+/* Wait until *line (a line of region @p i) >= @p want; returns the value.
+ * acquire: pairs with the tc_shm_publish() the caller names. */
+static inline uint64_t tc_shm_wait_ge(const tc_shm_comm_t *s, tc_atomic_u64_t *line, int i,
+                                      uint64_t want, const char *stage, int peer)
+{
+    return tc_wait_ge_u64(line, want, tc_shm_sleepers(s, i), s->wait, stage, peer);
+}
+/* *line (a line of region @p i) = @p v, a release (seq_cst) store that wakes
+ * the processes asleep on region i, if any. */
+static inline void tc_shm_publish(const tc_shm_comm_t *s, tc_atomic_u64_t *line, int i, uint64_t v)
+{
+    tc_wait_publish_u64(line, v, tc_shm_sleepers(s, i));
+}
+static inline uint64_t tc_shm_fetch_add_publish(const tc_shm_comm_t *s, tc_atomic_u64_t *line,
+                                                int i, uint64_t add)
+{
+    return tc_wait_fetch_add_publish_u64(line, add, tc_shm_sleepers(s, i));
+}
+
 /* Messages up to this many bytes travel inside the ready line itself, next
  * to the sequence number: one cache line moves instead of two. */
 #define TC_SHM_INLINE_MAX (TC_CACHELINE - sizeof(uint64_t))

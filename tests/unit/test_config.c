@@ -12,6 +12,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "core/wait.h"
 
 static int failures;
 
@@ -112,6 +113,7 @@ static void test_table(void)
                  {TC_CFG_STATS, "TC_STATS"},
                  {TC_CFG_WAIT_TIMEOUT, "TC_WAIT_TIMEOUT"},
                  {TC_CFG_SPIN_COUNT, "TC_SPIN_COUNT"},
+                 {TC_CFG_WAIT, "TC_WAIT"},
                  {TC_CFG_SHM, "TC_SHM"},
                  {TC_CFG_SHM_FRAGMENT_SIZE, "TC_SHM_FRAGMENT_SIZE"},
                  {TC_CFG_SHM_QUEUE_LENGTH, "TC_SHM_QUEUE_LENGTH"},
@@ -438,6 +440,13 @@ static void test_hier_enums(void)
         strcmp(tc_config_enum_name(TC_CFG_HIER_ALLREDUCE_TOP, TC_HIER_TOP_RING), "ring") != 0 ||
         strcmp(tc_config_enum_name(TC_CFG_HIER_ALLREDUCE_TOP, TC_HIER_TOP_LAST), "?") != 0)
         fail("enum names of the hierarchy's enums");
+
+    /* TC_WAIT: the words in the order of tc_wait_policy_t (core/wait.h). */
+    const char *waitw[] = {"auto", "spin", "yield", "futex"};
+    _Static_assert(sizeof waitw / sizeof waitw[0] == TC_WAIT_LAST, "TC_WAIT words");
+    for (int i = 0; i < TC_WAIT_LAST; i++)
+        expect_int(TC_CFG_WAIT, waitw[i], i);
+    expect_bad(TC_CFG_WAIT, "sleep", "one of auto,spin,yield,futex");
 
     /* Sizes of the new entries: bounds as documented. */
     expect_int(TC_CFG_SHM_REDUCE_SLOT_BYTES, "1K", 1024);
