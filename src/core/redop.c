@@ -553,7 +553,10 @@ static void tc_redop_tabs_fill(void)
     atomic_store_explicit(&tc_redop_tabs_ready, 1, memory_order_release);
 }
 
-int tc_redop_basic_elem(MPI_Datatype dt, MPI_Op op)
+/* The index in tc_redop_basics of @p dt when @p op applies to it (a
+ * predefined op, not MINLOC/MAXLOC, on a named basic type), with @p op's index
+ * in *@p opi_out; else -1. */
+static int tc_redop_basic_find(MPI_Datatype dt, MPI_Op op, int *opi_out)
 {
     /* acquire: pairs with the release in tc_redop_tabs_fill() */
     if (!atomic_load_explicit(&tc_redop_tabs_ready, memory_order_acquire))
@@ -564,7 +567,15 @@ int tc_redop_basic_elem(MPI_Datatype dt, MPI_Op op)
     const int b = tc_redop_tab_find(tc_redop_dttab, TC_REDOP_DTTAB_BITS, (uintptr_t)dt);
     if (b < 0 || !(tc_redop_basics[b].cat & tc_redop_ops[opi].cats))
         return -1;
-    return (int)tc_redop_kind_size[tc_redop_basics[b].kind];
+    *opi_out = opi;
+    return b;
+}
+
+int tc_redop_basic_elem(MPI_Datatype dt, MPI_Op op)
+{
+    int opi;
+    const int b = tc_redop_basic_find(dt, op, &opi);
+    return b < 0 ? -1 : (int)tc_redop_kind_size[tc_redop_basics[b].kind];
 }
 
 /* A predefined op (not MINLOC/MAXLOC) on a named basic type with a loop.
@@ -572,14 +583,9 @@ int tc_redop_basic_elem(MPI_Datatype dt, MPI_Op op)
  * general path. */
 static int tc_redop_init_basic(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
 {
-    /* acquire: pairs with the release in tc_redop_tabs_fill() */
-    if (!atomic_load_explicit(&tc_redop_tabs_ready, memory_order_acquire))
-        pthread_once(&tc_redop_tabs_once, tc_redop_tabs_fill);
-    const int opi = tc_redop_tab_find(tc_redop_optab, TC_REDOP_OPTAB_BITS, (uintptr_t)op);
-    if (opi < 0)
-        return -1;
-    const int b = tc_redop_tab_find(tc_redop_dttab, TC_REDOP_DTTAB_BITS, (uintptr_t)dt);
-    if (b < 0 || !(tc_redop_basics[b].cat & tc_redop_ops[opi].cats))
+    int opi;
+    const int b = tc_redop_basic_find(dt, op, &opi);
+    if (b < 0)
         return -1;
     const int k = tc_redop_basics[b].kind;
     const size_t elem = tc_redop_kind_size[k];
