@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "barrier/barrier.h"
-#include "core/config.h"
+#include "base/config.h"
 #include "core/ctx.h"
 #include "hier/groups.h"
 #include "hier/hier_build.h"

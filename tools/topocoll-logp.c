@@ -80,7 +80,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/atomics.h"
+#include "base/atomics.h"
 #include "core/ctx.h"
 #include "hier/hier.h"
 #include "model/logp.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/config.h"
+#include "base/config.h"
 
 typedef struct {
     char *buf;

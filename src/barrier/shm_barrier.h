@@ -23,8 +23,8 @@
 #ifndef TC_BARRIER_SHM_BARRIER_H
 #define TC_BARRIER_SHM_BARRIER_H
 
-#include "../shm/segment.h"
 #include "barrier.h"
+#include "shm/segment.h"
 
 /* TC_BARRIER_PAIRWISE is served by dissemination (same message pattern on
  * shared flags). @p arity >= 2 for TC_BARRIER_TREE. */

@@ -19,10 +19,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "../barrier/msg_barrier.h"
-#include "../barrier/shm_barrier.h"
+#include "barrier/msg_barrier.h"
+#include "barrier/shm_barrier.h"
+#include "base/log.h"
 #include "ctx.h"
-#include "log.h"
 #include "topocoll.h"
 
 /* Tags on the private communicator (hier_coll.h uses 0x7c01..0x7c03). */

@@ -3,10 +3,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../hier/hier_coll.h"
+#include "base/datatype.h"
+#include "base/log.h"
 #include "ctx.h"
-#include "datatype.h"
-#include "log.h"
+#include "hier/hier_coll.h"
 #include "topocoll.h"
 
 /* Contiguous bytes over the agreed path (shared memory or the hierarchy). */

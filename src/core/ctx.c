@@ -8,11 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../hier/hier_build.h"
-#include "../shm/params.h"
-#include "config.h"
-#include "datatype.h"
-#include "log.h"
+#include "base/config.h"
+#include "base/datatype.h"
+#include "base/log.h"
+#include "hier/hier_build.h"
+#include "shm/params.h"
 
 static pthread_mutex_t tc_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static int tc_ctx_keyval = MPI_KEYVAL_INVALID;  /* the context on a communicator */

@@ -13,13 +13,13 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "../hier/hier.h"
-#include "../shm/segment.h"
-#include "atomics.h"
+#include "base/atomics.h"
+#include "base/stats.h"
+#include "base/wait.h"
+#include "hier/hier.h"
 #include "race.h"
 #include "select.h"
-#include "stats.h"
-#include "wait.h"
+#include "shm/segment.h"
 
 typedef struct tc_ctx {
     MPI_Comm comm; /* the user's communicator (not ours) */

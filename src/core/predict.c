@@ -7,13 +7,13 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "../hier/hier_coll.h"
-#include "../model/cost.h"
-#include "../model/cost_shm_coll.h"
-#include "../shm/params.h"
-#include "../shm/tree.h"
 #include "ctx.h"
+#include "hier/hier_coll.h"
+#include "model/cost.h"
+#include "model/cost_shm_coll.h"
 #include "select.h"
+#include "shm/params.h"
+#include "shm/tree.h"
 #include "topocoll.h"
 
 /* Notification hops until the last reader of the broadcast tree of @p p

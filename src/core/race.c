@@ -4,10 +4,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "../shm/segment.h"
-#include "log.h"
-#include "median3.h"
-#include "redop.h"
+#include "base/log.h"
+#include "base/median3.h"
+#include "base/redop.h"
+#include "shm/segment.h"
 
 _Static_assert(TC_RACE_WINDOW == TC_MEDIAN3_WINDOW, "the estimate is tc_median3");
 _Static_assert(TC_RACE_EXPLORE >= TC_RACE_WINDOW, "the first decision has a full window");

@@ -44,7 +44,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "stats.h"
+#include "base/stats.h"
 
 struct tc_shm_comm;
 

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../hier/hier_coll.h"
+#include "base/log.h"
+#include "base/redop.h"
 #include "ctx.h"
-#include "log.h"
-#include "redop.h"
+#include "hier/hier_coll.h"
 #include "topocoll.h"
 
 /* The error path of tc_reduce_check(): "fn: what" through the handler.

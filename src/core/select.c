@@ -3,13 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../hier/hier.h"
-#include "../hier/hier_build.h"
-#include "../model/cost.h"
-#include "../shm/store.h"
-#include "config.h"
-#include "log.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "hier/hier.h"
+#include "hier/hier_build.h"
+#include "model/cost.h"
 #include "select.h"
+#include "shm/store.h"
 
 _Static_assert((int)TC_MODEL_BARRIER_LAST == (int)TC_BARRIER_ALG_LAST &&
                    (int)TC_MODEL_BARRIER_TOURNAMENT == (int)TC_BARRIER_TOURNAMENT &&

@@ -15,9 +15,9 @@
 
 #include <mpi.h>
 
-#include "../barrier/barrier.h"
-#include "../model/logp.h"
-#include "../model/tuning.h"
+#include "barrier/barrier.h"
+#include "model/logp.h"
+#include "model/tuning.h"
 
 struct tc_hier;
 struct tc_shm_comm;

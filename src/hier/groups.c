@@ -1,6 +1,6 @@
 /* Group hierarchy builder and level-list parser (paper 001, "Groups").
  * See groups.h for the rules; this file only implements them. */
-#include "hier/groups.h"
+#include "groups.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -32,7 +32,7 @@
 
 #include <stddef.h>
 
-#include "hier/locality.h"
+#include "locality.h"
 
 /* Level value of the implicit top group of all remaining participants; its
  * bit in tc_hier_groups_t.active_mask is (1u << TC_HIER_LEVEL_TOP). */

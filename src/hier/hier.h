@@ -30,10 +30,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hier/groups.h"
-#include "hier/level_bcast.h"
-#include "hier/level_reduce.h"
-#include "hier/locality.h"
+#include "groups.h"
+#include "level_bcast.h"
+#include "level_reduce.h"
+#include "locality.h"
 
 /* How TC_Allreduce combines the levels (paper 001). */
 typedef enum {

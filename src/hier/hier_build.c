@@ -1,6 +1,6 @@
 /* Building a communicator's hierarchy (see hier.h for the design and
  * hier_build.h for the interface). */
-#include "hier/hier_build.h"
+#include "hier_build.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,12 +11,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/config.h"
-#include "core/log.h"
-#include "hier/groups.h"
-#include "hier/locfile.h"
-#include "hier/netfile.h"
-#include "hier/topo_hwloc.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "groups.h"
+#include "locfile.h"
+#include "netfile.h"
+#include "topo_hwloc.h"
 
 #define BIT(l) (1u << (l))
 /* Intra-node levels that can hold the shared segment (core cannot: one

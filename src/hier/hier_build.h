@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hier/hier.h"
+#include "hier.h"
 
 /* One level's algorithm from TC_HIER_BCAST / TC_HIER_REDUCE. */
 typedef struct tc_hier_alg_choice {

@@ -1,5 +1,5 @@
 /* Hierarchical collectives (see hier_coll.h). */
-#include "hier/hier_coll.h"
+#include "hier_coll.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -27,8 +27,8 @@
 #include <mpi.h>
 #include <stddef.h>
 
-#include "core/redop.h"
-#include "hier/hier.h"
+#include "base/redop.h"
+#include "hier.h"
 #include "shm/segment.h"
 
 /* Tags on the private communicator (no other traffic uses them). */

@@ -8,7 +8,7 @@
  * sender and receiver always agree on the piece sequence and no zero-byte
  * message is ever sent.
  */
-#include "hier/level_bcast.h"
+#include "level_bcast.h"
 
 #include "base/names.h"
 

@@ -17,10 +17,10 @@
  * length from (nelem, elem, nmembers, indices), so they agree on the piece
  * sequence, and a zero-length transfer (an empty ring block) sends nothing.
  */
-#include "hier/level_reduce.h"
+#include "level_reduce.h"
 
 #include "base/names.h"
-#include "hier/level_bcast.h"
+#include "level_bcast.h"
 
 #include <stdint.h>
 #include <string.h>

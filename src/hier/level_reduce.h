@@ -41,7 +41,7 @@
 #include <mpi.h>
 #include <stddef.h>
 
-#include "core/redop.h"
+#include "base/redop.h"
 
 typedef enum {
     TC_HIER_REDUCE_FLAT,

@@ -1,5 +1,5 @@
 /* Locality override file parser; format in locfile.h. */
-#include "hier/locfile.h"
+#include "locfile.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "base/names.h"
-#include "hier/netfile.h" /* string table, line splitting, file reading */
+#include "netfile.h" /* string table, line splitting, file reading */
 
 #define LOC_NAME_MAX 255
 #define LOC_MAXTOK   (2 + TC_LEVEL_LAST) /* rank + every key, + 1 to see "too many" */

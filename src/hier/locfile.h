@@ -41,7 +41,7 @@
 
 #include <stddef.h>
 
-#include "hier/locality.h"
+#include "locality.h"
 
 /* Parse text[0..len) for a communicator of p ranks into locs[0..p).
  * filename is only used in messages. Returns 0, or -1 with the message in

@@ -1,5 +1,5 @@
 /* Network topology file parser; format in netfile.h. */
-#include "hier/netfile.h"
+#include "netfile.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hier/locality.h"
+#include "locality.h"
 
 #define TC_HIER_NETFILE_NAME_MAX 255
 

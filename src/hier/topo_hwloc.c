@@ -1,6 +1,6 @@
 /* Node topology from hwloc: cached process topology, locality of a binding,
  * and which intra-node levels nest (see topo_hwloc.h for the rules). */
-#include "hier/topo_hwloc.h"
+#include "topo_hwloc.h"
 
 #include <limits.h>
 #include <pthread.h>

@@ -22,7 +22,7 @@
 
 #include <hwloc.h>
 
-#include "hier/locality.h"
+#include "locality.h"
 
 /* Bits of the intra-node levels this module reports. */
 #define TC_HIER_TOPO_LEVELS                                                                        \

@@ -10,7 +10,7 @@
 
 #include <topocoll.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "rma.h"
 
 /* ---- PutRequest, PutLoop ---------------------------------------------------- */

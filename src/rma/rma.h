@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/wait.h"
+#include "base/wait.h"
 
 /* Data windows registered at once, per process (window ids 0..W-1). */
 #define TC_RMA_MAX_WINDOWS 32

@@ -9,8 +9,8 @@
 
 #include <topocoll.h>
 
-#include "core/config.h"
-#include "core/log.h"
+#include "base/config.h"
+#include "base/log.h"
 #include "rma.h"
 
 /* Tag of MPI_Comm_create_group (collective over the window's group only). */

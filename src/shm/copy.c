@@ -2,7 +2,7 @@
  * chosen by measurement (copy.h). */
 #include "copy.h"
 
-#include "../core/median3.h"
+#include "base/median3.h"
 
 #include <stdint.h>
 #include <string.h>

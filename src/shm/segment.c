@@ -19,7 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../core/log.h"
+#include "base/log.h"
 #include "store.h"
 
 /* Header line 0, written once by the creator before anyone else opens. */

@@ -36,13 +36,13 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "../core/atomics.h"
-#include "../core/config.h"
-#include "../core/redop.h"
-#include "../core/wait.h"
-#include "../locks/rwlock.h"
+#include "base/atomics.h"
+#include "base/config.h"
+#include "base/redop.h"
+#include "base/wait.h"
 #include "copy.h"
 #include "layout.h"
+#include "locks/rwlock.h"
 #include "tree.h"
 
 /* Agreed parameters of one segment. */

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../core/log.h"
+#include "base/log.h"
 #include "segment.h"
 
 #define TC_STORE_MAGIC     0x53544f5245763031ULL /* "STOREv01" */

@@ -41,7 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../locks/rwlock.h"
+#include "locks/rwlock.h"
 
 struct tc_shm_comm;
 

@@ -12,7 +12,7 @@
 #ifndef TC_SHM_TREE_H
 #define TC_SHM_TREE_H
 
-#include "../core/config.h" /* tc_tree_kind_t */
+#include "base/config.h" /* tc_tree_kind_t */
 
 typedef struct tc_shm_tree {
     int p;               /* processes */

@@ -31,7 +31,7 @@
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 
 #include "barrier/msg_barrier.h"
-#include "core/atomics.h"
+#include "base/atomics.h"
 
 #include <mpi.h>
 #include <signal.h>

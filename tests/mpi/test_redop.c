@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/redop.h"
+#include "base/redop.h"
 
 #include "tc_test_common.h"
 

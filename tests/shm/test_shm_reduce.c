@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/redop.h"
+#include "base/redop.h"
 #include "shm/params.h"
 #include "shm/segment.h"
 

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/config.h"
-#include "core/log.h"
-#include "core/wait.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "base/wait.h"
 
 static int failures;
 

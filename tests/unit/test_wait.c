@@ -21,7 +21,7 @@
 
 #include <pthread.h>
 
-#include "core/wait.h"
+#include "base/wait.h"
 
 static int failures;
 #define CHECK(cond, ...)                                                                           \
