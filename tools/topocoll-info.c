@@ -10,9 +10,8 @@
  * rank's locality vector, the active levels, each rank's groups and their
  * leaders, the shared-memory level and each level's algorithms). With
  * `--dot FILE` it also writes the groups as a Graphviz digraph; `--dot` alone
- * prints only the graph. It uses the internal query interface: tc_ctx_get()
- * and the read-only fields of tc_ctx_t / tc_shm_comm_t / tc_hier_t
- * (src/core/ctx.h, src/shm/segment.h, src/hier/hier.h, src/hier/hier_build.h).
+ * prints only the graph. Everything it knows of the library comes through
+ * the query interface (src/core/query.h): no internal struct is read here.
  */
 #include <hwloc.h>
 #include <stdio.h>
@@ -20,41 +19,33 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "barrier/barrier.h"
-#include "base/config.h"
-#include "core/ctx.h"
-#include "hier/groups.h"
-#include "hier/hier_build.h"
-#include "hier/topo_hwloc.h"
-#include "model/cost.h"
+#include "core/query.h"
 #include "topocoll.h"
 
-static const char *const path_names[TC_PATH_LAST] = {
-    "shm (shared-memory pipelined broadcast)",
-    "hier",
-    "trivial (one process)",
-    "PMPI_Bcast: the communicator spans several nodes",
-    "PMPI_Bcast: TC_SHM=0 on some rank",
-    "PMPI_Bcast: the segment could not be created on some rank",
-    "PMPI_Bcast: intercommunicator"};
+/* Any failure of a query is fatal: the tool has nothing to print then. */
+static void query_ok(int rc, const char *what)
+{
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "topocoll-info: %s failed (MPI error class %d)\n", what, rc);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
 
 static void print_tunables(void)
 {
-    static const char *const src[] = {"default", "env", "INVALID in env, default used"};
+    const int n = tc_query_tunable_count();
     int width = 0;
+    static tc_query_tunable_t t; /* 4 KiB of value text */
     printf("## Tunables\n");
-    for (int id = 0; id < TC_CFG_LAST; id++) {
-        int n = (int)strlen(tc_config_desc((tc_cfg_id_t)id)->name);
-        width = n > width ? n : width;
+    for (int id = 0; id < n; id++) {
+        query_ok(tc_query_tunable(id, &t), "tc_query_tunable");
+        int w = (int)strlen(t.name);
+        width = w > width ? w : width;
     }
-    for (int id = 0; id < TC_CFG_LAST; id++) {
-        const tc_cfg_desc_t *d = tc_config_desc((tc_cfg_id_t)id);
-        char val[TC_CFG_STRING_MAX + 1];
-        tc_config_value_text((tc_cfg_id_t)id, val, sizeof val);
-        const char *raw = tc_config_raw((tc_cfg_id_t)id);
-        printf("%-*s = %-10s (%s%s%s%s)\n", width, d->name, val,
-               src[tc_config_source((tc_cfg_id_t)id)], raw ? ": \"" : "", raw ? raw : "",
-               raw ? "\"" : "");
+    for (int id = 0; id < n; id++) {
+        query_ok(tc_query_tunable(id, &t), "tc_query_tunable");
+        printf("%-*s = %-10s (%s%s%s%s)\n", width, t.name, t.value, t.source, t.raw ? ": \"" : "",
+               t.raw ? t.raw : "", t.raw ? "\"" : "");
     }
 }
 
@@ -62,25 +53,28 @@ static void print_tunables(void)
 
 /* A rank's groups as ints: nlevels, then per group level, size, shm,
  * members[size]. */
-static int *hier_serialize(const tc_hier_t *h, int *len)
+static int *hier_serialize(MPI_Comm comm, const tc_query_hier_t *h, int *len)
 {
+    tc_query_group_t g;
     int n = 1;
-    for (int i = 0; h && i < h->nlevels; i++)
-        n += 3 + h->level[i].size;
+    for (int i = 0; i < h->ngroups; i++) {
+        query_ok(tc_query_hier_group(comm, i, &g), "tc_query_hier_group");
+        n += 3 + g.size;
+    }
     int *buf = malloc((size_t)n * sizeof *buf);
     if (!buf) {
         fprintf(stderr, "topocoll-info: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     int k = 0;
-    buf[k++] = h ? h->nlevels : 0;
-    for (int i = 0; h && i < h->nlevels; i++) {
-        const tc_hier_level_t *l = &h->level[i];
-        buf[k++] = (int)l->level;
-        buf[k++] = l->size;
-        buf[k++] = l->shm;
-        for (int m = 0; m < l->size; m++)
-            buf[k++] = l->members[m];
+    buf[k++] = h->ngroups;
+    for (int i = 0; i < h->ngroups; i++) {
+        query_ok(tc_query_hier_group(comm, i, &g), "tc_query_hier_group");
+        buf[k++] = g.level;
+        buf[k++] = g.size;
+        buf[k++] = g.shm;
+        for (int m = 0; m < g.size; m++)
+            buf[k++] = g.members[m];
     }
     *len = n;
     return buf;
@@ -90,187 +84,123 @@ static int *hier_serialize(const tc_hier_t *h, int *len)
  * barrier algorithms chosen with them: every candidate's predicted time, the
  * choice, and why (override or model). Printed by rank 0, for its own groups
  * (its segment and the top group, which it leads). */
-static void print_model(const tc_ctx_t *ctx)
+static void print_model(MPI_Comm comm)
 {
-    static const char *const source_names[] = {"default", "TC_LOGP_FILE", "TC_LOGP"};
+    tc_query_model_t m;
+    query_ok(tc_query_model(comm, &m), "tc_query_model");
     printf("\n## Model (paper 003): LogP/LogGP parameters, us (G: us per byte)\n");
     printf("(E: eager limit, bytes, 0 = none; rdv: added to a message above E; w: scheduler round "
            "per wait, added to L when oversubscribed)\n");
     printf("%-8s %8s %8s %8s %8s %12s %8s %6s %6s  %s\n", "level", "L", "o_s", "o_r", "g", "G", "E",
            "rdv", "w", "from");
     for (int l = 0; l < TC_MODEL_LEVEL_LAST; l++) {
-        const tc_logp_t *p = &ctx->logp.level[l];
+        const tc_logp_t *p = &m.level[l];
         printf("%-8s %8.3f %8.3f %8.3f %8.3f %12.3g %8.0f %6.2f %6.2f  %s\n",
                tc_model_level_name((tc_model_level_t)l), p->L, p->o_s, p->o_r, p->g, p->G, p->E,
-               p->rdv, p->w, source_names[ctx->logp.source[l]]);
+               p->rdv, p->w, m.source[l]);
     }
     /* Not a level: flags through the segment, used by its barriers. */
-    const tc_logp_t *s = &ctx->logp.shm;
+    const tc_logp_t *s = &m.shm;
     printf("%-8s %8.3f %8.3f %8.3f %8.3f %12.3g  %s (flags in shared memory: the segment's "
            "barriers)\n",
-           TC_LOGP_SHM_NAME, s->L, s->o_s, s->o_r, s->g, s->G, source_names[ctx->logp.shm_source]);
-    const tc_barrier_plan_t *b = &ctx->barrier;
+           TC_LOGP_SHM_NAME, s->L, s->o_s, s->o_r, s->g, s->G, m.shm_source);
+    tc_query_barrier_t rows[2];
+    static const char *const what[2] = {"shared memory", "between groups"};
+    query_ok(tc_query_barrier(comm, &rows[0], &rows[1]), "tc_query_barrier");
     printf("\n## Barrier (predicted us per algorithm; * = chosen)\n");
-    struct {
-        const char *what;
-        int P;
-        tc_model_level_t level;
-        const double *cost;
-        tc_barrier_alg_t alg;
-        int arity;
-        tc_choice_why_t why;
-    } rows[2] = {
-        {"shared memory", b->shm_P, b->shm_level, b->shm_cost, b->shm_alg, b->shm_arity,
-         b->shm_why},
-        {"between groups", b->msg_P, b->msg_level, b->msg_cost, b->msg_alg, b->msg_arity,
-         b->msg_why},
-    };
     for (int r = 0; r < 2; r++) {
-        if (rows[r].P < 2) {
-            printf("%-15s none on rank 0\n", rows[r].what);
+        const tc_query_barrier_t *b = &rows[r];
+        if (b->P < 2) {
+            printf("%-15s none on rank 0\n", what[r]);
             continue;
         }
-        /* The segment's barriers are costed on the shm row (select.c). */
-        printf("%-15s P=%d, %s parameters, tree arity %d:", rows[r].what, rows[r].P,
-               r == 0 ? TC_LOGP_SHM_NAME : tc_model_level_name(rows[r].level), rows[r].arity);
-        for (int a = 0; a < TC_BARRIER_ALG_LAST; a++) {
-            if (r == 0 && a == TC_BARRIER_PAIRWISE)
-                continue; /* runs as dissemination in shared memory */
-            printf(" %s%s %.3f", a == (int)rows[r].alg ? "*" : "", tc_barrier_alg_name(a),
-                   rows[r].cost[a]);
-        }
-        printf("\n%-15s -> %s (%s)\n", "", tc_barrier_alg_name(rows[r].alg),
-               tc_select_why_name(rows[r].why));
+        printf("%-15s P=%d, %s parameters, tree arity %d:", what[r], b->P, b->params, b->arity);
+        for (int a = 0; a < b->ncand; a++)
+            printf(" %s%s %.3f", b->cand[a].chosen ? "*" : "", b->cand[a].name, b->cand[a].cost);
+        printf("\n%-15s -> %s (%s)\n", "", b->choice, b->why);
     }
 }
 
-/* One table row: every candidate's predicted time for @p m bytes, the
+/* One table row: every candidate's predicted time for @p bytes, the
  * table's choice (marked *) and why. */
-static void print_choice_row(const char *opname, const tc_hier_level_t *l, tc_select_op_t op,
-                             size_t m, int alg, int k, tc_hier_why_t why, const tc_logp_t *p,
-                             double gamma)
+static void print_choice_row(MPI_Comm comm, const char *opname, int group, const char *level,
+                             tc_query_op_t op, size_t bytes)
 {
-    tc_select_cand_t c[TC_SELECT_MAX_CAND];
-    char sz[24], name[48];
-    const int n = tc_select_candidates(op, c);
-    int found = 0;
-    tc_hier_size_format(m, sz, sizeof sz);
-    printf("%-9s %-8s %5s:", opname, tc_hier_level_name(l->level), sz);
-    for (int i = 0; i < n; i++) {
-        const int chosen = c[i].alg == alg &&
-                           (op != TC_SELECT_BCAST || c[i].alg == TC_HIER_BCAST_FLAT || c[i].k == k);
-        found |= chosen;
-        if (op == TC_SELECT_BCAST && c[i].alg == TC_HIER_BCAST_KNOMIAL)
-            snprintf(name, sizeof name, "knomial:%d", c[i].k);
-        else if (op == TC_SELECT_BCAST)
-            snprintf(name, sizeof name, "%s",
-                     tc_hier_bcast_alg_name((tc_hier_bcast_alg_t)c[i].alg));
-        else if (op == TC_SELECT_ALLREDUCE)
-            snprintf(name, sizeof name, "%s",
-                     tc_hier_allreduce_alg_name((tc_hier_allreduce_alg_t)c[i].alg));
-        else
-            snprintf(name, sizeof name, "%s",
-                     tc_hier_reduce_alg_name((tc_hier_reduce_alg_t)c[i].alg));
-        printf(" %s%s %.3f", chosen ? "*" : "", name,
-               tc_select_cost(op, c[i], m, l->size, gamma, p));
-    }
-    if (op == TC_SELECT_BCAST && alg == TC_HIER_BCAST_KNOMIAL)
-        snprintf(name, sizeof name, "knomial:%d", k);
-    else if (op == TC_SELECT_BCAST)
-        snprintf(name, sizeof name, "%s", tc_hier_bcast_alg_name((tc_hier_bcast_alg_t)alg));
-    else if (op == TC_SELECT_ALLREDUCE)
-        snprintf(name, sizeof name, "%s", tc_hier_allreduce_alg_name((tc_hier_allreduce_alg_t)alg));
-    else
-        snprintf(name, sizeof name, "%s", tc_hier_reduce_alg_name((tc_hier_reduce_alg_t)alg));
-    if (!found) /* an explicit choice outside the candidates, e.g. knomial:5 */
-        printf(" | %s %.3f", name,
-               tc_select_cost(op, (tc_select_cand_t){alg, k}, m, l->size, gamma, p));
+    tc_query_choice_t c;
+    query_ok(tc_query_choice(comm, group, op, bytes, &c), "tc_query_choice");
+    printf("%-9s %-8s %5s:", opname, level, c.bytes);
+    for (int i = 0; i < c.ncand; i++)
+        printf(" %s%s %.3f", c.cand[i].chosen ? "*" : "", c.cand[i].name, c.cand[i].cost);
+    if (c.outside) /* an explicit choice outside the candidates, e.g. knomial:5 */
+        printf(" | %s %.3f", c.choice, c.choice_cost);
     /* Oversubscription is said once, in the group's header line. */
-    printf(" -> %s (%s)\n", name, tc_hier_why_name(why));
+    printf(" -> %s (%s)\n", c.choice, c.why);
 }
 
 /* Paper 002's one-sided broadcast over the whole communicator (what
  * TC_Rma_bcast would cost on a window over it): linear and both binomial
- * orders, with the parameters of the level that spans the communicator. The
- * helper's polling delay o_poll is taken as half its first idle sleep
- * (TC_RMA_POLL_MIN_US / 2): a helper that has backed off to its longest sleep
- * answers up to TC_RMA_POLL_MAX_US later. */
-static void print_rma(const tc_ctx_t *ctx)
+ * orders, with the parameters of the level that spans the communicator
+ * (tc_query_rma_bcast says how the helper's polling delay is taken). */
+static void print_rma(MPI_Comm comm)
 {
     static const size_t sizes[] = {4, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024, 64 * 1024 * 1024};
-    tc_model_level_t lv = ctx->barrier.msg_P > 1 ? ctx->barrier.msg_level : TC_MODEL_LEVEL_NODE;
-    const tc_logp_t *p = &ctx->logp.level[lv];
-    double o_poll = (double)tc_config_int(TC_CFG_RMA_POLL_MIN_US) / 2.0;
+    tc_query_rma_t r;
+    query_ok(tc_query_rma_bcast(comm, sizes[0], &r), "tc_query_rma_bcast");
     printf("\n## One-sided broadcast (paper 002), P=%d, %s parameters, o_poll %.1f us: predicted "
            "us\n",
-           ctx->size, tc_model_level_name(lv), o_poll);
+           r.P, r.params, r.o_poll);
     printf("%12s %14s %14s %14s\n", "bytes", "linear", "binomial-down", "binomial-up");
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        printf("%12zu %14.2f %14.2f %14.2f\n", sizes[i],
-               tc_model_rma_bcast_linear_cost(sizes[i], ctx->size, p),
-               tc_model_rma_bcast_binomial_cost(sizes[i], ctx->size, TC_MODEL_RMA_ORDER_DOWN,
-                                                o_poll, p),
-               tc_model_rma_bcast_binomial_cost(sizes[i], ctx->size, TC_MODEL_RMA_ORDER_UP, o_poll,
-                                                p));
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        query_ok(tc_query_rma_bcast(comm, sizes[i], &r), "tc_query_rma_bcast");
+        printf("%12zu %14.2f %14.2f %14.2f\n", sizes[i], r.linear, r.binomial_down, r.binomial_up);
+    }
 }
 
 /* The per-level choices of rank 0's groups for a few sizes: for Bcast and
  * Reduce (commutative op) at every group rank 0 is in that does not use the
  * segment, for Allreduce at the top group; the barrier's are above. */
-static void print_choices(const tc_ctx_t *ctx)
+static void print_choices(MPI_Comm comm, const tc_query_ctx_t *qc)
 {
     static const size_t sizes[] = {4, 1024, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024};
-    const tc_hier_t *h = ctx->hier;
+    tc_query_hier_t h;
+    query_ok(tc_query_hier(comm, &h), "tc_query_hier");
     /* The tables were built with the communicator's agreed flag (any node
      * oversubscribed); rank 0's own flag is what this tool can see. */
-    const int ovs = ctx->oversubscribed;
+    const int ovs = qc->oversubscribed;
     printf("\n## Per-level choices (rank 0's groups; predicted us per candidate, * = chosen; "
            "why: override, file, model, rule)\n");
-    if (!h) {
+    if (!h.present) {
         printf("no hierarchy on this communicator\n");
         return;
     }
     printf("decided by %s; gamma %.3g us/B (reduction)\n",
-           h->model ? "override > TC_TUNING_FILE > LogGP model"
-                    : "override > TC_TUNING_FILE > TC_HIER_LARGE rule (TC_HIER_MODEL=0)",
-           h->gamma);
+           h.model ? "override > TC_TUNING_FILE > LogGP model"
+                   : "override > TC_TUNING_FILE > TC_HIER_LARGE rule (TC_HIER_MODEL=0)",
+           h.gamma);
     int highest = -1;
     for (int lv = 0; lv <= TC_HIER_LEVEL_TOP; lv++)
-        if (h->active_mask & (1u << lv))
+        if (h.active_mask & (1u << lv))
             highest = lv;
-    for (int i = 0; i < h->nlevels; i++) {
-        const tc_hier_level_t *l = &h->level[i];
-        if (l->shm) {
+    for (int i = 0; i < h.ngroups; i++) {
+        tc_query_group_t g;
+        query_ok(tc_query_hier_group(comm, i, &g), "tc_query_hier_group");
+        const char *name = tc_hier_level_name((tc_level_t)g.level);
+        if (g.shm) {
             printf("%-9s %-8s shared memory (segment): see the barrier above and TC_SHM_*\n", "all",
-                   tc_hier_level_name(l->level));
+                   name);
             continue;
         }
-        const int ml = l->model_level >= 0 ? l->model_level : TC_MODEL_LEVEL_NODE;
-        /* The tables' parameters (select.h): L + w when oversubscribed. */
-        tc_logp_t pl;
-        tc_select_level_params(&ctx->logp.level[ml], ovs, &pl);
-        const tc_logp_t *p = &pl;
-        printf("group %s: P=%d, %s parameters%s\n", tc_hier_level_name(l->level), l->size,
-               tc_model_level_name((tc_model_level_t)ml),
+        printf("group %s: P=%d, %s parameters%s\n", name, g.size, g.params,
                ovs ? " (oversubscribed: L + w; scatter_allgather and rsg, which need every "
                      "member at every step, are left out of the model's choice)"
                    : "");
-        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-            const int c = tc_hier_size_class(sizes[s]);
-            print_choice_row("bcast", l, TC_SELECT_BCAST, sizes[s], l->bcast_tab[c],
-                             l->bcast_k_tab[c], (tc_hier_why_t)l->bcast_why[c], p, h->gamma);
-        }
-        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-            const int c = tc_hier_size_class(sizes[s]);
-            print_choice_row("reduce", l, TC_SELECT_REDUCE, sizes[s], l->reduce_tab[c], 0,
-                             (tc_hier_why_t)l->reduce_why[c], p, h->gamma);
-        }
-        if ((int)l->level == highest)
-            for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-                const int c = tc_hier_size_class(sizes[s]);
-                print_choice_row("allreduce", l, TC_SELECT_ALLREDUCE, sizes[s], h->allreduce_tab[c],
-                                 0, (tc_hier_why_t)h->allreduce_why[c], p, h->gamma);
-            }
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            print_choice_row(comm, "bcast", i, name, TC_QUERY_BCAST, sizes[s]);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            print_choice_row(comm, "reduce", i, name, TC_QUERY_REDUCE, sizes[s]);
+        if (g.level == highest)
+            for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+                print_choice_row(comm, "allreduce", i, name, TC_QUERY_ALLREDUCE, sizes[s]);
     }
 }
 
@@ -330,22 +260,26 @@ static void write_dot(FILE *f, const int *all, const int *off, int size)
     fprintf(f, "}\n");
 }
 
-/* Every rank's groups as the library built them (ctx->hier), the locality
- * vectors they came from, the shared-memory level, and each level's
- * algorithms. Collective over @p comm. */
-static void print_hierarchy(const tc_ctx_t *ctx, MPI_Comm comm, int rank, int size, int report,
-                            const char *dot)
+/* Every rank's groups as the library built them, the locality vectors they
+ * came from, the shared-memory level, and each level's algorithms.
+ * Collective over @p comm. */
+static void print_hierarchy(MPI_Comm comm, int rank, int size, int report, const char *dot)
 {
-    const tc_hier_t *h = ctx->hier;
-    int len, *mine = hier_serialize(h, &len);
+    tc_query_hier_t hq, *h = &hq;
+    query_ok(tc_query_hier(comm, &hq), "tc_query_hier");
+    int len, *mine = hier_serialize(comm, &hq, &len);
     int *lens = NULL, *off = NULL, *all = NULL, total = 0;
     /* Per level, this rank's description of its group there. */
-    enum { DESC = 480 };
+    enum { DESC = TC_QUERY_DESC_MAX };
     char desc[TC_HIER_MAX_GROUPS][DESC], *descs = NULL;
+    tc_hier_loc_t *locs = NULL;
 
     memset(desc, 0, sizeof desc);
-    for (int i = 0; h && i < h->nlevels; i++)
-        tc_hier_level_describe(h, &h->level[i], desc[h->level[i].level], DESC);
+    for (int i = 0; i < h->ngroups; i++) {
+        tc_query_group_t g;
+        query_ok(tc_query_hier_group(comm, i, &g), "tc_query_hier_group");
+        memcpy(desc[g.level], g.describe, DESC);
+    }
     if (rank == 0) {
         lens = malloc((size_t)size * sizeof *lens);
         off = malloc((size_t)size * sizeof *off);
@@ -384,10 +318,8 @@ static void print_hierarchy(const tc_ctx_t *ctx, MPI_Comm comm, int rank, int si
         }
     }
     if (report) {
-        unsigned nesting = 0, redundant = 0;
-        hwloc_topology_t topo;
-        if (tc_hier_topo_get(&topo) == 0)
-            nesting = tc_hier_topo_nesting_mask(topo, &redundant);
+        unsigned nesting, redundant;
+        (void)tc_query_topo_nesting(&nesting, &redundant); /* none known: both 0 */
         printf("\n## Hierarchy (paper 001)\n");
         printf("hwloc levels that nest here:");
         for (int l = 0; l < TC_LEVEL_LAST; l++)
@@ -395,7 +327,7 @@ static void print_hierarchy(const tc_ctx_t *ctx, MPI_Comm comm, int rank, int si
                 printf(" %s%s", tc_hier_level_name((tc_level_t)l),
                        redundant & (1u << l) ? "(redundant)" : "");
         printf("\n");
-        if (!h) {
+        if (!h->present) {
             printf("no hierarchy on this communicator (%s)\n",
                    size == 1 ? "one process"
                              : "TC_HIER=0 across nodes, or it could not be built: TC_VERBOSE=1 "
@@ -416,6 +348,13 @@ static void print_hierarchy(const tc_ctx_t *ctx, MPI_Comm comm, int rank, int si
             printf("\nshared-memory level: %s%s\n",
                    h->shm_level >= 0 ? tc_hier_level_name((tc_level_t)h->shm_level) : "none",
                    h->single_shm ? " (one segment spans the communicator)" : "");
+            int have = 0;
+            locs = malloc((size_t)size * sizeof *locs);
+            if (!locs) {
+                fprintf(stderr, "topocoll-info: out of memory\n");
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            query_ok(tc_query_hier_localities(comm, locs, &have), "tc_query_hier_localities");
             printf("locality (-: unknown):\n%-9s", "rank");
             for (int l = 0; l < TC_LEVEL_LAST; l++)
                 printf(" %7s", tc_hier_level_name((tc_level_t)l));
@@ -423,7 +362,7 @@ static void print_hierarchy(const tc_ctx_t *ctx, MPI_Comm comm, int rank, int si
             for (int r = 0; r < size; r++) {
                 printf("rank %-4d", r);
                 for (int l = 0; l < TC_LEVEL_LAST; l++)
-                    print_loc_id(stdout, h->locs[r].id[l]);
+                    print_loc_id(stdout, locs[r].id[l]);
                 printf("\n");
             }
             printf("groups (level(leader,members...), [shm] = served by a segment), bottom-up:\n");
@@ -465,14 +404,11 @@ static void print_hierarchy(const tc_ctx_t *ctx, MPI_Comm comm, int rank, int si
                 if (d)
                     printf("  %-8s %s\n", tc_hier_level_name((tc_level_t)l), d);
             }
-            char top[240];
-            tc_hier_top_allreduce_describe(h, top, sizeof top);
             printf("allreduce: %s, top group %s; large messages in segments of %zu bytes\n",
-                   h->allreduce_scheme == TC_HIER_ALLREDUCE_RB ? "rb (ReduceBcast)"
-                                                               : "rab (ReduceAllreduceBcast)",
-                   top, h->segment);
+                   h->allreduce, h->allreduce_top, h->segment);
         }
     }
+    free(locs);
     free(all);
     free(off);
     free(lens);
@@ -543,11 +479,13 @@ int main(int argc, char **argv)
             fprintf(stderr, "topocoll-info: --root %d out of range 0..%d\n", root, size - 1);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    tc_ctx_t *ctx;
-    if (tc_ctx_get(comm, &ctx) != MPI_SUCCESS) {
+    tc_query_ctx_t qc;
+    tc_query_shm_t shm;
+    if (tc_query_ctx(comm, &qc) != MPI_SUCCESS) {
         fprintf(stderr, "topocoll-info: context creation failed\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    query_ok(tc_query_shm(comm, &shm), "tc_query_shm");
 
     rank_info_t me = {.numa_node = -1, .pages_checked = -1};
     gethostname(me.host, sizeof me.host - 1);
@@ -566,10 +504,10 @@ int main(int argc, char **argv)
     me.cores_on_host = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
     me.numa_on_host = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
     hwloc_topology_destroy(topo);
-    if (ctx->shm) {
-        me.numa_node = ctx->shm->numa_node;
-        me.pages_local = ctx->shm->pages_local;
-        me.pages_checked = ctx->shm->pages_checked;
+    if (shm.present) {
+        me.numa_node = shm.numa_node;
+        me.pages_local = shm.pages_local;
+        me.pages_checked = shm.pages_checked;
     }
     rank_info_t *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
     MPI_Gather(&me, sizeof me, MPI_BYTE, all, sizeof me, MPI_BYTE, 0, comm);
@@ -591,26 +529,22 @@ int main(int argc, char **argv)
             printf("%-5d %-20s %-18s %-5d %d %d\n", i, all[i].host, all[i].binding,
                    all[i].numa_node, all[i].cores_on_host, all[i].numa_on_host);
 
-        printf("\n## Context on %s\n", ctx->comm_name);
-        printf("node processes: %d of %d\n", ctx->node_size, ctx->size);
-        printf("bcast path:     %s\n", path_names[ctx->bcast_path]);
-        const tc_shm_params_t *sp = &ctx->shm_params;
-        printf("agreed:         f=%zu S=%d q=%d tree=%s arity=%d\n", sp->f, sp->S, sp->q,
-               tc_config_enum_name(TC_CFG_SHM_TREE, sp->tree), sp->arity);
-        if (ctx->shm) {
-            const tc_shm_layout_t *l = &ctx->shm->layout;
+        printf("\n## Context on %s\n", qc.comm_name);
+        printf("node processes: %d of %d\n", qc.node_size, qc.size);
+        printf("bcast path:     %s\n", qc.bcast_path);
+        printf("agreed:         f=%zu S=%d q=%d tree=%s arity=%d\n", shm.f, shm.S, shm.q, shm.tree,
+               shm.arity);
+        if (shm.present) {
             printf("segment:        %zu bytes (%.1f MiB): header %zu + %d x (control %zu + queue "
                    "%d x %zu)\n",
-                   l->total, (double)l->total / 1048576.0, l->header_size, l->p, l->ctrl_size, l->S,
-                   l->f);
-            printf("                banks of %d buffers (%zu bytes)\n", l->S / l->q,
-                   (size_t)(l->S / l->q) * l->f);
-            printf("mechanism:      %s: %s (%s)\n", ctx->shm->memfd ? "memfd" : "named",
-                   ctx->shm->name,
-                   ctx->shm->memfd ? ctx->shm->mechanism
-                                   : "unlinked once every process had opened it");
-            if (!ctx->shm->memfd)
-                printf("                named because: %s\n", ctx->shm->mechanism);
+                   shm.total, (double)shm.total / 1048576.0, shm.header_size, shm.p, shm.ctrl_size,
+                   shm.seg_S, shm.seg_f);
+            printf("                banks of %d buffers (%zu bytes)\n", shm.seg_S / shm.seg_q,
+                   (size_t)(shm.seg_S / shm.seg_q) * shm.seg_f);
+            printf("mechanism:      %s: %s (%s)\n", shm.memfd ? "memfd" : "named", shm.name,
+                   shm.memfd ? shm.mechanism : "unlinked once every process had opened it");
+            if (!shm.memfd)
+                printf("                named because: %s\n", shm.mechanism);
             printf("\n## NUMA placement of each rank's control block and queue (move_pages)\n");
             for (int i = 0; i < size; i++) {
                 if (all[i].pages_checked < 0)
@@ -626,13 +560,19 @@ int main(int argc, char **argv)
     /* The tree for the given root, one line per rank, in rank order; only
      * when one segment spans the communicator (agreed: the same everywhere),
      * since its ranks are then the communicator's. */
-    if (ctx->bcast_path == TC_PATH_SHM && ctx->shm) {
+    if (qc.bcast_shm) {
         char line[512];
-        int n = snprintf(line, sizeof line, "rank %-4d parent %-4d children", rank,
-                         tc_shm_tree_parent(&ctx->shm->tree, root));
-        const int *ch = tc_shm_tree_children(&ctx->shm->tree, root);
-        for (int c = 0; c < tc_shm_tree_nchildren(&ctx->shm->tree, root) && n < 480; c++)
+        int parent, nch;
+        int *ch = malloc((size_t)size * sizeof *ch);
+        if (!ch) {
+            fprintf(stderr, "topocoll-info: out of memory\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        query_ok(tc_query_shm_tree(comm, root, &parent, ch, size, &nch), "tc_query_shm_tree");
+        int n = snprintf(line, sizeof line, "rank %-4d parent %-4d children", rank, parent);
+        for (int c = 0; c < nch && c < size && n < 480; c++)
             n += snprintf(line + n, sizeof line - (size_t)n, " %d", ch[c]);
+        free(ch);
         char *lines = rank == 0 ? malloc((size_t)size * sizeof line) : NULL;
         MPI_Gather(line, sizeof line, MPI_CHAR, lines, sizeof line, MPI_CHAR, 0, comm);
         if (rank == 0 && report) {
@@ -643,11 +583,11 @@ int main(int argc, char **argv)
         }
     }
     if (rank == 0 && report && size > 1) {
-        print_model(ctx);
-        print_choices(ctx);
-        print_rma(ctx);
+        print_model(comm);
+        print_choices(comm, &qc);
+        print_rma(comm);
     }
-    print_hierarchy(ctx, comm, rank, size, report, dot);
+    print_hierarchy(comm, rank, size, report, dot);
     if (comm != MPI_COMM_WORLD)
         MPI_Comm_free(&comm);
     MPI_Finalize();

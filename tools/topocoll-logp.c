@@ -81,8 +81,7 @@
 #include <unistd.h>
 
 #include "base/atomics.h"
-#include "core/ctx.h"
-#include "hier/hier.h"
+#include "core/query.h"
 #include "model/logp.h"
 #include "topocoll.h"
 
@@ -208,21 +207,31 @@ static double quantile(const double *v, int n, double q)
     return v[i] + (pos - i) * (v[i + 1] - v[i]);
 }
 
+/* Where a table keeps its per-parameter statistics: result_t and
+ * shm_result_t have the same seven columns (one entry per parameter, each
+ * table its own number of parameters). */
+typedef struct columns {
+    double *med, *q1, *q3, *min, *max, *dropped, *wide;
+} columns_t;
+#define COLUMNS_OF(r)                                                                              \
+    ((columns_t){(r)->med, (r)->q1, (r)->q3, (r)->min, (r)->max, (r)->dropped, (r)->wide})
+
 /* Parameter k over the repetitions: median, quartiles and range of the
  * values left once repetitions far from the others (a process of the pair
  * descheduled: other jobs on the machine) are dropped (tc_logp_robust);
- * @p floor: a spread this small is the clock's, not the machine's. */
-static void summarize(double *v, int n, int k, double floor, result_t *r)
+ * @p floor: a spread this small is the clock's, not the machine's. Into
+ * entry k of the columns @p c (COLUMNS_OF(a result_t or shm_result_t)). */
+static void summarize(double *v, int n, int k, double floor, columns_t c)
 {
     tc_logp_robust_t s;
     tc_logp_robust(v, n, floor, &s);
-    r->med[k] = s.med;
-    r->q1[k] = s.q1;
-    r->q3[k] = s.q3;
-    r->min[k] = s.min;
-    r->max[k] = s.max;
-    r->dropped[k] = s.dropped;
-    r->wide[k] = s.wide;
+    c.med[k] = s.med;
+    c.q1[k] = s.q1;
+    c.q3[k] = s.q3;
+    c.min[k] = s.min;
+    c.max[k] = s.max;
+    c.dropped[k] = s.dropped;
+    c.wide[k] = s.wide;
 }
 
 /* The outlier note and the spread warning of a table (rank 0): which
@@ -668,7 +677,7 @@ static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, in
     }
     if (is_a) {
         for (int k = 0; k < NPARAM; k++)
-            summarize(v[k], R, k, k == P_GB ? 0 : res->timer, res);
+            summarize(v[k], R, k, k == P_GB ? 0 : res->timer, COLUMNS_OF(res));
         qsort(r2, (size_t)R, sizeof *r2, cmp_double);
         res->r2_med = quantile(r2, R, 0.5);
         res->r2_min = r2[0];
@@ -1000,20 +1009,6 @@ static void shm_copy(shm_seg_t *s, int is_a, const plan_t *pl, char *priv, doubl
     }
 }
 
-/* As summarize(), for the shm row. */
-static void shm_summarize(double *v, int n, int k, double floor, shm_result_t *r)
-{
-    tc_logp_robust_t s;
-    tc_logp_robust(v, n, floor, &s);
-    r->med[k] = s.med;
-    r->q1[k] = s.q1;
-    r->q3[k] = s.q3;
-    r->min[k] = s.min;
-    r->max[k] = s.max;
-    r->dropped[k] = s.dropped;
-    r->wide[k] = s.wide;
-}
-
 /* The whole shm measurement between a and b over @p pair (two processes of
  * one node); the result is valid on a. */
 static void measure_shm(MPI_Comm pair, int is_a, const plan_t *pl, shm_result_t *res)
@@ -1110,7 +1105,7 @@ static void measure_shm(MPI_Comm pair, int is_a, const plan_t *pl, shm_result_t 
     }
     if (is_a) {
         for (int k = 0; k < NSHM; k++)
-            shm_summarize(v[k], R, k, k == S_G ? 0 : res->timer, res);
+            summarize(v[k], R, k, k == S_G ? 0 : res->timer, COLUMNS_OF(res));
         tc_logp_robust_t Ls;
         tc_logp_robust(Lv, R, res->timer, &Ls);
         res->L_med = Ls.med;
@@ -1248,19 +1243,17 @@ static tc_hier_loc_t *get_localities(int p)
 {
     tc_hier_loc_t *locs = malloc((size_t)p * sizeof *locs);
     MPI_Comm dup;
-    tc_ctx_t *ctx;
+    int have;
     if (!locs)
         oom();
     /* A context of our own, freed before measuring: no segment of the library
      * stays mapped and no library traffic runs while we measure. */
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-    if (tc_ctx_get(dup, &ctx) != MPI_SUCCESS) {
+    if (tc_query_hier_localities(dup, locs, &have) != MPI_SUCCESS) {
         fprintf(stderr, "topocoll-logp: the library's context could not be created\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    if (ctx->hier) {
-        memcpy(locs, ctx->hier->locs, (size_t)p * sizeof *locs);
-    } else {
+    if (!have) {
         MPI_Comm node;
         int rank, leader;
         tc_hier_loc_t me;

@@ -1,0 +1,391 @@
+/* The query interface for the tools (query.h): the only reader of the
+ * context's fields outside the dispatcher. Every field is reached through
+ * the accessors at the top, so a change of the context's layout touches
+ * those few lines. */
+#include "query.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "barrier/barrier.h"
+#include "base/config.h"
+#include "ctx.h"
+#include "hier/hier.h"
+#include "hier/hier_build.h"
+#include "hier/topo_hwloc.h"
+#include "model/cost.h"
+#include "select.h"
+
+/* ---- accessors: what this file reads of the context --------------------- */
+
+static const tc_hier_t *q_hier(const tc_ctx_t *ctx)
+{
+    return ctx->hier;
+}
+static const tc_shm_comm_t *q_segment(const tc_ctx_t *ctx)
+{
+    return ctx->shm;
+}
+static const tc_shm_params_t *q_shm_params(const tc_ctx_t *ctx)
+{
+    return &ctx->shm_params;
+}
+static const tc_logp_table_t *q_logp(const tc_ctx_t *ctx)
+{
+    return &ctx->logp;
+}
+static const tc_barrier_plan_t *q_barrier(const tc_ctx_t *ctx)
+{
+    return &ctx->barrier;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+static const char *path_text(tc_path_t path)
+{
+    static const char *const names[TC_PATH_LAST] = {
+        [TC_PATH_SHM] = "shm (shared-memory pipelined broadcast)",
+        [TC_PATH_HIER] = "hier",
+        [TC_PATH_TRIVIAL] = "trivial (one process)",
+        [TC_PATH_PMPI_MULTINODE] = "PMPI_Bcast: the communicator spans several nodes",
+        [TC_PATH_PMPI_SHM_OFF] = "PMPI_Bcast: TC_SHM=0 on some rank",
+        [TC_PATH_PMPI_NO_SEGMENT] = "PMPI_Bcast: the segment could not be created on some rank",
+        [TC_PATH_PMPI_INTERCOMM] = "PMPI_Bcast: intercommunicator"};
+    return (int)path >= 0 && path < TC_PATH_LAST && names[path] ? names[path] : "?";
+}
+
+static const char *logp_source_name(tc_logp_source_t s)
+{
+    static const char *const names[] = {"default", "TC_LOGP_FILE", "TC_LOGP"};
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+/* ---- tunables ----------------------------------------------------------- */
+
+int tc_query_tunable_count(void)
+{
+    return TC_CFG_LAST;
+}
+
+int tc_query_tunable(int i, tc_query_tunable_t *out)
+{
+    static const char *const src[] = {"default", "env", "INVALID in env, default used"};
+    if (i < 0 || i >= TC_CFG_LAST)
+        return MPI_ERR_ARG;
+    const tc_cfg_id_t id = (tc_cfg_id_t)i;
+    _Static_assert(TC_QUERY_VALUE_MAX >= TC_CFG_STRING_MAX + 1, "room for a whole string value");
+    out->name = tc_config_desc(id)->name;
+    tc_config_value_text(id, out->value, sizeof out->value);
+    const tc_cfg_source_t s = tc_config_source(id);
+    out->source = (unsigned)s < sizeof src / sizeof src[0] ? src[s] : "?";
+    out->raw = tc_config_raw(id);
+    return MPI_SUCCESS;
+}
+
+/* ---- the context -------------------------------------------------------- */
+
+int tc_query_ctx(MPI_Comm comm, tc_query_ctx_t *out)
+{
+    tc_ctx_t *ctx;
+    int rc = tc_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    memset(out, 0, sizeof *out);
+    snprintf(out->comm_name, sizeof out->comm_name, "%s", ctx->comm_name);
+    out->rank = ctx->rank;
+    out->size = ctx->size;
+    out->node_size = ctx->node_size;
+    out->oversubscribed = ctx->oversubscribed;
+    out->bcast_shm = ctx->bcast_path == TC_PATH_SHM && q_segment(ctx);
+    out->bcast_path = path_text(ctx->bcast_path);
+    return MPI_SUCCESS;
+}
+
+/* ---- the segment -------------------------------------------------------- */
+
+int tc_query_shm(MPI_Comm comm, tc_query_shm_t *out)
+{
+    tc_ctx_t *ctx;
+    int rc = tc_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    memset(out, 0, sizeof *out);
+    const tc_shm_params_t *sp = q_shm_params(ctx);
+    out->f = sp->f;
+    out->S = sp->S;
+    out->q = sp->q;
+    out->tree = tc_config_enum_name(TC_CFG_SHM_TREE, sp->tree);
+    out->arity = sp->arity;
+    out->numa_node = -1;
+    out->pages_checked = -1;
+    const tc_shm_comm_t *s = q_segment(ctx);
+    if (!s)
+        return MPI_SUCCESS;
+    out->present = 1;
+    out->total = s->layout.total;
+    out->header_size = s->layout.header_size;
+    out->ctrl_size = s->layout.ctrl_size;
+    out->p = s->layout.p;
+    out->seg_S = s->layout.S;
+    out->seg_q = s->layout.q;
+    out->seg_f = s->layout.f;
+    out->memfd = s->memfd;
+    snprintf(out->name, sizeof out->name, "%s", s->name);
+    snprintf(out->mechanism, sizeof out->mechanism, "%s", s->mechanism);
+    out->numa_node = s->numa_node;
+    out->pages_local = s->pages_local;
+    out->pages_checked = s->pages_checked;
+    return MPI_SUCCESS;
+}
+
+int tc_query_shm_tree(MPI_Comm comm, int root, int *parent, int *children, int max, int *nchildren)
+{
+    tc_ctx_t *ctx;
+    int rc = tc_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tc_shm_comm_t *s = q_segment(ctx);
+    if (!s || root < 0 || root >= s->p)
+        return MPI_ERR_ARG;
+    *parent = tc_shm_tree_parent(&s->tree, root);
+    const int n = tc_shm_tree_nchildren(&s->tree, root);
+    const int *ch = tc_shm_tree_children(&s->tree, root);
+    for (int c = 0; c < n && c < max; c++)
+        children[c] = ch[c];
+    *nchildren = n;
+    return MPI_SUCCESS;
+}
+
+/* ---- the model and the barrier ------------------------------------------ */
+
+int tc_query_model(MPI_Comm comm, tc_query_model_t *out)
+{
+    tc_ctx_t *ctx;
+    int rc = tc_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tc_logp_table_t *t = q_logp(ctx);
+    for (int l = 0; l < TC_MODEL_LEVEL_LAST; l++) {
+        out->level[l] = t->level[l];
+        out->source[l] = logp_source_name(t->source[l]);
+    }
+    out->shm = t->shm;
+    out->shm_source = logp_source_name(t->shm_source);
+    return MPI_SUCCESS;
+}
+
+/* One row of the plan. @p shm: the segment's barrier, which runs pairwise as
+ * dissemination (so pairwise is no candidate there) and is costed on the
+ * shm row (select.c). */
+static void barrier_row(int shm, int P, tc_model_level_t level, const double *cost,
+                        tc_barrier_alg_t alg, int arity, tc_choice_why_t why,
+                        tc_query_barrier_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->P = P;
+    out->params = shm ? TC_LOGP_SHM_NAME : tc_model_level_name(level);
+    out->arity = arity;
+    for (int a = 0; a < TC_BARRIER_ALG_LAST && out->ncand < TC_QUERY_MAX_CAND; a++) {
+        if (shm && a == TC_BARRIER_PAIRWISE)
+            continue;
+        tc_query_cand_t *c = &out->cand[out->ncand++];
+        snprintf(c->name, sizeof c->name, "%s", tc_barrier_alg_name((tc_barrier_alg_t)a));
+        c->cost = cost[a];
+        c->chosen = a == (int)alg;
+    }
+    out->choice = tc_barrier_alg_name(alg);
+    out->why = tc_select_why_name(why);
+}
+
+int tc_query_barrier(MPI_Comm comm, tc_query_barrier_t *shm, tc_query_barrier_t *msg)
+{
+    tc_ctx_t *ctx;
+    int rc = tc_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tc_barrier_plan_t *b = q_barrier(ctx);
+    barrier_row(1, b->shm_P, b->shm_level, b->shm_cost, b->shm_alg, b->shm_arity, b->shm_why, shm);
+    barrier_row(0, b->msg_P, b->msg_level, b->msg_cost, b->msg_alg, b->msg_arity, b->msg_why, msg);
+    return MPI_SUCCESS;
+}
+
+/* The helper's polling delay o_poll is taken as half its first idle sleep
+ * (TC_RMA_POLL_MIN_US / 2): a helper that has backed off to its longest
+ * sleep answers up to TC_RMA_POLL_MAX_US later. */
+int tc_query_rma_bcast(MPI_Comm comm, size_t bytes, tc_query_rma_t *out)
+{
+    tc_ctx_t *ctx;
+    int rc = tc_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tc_barrier_plan_t *b = q_barrier(ctx);
+    /* The level that spans the communicator: the top group's, else the node. */
+    const tc_model_level_t lv = b->msg_P > 1 ? b->msg_level : TC_MODEL_LEVEL_NODE;
+    const tc_logp_t *p = &q_logp(ctx)->level[lv];
+    out->P = ctx->size;
+    out->params = tc_model_level_name(lv);
+    out->o_poll = (double)tc_config_int(TC_CFG_RMA_POLL_MIN_US) / 2.0;
+    out->linear = tc_model_rma_bcast_linear_cost(bytes, ctx->size, p);
+    out->binomial_down =
+        tc_model_rma_bcast_binomial_cost(bytes, ctx->size, TC_MODEL_RMA_ORDER_DOWN, out->o_poll, p);
+    out->binomial_up =
+        tc_model_rma_bcast_binomial_cost(bytes, ctx->size, TC_MODEL_RMA_ORDER_UP, out->o_poll, p);
+    return MPI_SUCCESS;
+}
+
+/* ---- the hierarchy ------------------------------------------------------ */
+
+int tc_query_hier(MPI_Comm comm, tc_query_hier_t *out)
+{
+    tc_ctx_t *ctx;
+    int rc = tc_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    memset(out, 0, sizeof *out);
+    out->shm_level = -1;
+    const tc_hier_t *h = q_hier(ctx);
+    if (!h)
+        return MPI_SUCCESS;
+    out->present = 1;
+    out->ngroups = h->nlevels;
+    out->enabled_mask = h->enabled_mask;
+    out->active_mask = h->active_mask;
+    out->unknown_mask = h->unknown_mask;
+    out->shm_level = h->shm_level;
+    out->single_shm = h->single_shm;
+    out->allreduce = h->allreduce_scheme == TC_HIER_ALLREDUCE_RB ? "rb (ReduceBcast)"
+                                                                 : "rab (ReduceAllreduceBcast)";
+    tc_hier_top_allreduce_describe(h, out->allreduce_top, sizeof out->allreduce_top);
+    out->segment = h->segment;
+    out->model = h->model;
+    out->gamma = h->gamma;
+    return MPI_SUCCESS;
+}
+
+/* The model level of a group's choices (the top group's as the table has it;
+ * none recorded: node). */
+static tc_model_level_t group_model_level(const tc_hier_level_t *l)
+{
+    return l->model_level >= 0 ? (tc_model_level_t)l->model_level : TC_MODEL_LEVEL_NODE;
+}
+
+/* Group @p i of @p ctx's hierarchy, or NULL. */
+static const tc_hier_level_t *group_at(const tc_ctx_t *ctx, int i)
+{
+    const tc_hier_t *h = q_hier(ctx);
+    return h && i >= 0 && i < h->nlevels ? &h->level[i] : NULL;
+}
+
+int tc_query_hier_group(MPI_Comm comm, int i, tc_query_group_t *out)
+{
+    tc_ctx_t *ctx;
+    int rc = tc_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tc_hier_level_t *l = group_at(ctx, i);
+    if (!l)
+        return MPI_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    out->level = (int)l->level;
+    out->size = l->size;
+    out->members = l->members;
+    out->shm = l->shm;
+    out->params = tc_model_level_name(group_model_level(l));
+    tc_hier_level_describe(q_hier(ctx), l, out->describe, sizeof out->describe);
+    return MPI_SUCCESS;
+}
+
+int tc_query_hier_localities(MPI_Comm comm, tc_hier_loc_t *locs, int *have)
+{
+    tc_ctx_t *ctx;
+    int rc = tc_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tc_hier_t *h = q_hier(ctx);
+    *have = h != NULL;
+    if (h)
+        memcpy(locs, h->locs, (size_t)h->p * sizeof *locs);
+    return MPI_SUCCESS;
+}
+
+int tc_query_topo_nesting(unsigned *nesting, unsigned *redundant)
+{
+    hwloc_topology_t topo;
+    *nesting = *redundant = 0;
+    if (tc_hier_topo_get(&topo) != 0)
+        return MPI_ERR_OTHER;
+    *nesting = tc_hier_topo_nesting_mask(topo, redundant);
+    return MPI_SUCCESS;
+}
+
+/* Name of algorithm @p alg (radix @p k) of @p op, as the tables print it. */
+static void alg_text(tc_select_op_t op, int alg, int k, char *buf, size_t len)
+{
+    if (op == TC_SELECT_BCAST && alg == TC_HIER_BCAST_KNOMIAL)
+        snprintf(buf, len, "knomial:%d", k);
+    else if (op == TC_SELECT_BCAST)
+        snprintf(buf, len, "%s", tc_hier_bcast_alg_name((tc_hier_bcast_alg_t)alg));
+    else if (op == TC_SELECT_ALLREDUCE)
+        snprintf(buf, len, "%s", tc_hier_allreduce_alg_name((tc_hier_allreduce_alg_t)alg));
+    else
+        snprintf(buf, len, "%s", tc_hier_reduce_alg_name((tc_hier_reduce_alg_t)alg));
+}
+
+int tc_query_choice(MPI_Comm comm, int i, tc_query_op_t qop, size_t bytes, tc_query_choice_t *out)
+{
+    tc_ctx_t *ctx;
+    int rc = tc_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tc_hier_t *h = q_hier(ctx);
+    const tc_hier_level_t *l = group_at(ctx, i);
+    if (!l || l->shm)
+        return MPI_ERR_ARG;
+    const int sc = tc_hier_size_class(bytes);
+    tc_select_op_t op;
+    int alg, k = 0, why;
+    switch (qop) {
+    case TC_QUERY_BCAST:
+        op = TC_SELECT_BCAST;
+        alg = l->bcast_tab[sc];
+        k = l->bcast_k_tab[sc];
+        why = l->bcast_why[sc];
+        break;
+    case TC_QUERY_REDUCE:
+        op = TC_SELECT_REDUCE;
+        alg = l->reduce_tab[sc];
+        why = l->reduce_why[sc];
+        break;
+    case TC_QUERY_ALLREDUCE:
+        op = TC_SELECT_ALLREDUCE;
+        alg = h->allreduce_tab[sc];
+        why = h->allreduce_why[sc];
+        break;
+    default:
+        return MPI_ERR_ARG;
+    }
+    /* The tables' parameters (select.h): L + w when oversubscribed. The
+     * tables were built with the communicator's agreed flag (any node
+     * oversubscribed); this rank's own flag is what is known here. */
+    tc_logp_t p;
+    tc_select_level_params(&q_logp(ctx)->level[group_model_level(l)], ctx->oversubscribed, &p);
+
+    memset(out, 0, sizeof *out);
+    tc_hier_size_format(bytes, out->bytes, sizeof out->bytes);
+    tc_select_cand_t c[TC_SELECT_MAX_CAND];
+    const int n = tc_select_candidates(op, c);
+    int found = 0;
+    for (int j = 0; j < n && j < TC_QUERY_MAX_CAND; j++) {
+        tc_query_cand_t *q = &out->cand[out->ncand++];
+        q->chosen = c[j].alg == alg &&
+                    (op != TC_SELECT_BCAST || c[j].alg == TC_HIER_BCAST_FLAT || c[j].k == k);
+        found |= q->chosen;
+        alg_text(op, c[j].alg, c[j].k, q->name, sizeof q->name);
+        q->cost = tc_select_cost(op, c[j], bytes, l->size, h->gamma, &p);
+    }
+    alg_text(op, alg, k, out->choice, sizeof out->choice);
+    out->outside = !found;
+    out->choice_cost = tc_select_cost(op, (tc_select_cand_t){alg, k}, bytes, l->size, h->gamma, &p);
+    out->why = tc_hier_why_name((tc_hier_why_t)why);
+    return MPI_SUCCESS;
+}
