@@ -34,7 +34,7 @@
 #include "locks/rwlock.h"
 
 #define LB_MAX_READERS 64
-#define LB_LINE        64
+#define LB_LINE        TC_CACHELINE /* lock memory must be aligned to it */
 
 enum lb_mode { LB_READ_ONLY, LB_WRITE_ONLY, LB_CONCURRENT, LB_MODE_LAST };
 static const char *const lb_mode_names[LB_MODE_LAST] = {"read-only", "write-only", "concurrent"};

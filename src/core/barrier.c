@@ -51,21 +51,10 @@ static int tc_barrier_release_members(MPI_Comm priv, const tc_hier_level_t *l)
     return rc;
 }
 
-/* The level of the top group: the highest active one (a switch level when
- * one switch holds every node), as in tc_select_barrier_plan(). */
-static int tc_barrier_top_level(const tc_hier_t *h)
-{
-    int top = -1;
-    for (int l = 0; l <= TC_HIER_LEVEL_TOP; l++)
-        if (h->active_mask & (1u << l))
-            top = l;
-    return top;
-}
-
 static int tc_barrier_hier(tc_ctx_t *ctx)
 {
     const tc_hier_t *h = ctx->hier;
-    const int top = tc_barrier_top_level(h);
+    const int top = tc_hier_top_level(h);
     const tc_barrier_plan_t *plan = &ctx->barrier;
     int rc = MPI_SUCCESS, i;
     /* Up: i ends at the level where this process waits for its release

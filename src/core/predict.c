@@ -115,16 +115,6 @@ static double tc_predict_group(const tc_ctx_t *ctx, const tc_hier_level_t *l, in
     return tc_select_cost(op, c, m, l->size, h->gamma, p);
 }
 
-/* The highest active level (hier_coll.c's top group). */
-static int tc_predict_top_level(const tc_hier_t *h)
-{
-    int top = -1;
-    for (int lv = 0; lv <= TC_HIER_LEVEL_TOP; lv++)
-        if (h->active_mask & (1u << lv))
-            top = lv;
-    return top;
-}
-
 /* Costs of one piece of @p m bytes at each step of the hierarchical
  * operation, in the order the steps run (the group of each level once:
  * a broadcast or reduction crosses every level of the root's chain and of
@@ -149,7 +139,7 @@ static int tc_predict_steps(const tc_ctx_t *ctx, int coll, size_t m,
     } else {
         /* ReduceAllreduceBcast: up to the top group, an allreduce among its
          * members (the segment's when it is shared memory), down again. */
-        const bool in_top = n > 0 && (int)h->level[n - 1].level == tc_predict_top_level(h);
+        const bool in_top = n > 0 && (int)h->level[n - 1].level == tc_hier_top_level(h);
         const int below = in_top ? n - 1 : n;
         for (int i = 0; i < below; i++)
             step[k++] = tc_predict_group(ctx, &h->level[i], TC_PREDICT_REDUCE, m);

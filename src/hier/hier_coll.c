@@ -16,17 +16,6 @@ static int tc_hier_chain_start(const tc_hier_t *h, int root)
     return j;
 }
 
-/* The level of the topmost group (one group at the highest active level,
- * holding rank 0). */
-static int tc_hier_top_level(const tc_hier_t *h)
-{
-    int top = -1;
-    for (int l = 0; l <= TC_HIER_LEVEL_TOP; l++)
-        if (h->active_mask & (1u << l))
-            top = l;
-    return top;
-}
-
 static int tc_hier_group_bcast(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv,
                                const tc_hier_level_t *l, void *buf, size_t n, int root_index)
 {

@@ -219,16 +219,8 @@ static int bcast_scatter_allgather(char *buf, size_t nbytes, const int *members,
     return rc;
 }
 
-int tc_hier_bcast_group(void *buf, size_t nbytes, const int *members, int nmembers, int my_index,
-                        int root_index, tc_hier_bcast_alg_t alg, int k, MPI_Comm comm, int tag)
+int tc_hier_members_check(const int *members, int nmembers, int my_index, MPI_Comm comm)
 {
-    /* Local checks only, all before the first message. */
-    if (members == NULL || nmembers < 1 || my_index < 0 || my_index >= nmembers || root_index < 0 ||
-        root_index >= nmembers || (int)alg < 0 || alg >= TC_HIER_BCAST_LAST ||
-        (alg == TC_HIER_BCAST_KNOMIAL && k < 2))
-        return MPI_ERR_ARG;
-    if (nbytes > 0 && buf == NULL)
-        return MPI_ERR_BUFFER;
     int size, rank;
     int rc = PMPI_Comm_size(comm, &size);
     if (rc == MPI_SUCCESS)
@@ -240,6 +232,22 @@ int tc_hier_bcast_group(void *buf, size_t nbytes, const int *members, int nmembe
     for (int i = 0; i < nmembers; i++)
         if (members[i] < 0 || members[i] >= size || (i > 0 && members[i] <= members[i - 1]))
             return MPI_ERR_ARG;
+    return MPI_SUCCESS;
+}
+
+int tc_hier_bcast_group(void *buf, size_t nbytes, const int *members, int nmembers, int my_index,
+                        int root_index, tc_hier_bcast_alg_t alg, int k, MPI_Comm comm, int tag)
+{
+    /* Local checks only, all before the first message. */
+    if (members == NULL || nmembers < 1 || my_index < 0 || my_index >= nmembers || root_index < 0 ||
+        root_index >= nmembers || (int)alg < 0 || alg >= TC_HIER_BCAST_LAST ||
+        (alg == TC_HIER_BCAST_KNOMIAL && k < 2))
+        return MPI_ERR_ARG;
+    if (nbytes > 0 && buf == NULL)
+        return MPI_ERR_BUFFER;
+    int rc = tc_hier_members_check(members, nmembers, my_index, comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (nbytes == 0 || nmembers == 1)
         return MPI_SUCCESS;
 

@@ -65,6 +65,12 @@ typedef enum {
 int tc_hier_bcast_group(void *buf, size_t nbytes, const int *members, int nmembers, int my_index,
                         int root_index, tc_hier_bcast_alg_t alg, int k, MPI_Comm comm, int tag);
 
+/** The group checks of tc_hier_bcast_group and tc_hier_reduce_group, local (no
+ * message): the caller is members[my_index] (0 <= my_index < nmembers, checked by
+ * the caller), and the @p nmembers members are ascending ranks of @p comm.
+ * @return MPI_SUCCESS; MPI_ERR_ARG; or the error of PMPI_Comm_size/_rank. */
+int tc_hier_members_check(const int *members, int nmembers, int my_index, MPI_Comm comm);
+
 /** Name of @p alg as accepted by tc_hier_bcast_alg_parse ("flat", "knomial",
  * "scatter_allgather"); "?" for a value out of range. */
 const char *tc_hier_bcast_alg_name(tc_hier_bcast_alg_t alg);

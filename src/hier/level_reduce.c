@@ -388,18 +388,7 @@ static int check_args(const void *buf, const void *scratch, size_t nelem, const 
         if (scratch == NULL || (s < b + nb && b < s + nb))
             return MPI_ERR_ARG;
     }
-    int size, rank;
-    int rc = PMPI_Comm_size(comm, &size);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Comm_rank(comm, &rank);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (members[my_index] != rank)
-        return MPI_ERR_ARG;
-    for (int i = 0; i < nmembers; i++)
-        if (members[i] < 0 || members[i] >= size || (i > 0 && members[i] <= members[i - 1]))
-            return MPI_ERR_ARG;
-    return MPI_SUCCESS;
+    return tc_hier_members_check(members, nmembers, my_index, comm);
 }
 
 int tc_hier_reduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_t *op,

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "base/atomics.h" /* tc_cpu_relax */
 #include "rwlock.h"
 
 /* ---- atomics with their order in the name (STYLE.md) ------------------- */
@@ -55,15 +56,6 @@ static inline int tc_lock_cas_acquire(tc_lock_atomic_u32_t *p, uint32_t expect, 
 {
     return atomic_compare_exchange_strong_explicit(p, &expect, desired, memory_order_acquire,
                                                    memory_order_relaxed);
-}
-
-static inline void tc_lock_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
-#endif
 }
 
 /* ---- shared header ------------------------------------------------------ */
@@ -123,7 +115,7 @@ static inline int tc_lock_wait_pause(tc_lock_wait_t *w)
 {
     if (w->polls < w->lk->opts.spin_polls) {
         w->polls++;
-        tc_lock_cpu_relax();
+        tc_cpu_relax();
         return 0;
     }
     sched_yield();

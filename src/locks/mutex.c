@@ -16,6 +16,26 @@
  * each consistent (tc_lock_mutex_take) and the caller sees EOWNERDEAD once. */
 #include "lock_internal.h"
 
+/* Initialise m[0..n-1]; stops at the first failure. */
+static int tc_lock_mutex_init_all(tc_lock_mutex_t *m, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int rc = tc_lock_mutex_init(&m[i]);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Destroy m[0..n-1], all of them; the worst code. */
+static int tc_lock_mutex_destroy_all(tc_lock_mutex_t *m, int n)
+{
+    int acc = 0;
+    for (int i = 0; i < n; i++)
+        acc = tc_lock_rc_merge(acc, tc_lock_mutex_destroy(&m[i]));
+    return acc;
+}
+
 /* ---- 1N-mutex ------------------------------------------------------------ */
 
 static tc_lock_mutex_t *tc_lock_1n_lp(const tc_rwlock_t *lk)
@@ -30,20 +50,12 @@ static size_t tc_lock_1n_body_size(int nreaders)
 
 static int tc_lock_1n_init(tc_rwlock_t *lk)
 {
-    for (int i = 0; i < lk->nreaders; i++) {
-        int rc = tc_lock_mutex_init(&tc_lock_1n_lp(lk)[i]);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    return tc_lock_mutex_init_all(tc_lock_1n_lp(lk), lk->nreaders);
 }
 
 static int tc_lock_1n_destroy(tc_rwlock_t *lk)
 {
-    int acc = 0;
-    for (int i = 0; i < lk->nreaders; i++)
-        acc = tc_lock_rc_merge(acc, tc_lock_mutex_destroy(&tc_lock_1n_lp(lk)[i]));
-    return acc;
+    return tc_lock_mutex_destroy_all(tc_lock_1n_lp(lk), lk->nreaders);
 }
 
 static int tc_lock_1n_rdlock(tc_rwlock_t *lk, int x)
@@ -117,20 +129,12 @@ static size_t tc_lock_2n_body_size(int nreaders)
 
 static int tc_lock_2n_init(tc_rwlock_t *lk)
 {
-    for (int i = 0; i < 2 * lk->nreaders; i++) {
-        int rc = tc_lock_mutex_init(&tc_lock_2n_m(lk)[i]);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    return tc_lock_mutex_init_all(tc_lock_2n_m(lk), 2 * lk->nreaders);
 }
 
 static int tc_lock_2n_destroy(tc_rwlock_t *lk)
 {
-    int acc = 0;
-    for (int i = 0; i < 2 * lk->nreaders; i++)
-        acc = tc_lock_rc_merge(acc, tc_lock_mutex_destroy(&tc_lock_2n_m(lk)[i]));
-    return acc;
+    return tc_lock_mutex_destroy_all(tc_lock_2n_m(lk), 2 * lk->nreaders);
 }
 
 static int tc_lock_2n_rdlock(tc_rwlock_t *lk, int x)

@@ -92,7 +92,7 @@ static int tc_lock_nms_rdlock(tc_rwlock_t *lk, int x)
     while (tc_lock_load_relaxed(&r->vs.vs)) {
         if (polls < lk->opts.spin_polls) {
             polls++;
-            tc_lock_cpu_relax();
+            tc_cpu_relax();
             continue;
         }
         sched_yield();

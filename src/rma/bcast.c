@@ -64,13 +64,15 @@ int tc_rma_put_loop(tc_rma_rt_t *rt, const tc_rma_win_t *w, const void *src,
     return MPI_SUCCESS;
 }
 
-int tc_rma_req_read(tc_rma_rt_t *rt, MPI_Aint index, uint64_t *val)
+/* Atomic read of word @p index of this process's part of @p win (reqwin or
+ * donewin). */
+static int tc_rma_word_read(tc_rma_rt_t *rt, MPI_Win win, MPI_Aint index, uint64_t *val)
 {
-    /* Words of reqwin are only touched by MPI atomics (accumulate-family
+    /* Words of these windows are only touched by MPI atomics (accumulate-family
      * operations are atomic with respect to each other, plain loads are not). */
-    int rc = PMPI_Fetch_and_op(NULL, val, MPI_UINT64_T, rt->rank, index, MPI_NO_OP, rt->reqwin);
+    int rc = PMPI_Fetch_and_op(NULL, val, MPI_UINT64_T, rt->rank, index, MPI_NO_OP, win);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_flush(rt->rank, rt->reqwin);
+        rc = PMPI_Win_flush(rt->rank, win);
     return rc;
 }
 
@@ -189,12 +191,35 @@ void *tc_rma_helper_main(void *arg)
 
 /* ---- root side ---------------------------------------------------------------------- */
 
-static int tc_rma_done_read(tc_rma_rt_t *rt, uint64_t *val)
+/* The wait of the root's flush/test and of a non-root's wait/test: until word
+ * @p index of our part of @p win reaches @p target, spin-then-yield
+ * (tc_waiter: TC_WAIT_TIMEOUT names @p stage and @p peer). Meanwhile forward
+ * what is pending: the broadcasts of other roots may be waiting for us, and our
+ * data may be here with forwarding still to do (do it now rather than wait for
+ * the helper's next poll, up to TC_RMA_POLL_MAX_US). Not @p block: return
+ * after one look. @return MPI_SUCCESS with *reached 1 (reached) or 0 (not
+ * yet, not @p block), or the error of the read. */
+static int tc_rma_poll(tc_rma_rt_t *rt, MPI_Win win, MPI_Aint index, uint64_t target, int block,
+                       const char *stage, int peer, int *reached)
 {
-    int rc = PMPI_Fetch_and_op(NULL, val, MPI_UINT64_T, rt->rank, 0, MPI_NO_OP, rt->donewin);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_flush(rt->rank, rt->donewin);
-    return rc;
+    tc_waiter_t wt;
+    tc_waiter_init(&wt, &rt->wait_info, stage, peer);
+    *reached = 0;
+    for (;;) {
+        uint64_t v = 0;
+        int rc = tc_rma_word_read(rt, win, index, &v);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (v >= target) {
+            *reached = 1;
+            return MPI_SUCCESS;
+        }
+        if (tc_rma_forward_help(rt))
+            continue;
+        if (!block)
+            return MPI_SUCCESS;
+        tc_waiter_pause(&wt);
+    }
 }
 
 /* Linear completion: the data puts complete at every target, then each
@@ -226,19 +251,11 @@ int tc_rma_root_complete(tc_rma_rt_t *rt, int block, int *done)
     } else if (rt->inflight == TC_RMA_ALG_BINOMIAL) {
         /* Every other member adds 1 to our done counter once it has its data
          * and has forwarded it (paper 002, RMABcastFlush). */
-        tc_waiter_t wt;
-        tc_waiter_init(&wt, &rt->wait_info, "rma bcast flush: done counter", -1);
-        for (;;) {
-            uint64_t v = 0;
-            if ((rc = tc_rma_done_read(rt, &v)) != MPI_SUCCESS || v >= rt->done_target)
-                break;
-            /* Broadcasts of other roots may be waiting for us to forward. */
-            if (tc_rma_forward_help(rt))
-                continue;
-            if (!block)
-                return MPI_SUCCESS;
-            tc_waiter_pause(&wt);
-        }
+        int reached;
+        rc = tc_rma_poll(rt, rt->donewin, 0, rt->done_target, block,
+                         "rma bcast flush: done counter", -1, &reached);
+        if (rc == MPI_SUCCESS && !reached)
+            return MPI_SUCCESS;
     }
     if (rc == MPI_SUCCESS) {
         rt->inflight = 0;
@@ -402,25 +419,13 @@ static int tc_rma_recv_poll(int wid, int root, int block, int *flag, const char 
         return tc_rma_error(w.win, MPI_ERR_ROOT);
     }
     uint64_t *waited = &rt->waited[(size_t)root * TC_RMA_MAX_WINDOWS + (size_t)wid];
-    tc_waiter_t wt;
-    tc_waiter_init(&wt, &rt->wait_info, "rma bcast wait: data from root", root);
-    *flag = 0;
-    for (;;) {
-        uint64_t v = 0;
-        if ((rc = tc_rma_req_read(rt, tc_rma_cnt_index(rt, root, wid), &v)) != MPI_SUCCESS)
-            return tc_rma_error(w.win, rc);
-        if (v > *waited)
-            break;
-        /* Our data may be here with forwarding still to do: do it now rather
-         * than wait for the helper's next poll (up to TC_RMA_POLL_MAX_US). */
-        if (tc_rma_forward_help(rt))
-            continue;
-        if (!block)
-            return MPI_SUCCESS;
-        tc_waiter_pause(&wt);
-    }
+    rc = tc_rma_poll(rt, rt->reqwin, tc_rma_cnt_index(rt, root, wid), *waited + 1, block,
+                     "rma bcast wait: data from root", root, flag);
+    if (rc != MPI_SUCCESS)
+        return tc_rma_error(w.win, rc);
+    if (!*flag)
+        return MPI_SUCCESS;
     (*waited)++;
-    *flag = 1;
     /* The data was flushed to us before the flag: make it visible to the
      * caller's loads of the window memory. */
     rc = PMPI_Win_sync(w.win);

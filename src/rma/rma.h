@@ -167,9 +167,6 @@ int tc_rma_put_loop(tc_rma_rt_t *rt, const tc_rma_win_t *w, const void *src,
  * @p block, else one poll); *done = 1 when nothing is left in flight. */
 int tc_rma_root_complete(tc_rma_rt_t *rt, int block, int *done);
 
-/* Atomic read of word @p index of this process's reqwin. */
-int tc_rma_req_read(tc_rma_rt_t *rt, MPI_Aint index, uint64_t *val);
-
 /* The helper's body (runtime.c starts it). */
 void *tc_rma_helper_main(void *arg);
 /* Called by a main thread that is waiting anyway (non-root wait/test, root

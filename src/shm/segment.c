@@ -43,6 +43,42 @@ typedef struct tc_shm_seen {
     size_t bytes;
 } tc_shm_seen_t;
 
+/* The distinct segments seen so far by tc_shm_node_usage. */
+typedef struct tc_shm_usage {
+    tc_shm_seen_t *seen;
+    size_t n, cap;
+} tc_shm_usage_t;
+
+/* Calls @p visit on the maps file (/proc/<pid>/maps) of every process of this
+ * user, one after the other, until a call returns non-zero. Returns that value,
+ * 0 when every process was visited, -1 when /proc cannot be read. */
+static int tc_shm_maps_walk(int (*visit)(FILE *maps, void *arg), void *arg)
+{
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return -1;
+    int stop = 0;
+    uid_t uid = getuid();
+    struct dirent *e;
+    while (!stop && (e = readdir(proc)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[sizeof e->d_name + 16];
+        struct stat st;
+        snprintf(path, sizeof path, "/proc/%s", e->d_name);
+        if (stat(path, &st) != 0 || st.st_uid != uid)
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/maps", e->d_name);
+        FILE *maps = fopen(path, "r");
+        if (!maps)
+            continue; /* exited meanwhile */
+        stop = visit(maps, arg);
+        fclose(maps);
+    }
+    closedir(proc);
+    return stop;
+}
+
 /* A maps line of one of the library's segments: a named one (still named, or
  * unlinked: "/dev/shm/topocoll-... (deleted)") or a memfd ("/memfd:topocoll
  * (deleted)"; memfd_create's name, never in any file system). */
@@ -51,9 +87,13 @@ static int tc_shm_maps_line_ours(const char *line)
     return strstr(line, "/dev/shm/topocoll-") != NULL || strstr(line, "/memfd:topocoll ") != NULL;
 }
 
-/* Add the topocoll mappings of one maps file to @p seen (distinct segments). */
-static void tc_shm_usage_scan(FILE *maps, tc_shm_seen_t **seen, size_t *n, size_t *cap)
+/* Add the topocoll mappings of one maps file to the tc_shm_usage_t @p arg
+ * (distinct segments). Always 0: every process is visited. */
+static int tc_shm_usage_scan(FILE *maps, void *arg)
 {
+    tc_shm_usage_t *u = arg;
+    tc_shm_seen_t **seen = &u->seen;
+    size_t *n = &u->n, *cap = &u->cap;
     char line[512];
     while (fgets(line, sizeof line, maps)) {
         if (!tc_shm_maps_line_ours(line))
@@ -74,7 +114,7 @@ static void tc_shm_usage_scan(FILE *maps, tc_shm_seen_t **seen, size_t *n, size_
                 size_t c = *cap ? 2 * *cap : 16;
                 tc_shm_seen_t *p = realloc(*seen, c * sizeof *p);
                 if (!p)
-                    return;
+                    return 0;
                 *seen = p;
                 *cap = c;
             }
@@ -83,6 +123,7 @@ static void tc_shm_usage_scan(FILE *maps, tc_shm_seen_t **seen, size_t *n, size_
         if (end - start > (*seen)[i].bytes)
             (*seen)[i].bytes = end - start;
     }
+    return 0;
 }
 
 /* An upper bound of the bytes the library's segments take on the node:
@@ -111,32 +152,12 @@ static size_t tc_shm_usage_bound(void)
 
 size_t tc_shm_node_usage(void)
 {
-    DIR *proc = opendir("/proc");
-    if (!proc)
-        return 0;
-    tc_shm_seen_t *seen = NULL;
-    size_t n = 0, cap = 0, total = 0;
-    uid_t uid = getuid();
-    struct dirent *e;
-    while ((e = readdir(proc)) != NULL) {
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        char path[sizeof e->d_name + 16];
-        struct stat st;
-        snprintf(path, sizeof path, "/proc/%s", e->d_name);
-        if (stat(path, &st) != 0 || st.st_uid != uid)
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/maps", e->d_name);
-        FILE *maps = fopen(path, "r");
-        if (!maps)
-            continue; /* exited meanwhile */
-        tc_shm_usage_scan(maps, &seen, &n, &cap);
-        fclose(maps);
-    }
-    closedir(proc);
-    for (size_t i = 0; i < n; i++)
-        total += seen[i].bytes;
-    free(seen);
+    tc_shm_usage_t u = {NULL, 0, 0};
+    size_t total = 0;
+    (void)tc_shm_maps_walk(tc_shm_usage_scan, &u); /* no /proc: nothing seen, 0 */
+    for (size_t i = 0; i < u.n; i++)
+        total += u.seen[i].bytes;
+    free(u.seen);
     return total;
 }
 
@@ -161,35 +182,23 @@ static int tc_shm_name_random(char *name, size_t len)
     return 0;
 }
 
+/* Whether one maps file has a line naming the string @p arg (1 stops the walk). */
+static int tc_shm_maps_has(FILE *maps, void *arg)
+{
+    char line[512];
+    while (fgets(line, sizeof line, maps))
+        if (strstr(line, arg) != NULL)
+            return 1;
+    return 0;
+}
+
 /* Whether any process of this user maps the file /dev/shm/@p file. */
 static int tc_shm_file_mapped(const char *file)
 {
     char needle[300];
     snprintf(needle, sizeof needle, "/dev/shm/%s", file);
-    DIR *proc = opendir("/proc");
-    if (!proc)
-        return 1; /* cannot tell: keep it */
-    int found = 0;
-    uid_t uid = getuid();
-    struct dirent *e;
-    while (!found && (e = readdir(proc)) != NULL) {
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        char path[sizeof e->d_name + 16], line[512];
-        struct stat st;
-        snprintf(path, sizeof path, "/proc/%s", e->d_name);
-        if (stat(path, &st) != 0 || st.st_uid != uid)
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/maps", e->d_name);
-        FILE *maps = fopen(path, "r");
-        if (!maps)
-            continue;
-        while (!found && fgets(line, sizeof line, maps))
-            found = strstr(line, needle) != NULL;
-        fclose(maps);
-    }
-    closedir(proc);
-    return found;
+    int found = tc_shm_maps_walk(tc_shm_maps_has, needle);
+    return found != 0; /* -1, cannot tell: keep it */
 }
 
 /* Named segments only exist between creation and the moment every process

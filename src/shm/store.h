@@ -5,7 +5,7 @@
  * tc_shm_params_t.lock_scheme).
  *
  * Area (layout.h: store_off, TC_SHM_STORE_BYTES): a control line, then records
- * packed one after another, each a 64-byte header line (key, version, length,
+ * packed one after another, each a header line (TC_CACHELINE bytes: key, version, length,
  * capacity, checksum) followed by its value padded to whole lines: a record of
  * n bytes takes TC_SHM_STORE_RECORD_BYTES(n). A put of an existing key with a
  * value that fits its capacity rewrites it in place (keeping the capacity); a
