@@ -1,4 +1,8 @@
-/* Shared helpers of the MPI tests of TC_Bcast (public header + MPI only).
+/* The MPI test harness (library tc_test_harness), linked by every MPI test of
+ * the tree (public header + MPI only): the launched-size check (tt_check_np),
+ * CHECK and the failure bookkeeping, the end of a test (tt_finish,
+ * tt_failures_all), the expected-value images below, and the /dev/shm and
+ * /proc/self/maps scans of the tests that check what a segment leaves behind.
  *
  * Data pattern. Every test buffer is an "image": sentinel bytes everywhere,
  * and at the position of the k-th primitive of the type signature (k-th byte,
@@ -72,7 +76,8 @@ void tt_check_pass(void);
  * still has a format); ": " alone adds nothing to the message. */
 void tt_check_fail(const char *file, int line, const char *cond, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* CHECKs made by this process so far (passed or not). */
+/* CHECKs made by this process so far (passed or not). CHECK, tt_fail and
+ * these counters may be used from several threads at once. */
 long tt_checks(void);
 
 /* MPI_Init, the launched-size check (tt_check_np), read the fragment size f and queue length S the
@@ -118,6 +123,19 @@ void tt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tt_case_done(void);
 long tt_failures(void);
 int tt_finish(void);
+
+/* Failures of every process (a collective over MPI_COMM_WORLD: the sum of
+ * tt_failures()), for the tests that print their own summary line. */
+long tt_failures_all(void);
+
+/* Entries /dev/shm/topocoll-* (what a named segment is called). With @p pids
+ * (@p npids of them), only those of the creators listed there, i.e.
+ * /dev/shm/topocoll-<pid>-..., each printed as "<prog> rank r: /dev/shm/...
+ * exists". -1 when /dev/shm cannot be read. */
+long tt_dev_shm_count(const long *pids, int npids);
+
+/* Lines of /proc/self/maps containing @p needle (-1 when it cannot be read). */
+long tt_maps_count(const char *needle);
 
 /* Value following "--name" in argv, or @p def when absent. */
 const char *tt_arg(int argc, char **argv, const char *name, const char *def);

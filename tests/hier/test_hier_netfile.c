@@ -25,7 +25,7 @@ static void set_data_dir(int argc, char **argv)
 #ifdef TC_TEST_DATA_DIR
     snprintf(data_dir, sizeof(data_dir), "%s", TC_TEST_DATA_DIR);
 #else
-    /* __FILE__ is .../tests/unit/test_hier_netfile.c: strip two components. */
+    /* __FILE__ is .../tests/hier/test_hier_netfile.c: strip two components. */
     snprintf(data_dir, sizeof(data_dir), "%s", __FILE__);
     for (int i = 0; i < 2; i++) {
         char *slash = strrchr(data_dir, '/');

@@ -24,7 +24,8 @@
  * To refresh a corpus after a run, minimise into an empty directory and copy
  * it back (keep it under 200 files / 200 KiB):
  *
- *   mkdir /tmp/min && /tmp/fuzz_netfile -merge=1 /tmp/min /tmp/fz-net tests/hier/fuzz/corpus-netfile
+ *   mkdir /tmp/min && /tmp/fuzz_netfile -merge=1 /tmp/min /tmp/fz-net \
+ *       tests/hier/fuzz/corpus-netfile
  *
  * Without libFuzzer, the test fuzz_replay (replay.c) runs every corpus file
  * through the same functions under ctest.
