@@ -532,6 +532,35 @@ long tt_failures(void)
     return atomic_load(&tt_nfail);
 }
 
+int tt_int_pattern(int salt, int i)
+{
+    return 7 * i + salt;
+}
+
+void tt_ints_fill(int *buf, int n, int salt, int is_root)
+{
+    for (int i = 0; i < n; i++)
+        buf[i] = is_root ? tt_int_pattern(salt, i) : -1;
+}
+
+int tt_ints_check(const int *buf, int n, int salt, const char *what)
+{
+    for (int i = 0; i < n; i++)
+        if (buf[i] != tt_int_pattern(salt, i)) {
+            tt_check_fail(__FILE__, __LINE__, "buf[i] == tt_int_pattern(salt, i)",
+                          ": %s: element %d is %d, expected %d", what, i, buf[i],
+                          tt_int_pattern(salt, i));
+            return 1;
+        }
+    tt_check_pass();
+    return 0;
+}
+
+long tt_sum_ranks(int p)
+{
+    return (long)p * (p - 1) / 2;
+}
+
 long tt_failures_all(void)
 {
     long mine = tt_failures(), all = 0;

@@ -124,6 +124,20 @@ void tt_case_done(void);
 long tt_failures(void);
 int tt_finish(void);
 
+/* Expected values of the small int checks (a broadcast of n ints, then an
+ * allreduce of the ranks), shared by the tests of segments (test_node_cap,
+ * test_shm_mechanism, kill_churn). The pattern of @p salt >= 0: element i is
+ * 7 i + salt, never the -1 the receivers start with. tt_ints_fill writes it
+ * (@p is_root) or -1 (the others); tt_ints_check compares @p buf with it and
+ * counts one check, failed at the first wrong element ("<what>: element i is
+ * x, expected y"); returns 1 when wrong, 0 when right. */
+int tt_int_pattern(int salt, int i);
+void tt_ints_fill(int *buf, int n, int salt, int is_root);
+int tt_ints_check(const int *buf, int n, int salt, const char *what);
+
+/* 0 + 1 + ... + (p - 1): the sum of the ranks of a communicator of @p p. */
+long tt_sum_ranks(int p);
+
 /* Failures of every process (a collective over MPI_COMM_WORLD: the sum of
  * tt_failures()), for the tests that print their own summary line. */
 long tt_failures_all(void);

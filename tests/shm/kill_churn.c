@@ -44,20 +44,16 @@ int main(int argc, char **argv)
         MPI_Comm_rank(c, &r);
         MPI_Comm_size(c, &p);
         int root = it % p, buf[N];
-        for (int i = 0; i < N; i++)
-            buf[i] = r == root ? 31 * i + it : -1;
+        tt_ints_fill(buf, N, it, r == root);
         TC_Bcast(buf, N, MPI_INT, root, c);
-        for (int i = 0; i < N; i++)
-            if (buf[i] != 31 * i + it) {
-                CHECK(0, "iteration %d: bcast element %d is %d, expected %d", it, i, buf[i],
-                      31 * i + it);
-                break;
-            }
+        char what[48];
+        snprintf(what, sizeof what, "iteration %d: bcast", it);
+        tt_ints_check(buf, N, it, what);
         long in[2] = {r, 1}, out[2] = {0, 0};
         TC_Allreduce(in, out, 2, MPI_LONG, MPI_SUM, c);
-        CHECK(out[0] == (long)p * (p - 1) / 2 && out[1] == p,
+        CHECK(out[0] == tt_sum_ranks(p) && out[1] == p,
               "iteration %d: allreduce gave {%ld, %ld}, expected {%ld, %d}", it, out[0], out[1],
-              (long)p * (p - 1) / 2, p);
+              tt_sum_ranks(p), p);
         MPI_Comm_free(&c);
         it++;
         /* Everyone stops after the same iteration (rank 0's clock decides). */

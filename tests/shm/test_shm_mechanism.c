@@ -36,18 +36,12 @@ static void use(MPI_Comm c, int it)
     MPI_Comm_rank(c, &r);
     MPI_Comm_size(c, &p);
     int root = it % p;
-    for (int i = 0; i < 4096; i++)
-        buf[i] = r == root ? 7 * i + it : -1;
+    tt_ints_fill(buf, 4096, it, r == root);
     TC_Bcast(buf, 4096, MPI_INT, root, c);
-    for (int i = 0; i < 4096; i++)
-        if (buf[i] != 7 * i + it) {
-            CHECK(0, "bcast element %d is %d, expected %d", i, buf[i], 7 * i + it);
-            break;
-        }
+    tt_ints_check(buf, 4096, it, "bcast");
     long in = r + 1, out = 0;
     TC_Allreduce(&in, &out, 1, MPI_LONG, MPI_SUM, c);
-    CHECK(out == (long)p * (p + 1) / 2, "allreduce gave %ld, expected %ld", out,
-          (long)p * (p + 1) / 2);
+    CHECK(out == tt_sum_ranks(p) + p, "allreduce gave %ld, expected %ld", out, tt_sum_ranks(p) + p);
 }
 
 int main(int argc, char **argv)
