@@ -66,7 +66,6 @@ typedef struct {
 } config_t;
 
 static int rank, size;
-static long failures;
 static tc_redop_t redops[T_LAST];
 static MPI_Datatype mpi_types[T_LAST];
 static MPI_Op mpi_ops[T_LAST];
@@ -222,9 +221,7 @@ static void fail(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
-    failures++;
-    if (failures <= 10)
-        fprintf(stderr, "FAIL %s: %s\n", current, what);
+    tt_fail("%s: %s", current, what);
 }
 
 static void add_group(group_t *groups, int *ngroups, const char *name, const int *cand, int ncand)
@@ -700,8 +697,7 @@ int main(int argc, char **argv)
     free(scratch);
     free(aux);
 
-    long total[1];
-    MPI_Allreduce(&failures, total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long total[1] = {tt_failures_all()};
     if (rank == 0)
         printf("test_level_reduce: np=%d %s groups=%d configs=%d cases=%llu failures=%ld "
                "(summed over ranks) time=%.2fs: %s\n",

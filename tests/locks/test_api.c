@@ -11,17 +11,7 @@
 
 #include "locks/rwlock.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
+#include "tc_unit.h"
 
 static int log_calls;
 static char log_last[256];
@@ -198,6 +188,6 @@ int main(void)
         test_args_and_attach((tc_lock_scheme_t)s);
     test_timeout(TC_LOCK_SCHEME_N_MCS);
     test_timeout(TC_LOCK_SCHEME_RWLOCK);
-    printf("%s\n", failures ? "FAILED" : "locks api ok");
-    return failures ? 1 : 0;
+    printf("%s\n", tu_failures ? "FAILED" : "locks api ok");
+    return tu_failures ? 1 : 0;
 }

@@ -10,15 +10,7 @@
 
 #include "hier/groups.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "tc_unit.h"
 
 #define BIT(l) (1u << (l))
 #define SWITCHES                                                                                   \
@@ -130,7 +122,7 @@ static void check_owners(const tc_hier_loc_t *locs, int p, unsigned mask, const 
                          const int *parent)
 {
     tc_hier_groups_t *o = calloc((size_t)p, sizeof *o);
-    int r, i, x, k, f0 = failures;
+    int r, i, x, k, f0 = tu_failures;
 
     if (!o) {
         fprintf(stderr, "out of memory\n");
@@ -187,7 +179,7 @@ static void check_owners(const tc_hier_loc_t *locs, int p, unsigned mask, const 
         }
         CHECK(cur == x);
     }
-    if (failures != f0)
+    if (tu_failures != f0)
         fprintf(stderr, "  (owner check p=%d mask=0x%x)\n", p, mask);
     free_all(o, p);
 }
@@ -198,7 +190,7 @@ static void check_properties(const tc_hier_loc_t *locs, int p, unsigned mask)
     int *parent = malloc((size_t)p * sizeof *parent);
     int *plevel = malloc((size_t)p * sizeof *plevel);
     int *in = malloc((size_t)p * sizeof *in); /* still a participant */
-    int r, i, l, k, f0 = failures;
+    int r, i, l, k, f0 = tu_failures;
 
     for (r = 0; r < p; r++) {
         CHECK(g[r].active_mask == g[0].active_mask);
@@ -280,7 +272,7 @@ static void check_properties(const tc_hier_loc_t *locs, int p, unsigned mask)
         CHECK(cur == 0);
     }
     check_owners(locs, p, mask, g, parent);
-    if (failures != f0)
+    if (tu_failures != f0)
         fprintf(stderr, "  (property check p=%d mask=0x%x)\n", p, mask);
     free(in);
     free(plevel);
@@ -633,8 +625,8 @@ int main(void)
     test_paper_masks();
     test_small();
     test_random();
-    if (failures) {
-        fprintf(stderr, "test_hier_groups: %d check(s) failed\n", failures);
+    if (tu_failures) {
+        fprintf(stderr, "test_hier_groups: %d check(s) failed\n", tu_failures);
         return 1;
     }
     printf("test_hier_groups: all checks passed\n");

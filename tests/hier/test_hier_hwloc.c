@@ -16,16 +16,7 @@
 
 #include "hier/topo_hwloc.h"
 
-static int failures, checks;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "tc_unit.h"
 
 #define U    TC_LOC_UNKNOWN
 #define B(l) (1u << TC_LEVEL_##l)
@@ -326,6 +317,6 @@ int main(void)
     test_errors();
     printf("test_hier_hwloc: this machine\n");
     test_self();
-    printf("test_hier_hwloc: %d checks, %d failed\n", checks, failures);
-    return failures ? 1 : 0;
+    printf("test_hier_hwloc: %d checks, %d failed\n", tu_checks, tu_failures);
+    return tu_failures ? 1 : 0;
 }

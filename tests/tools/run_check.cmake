@@ -1,5 +1,5 @@
 # Runs one topocoll-logp command and checks its output (cmake -P script, used by
-# tests/logp_tool.cmake).
+# tests/tools/CMakeLists.txt).
 #
 #   cmake -DCMD_FILE=F -DPASS_FILE=F [-DFAIL_REGEX=R] [-DEXPECT_RC=N] [-DTRIES=N]
 #         -P run_check.cmake

@@ -6,15 +6,15 @@
  * Build and run (clang 14 + libclang-rt-14-dev), from the repository root:
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc \
- *       -DTC_FUZZ_TARGET_NETFILE tests/fuzz/fuzz_hier_parsers.c src/hier/netfile.c \
+ *       -DTC_FUZZ_TARGET_NETFILE tests/hier/fuzz/fuzz_hier_parsers.c src/hier/netfile.c \
  *       src/hier/locfile.c -o /tmp/fuzz_netfile
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc \
- *       -DTC_FUZZ_TARGET_LOCFILE tests/fuzz/fuzz_hier_parsers.c src/hier/netfile.c \
+ *       -DTC_FUZZ_TARGET_LOCFILE tests/hier/fuzz/fuzz_hier_parsers.c src/hier/netfile.c \
  *       src/hier/locfile.c -o /tmp/fuzz_locfile
  *   mkdir -p /tmp/fz-net && /tmp/fuzz_netfile -max_total_time=300 -max_len=4096 \
- *       -dict=tests/fuzz/netfile.dict /tmp/fz-net tests/fuzz/corpus-netfile
+ *       -dict=tests/hier/fuzz/netfile.dict /tmp/fz-net tests/hier/fuzz/corpus-netfile
  *   mkdir -p /tmp/fz-loc && /tmp/fuzz_locfile -max_total_time=300 -max_len=4096 \
- *       -dict=tests/fuzz/locfile.dict /tmp/fz-loc tests/fuzz/corpus-locfile
+ *       -dict=tests/hier/fuzz/locfile.dict /tmp/fz-loc tests/hier/fuzz/corpus-locfile
  *
  * or through CMake (C compiler must be clang; builds only these targets):
  *
@@ -24,7 +24,8 @@
  * To refresh a corpus after a run, minimise into an empty directory and copy
  * it back (keep it under 200 files / 200 KiB):
  *
- *   mkdir /tmp/min && /tmp/fuzz_netfile -merge=1 /tmp/min /tmp/fz-net tests/fuzz/corpus-netfile
+ *   mkdir /tmp/min && /tmp/fuzz_netfile -merge=1 /tmp/min /tmp/fz-net \
+ *       tests/hier/fuzz/corpus-netfile
  *
  * Without libFuzzer, the test fuzz_replay (replay.c) runs every corpus file
  * through the same functions under ctest.

@@ -47,19 +47,9 @@ typedef struct {
     uint64_t pad2[7];
 } block_t;
 
-static int failures;
 static int me, np;
 static uint64_t k; /* barriers entered so far (the same on every rank) */
 static block_t *blocks;
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        if (failures++ < 20) {                                                                     \
-            fprintf(stderr, "rank %d: ", me);                                                      \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
 
 typedef struct {
     const char *name;
@@ -114,12 +104,12 @@ static void check_after(const char *what)
     for (int j = 0; j < np; j++) {
         uint64_t it = atomic_load_explicit(&blocks[j].iter, memory_order_relaxed);
         if (it < k || it > k + 1)
-            FAIL("%s: after barrier %llu, rank %d is at %llu", what, (unsigned long long)k, j,
-                 (unsigned long long)it);
+            tt_fail("%s: after barrier %llu, rank %d is at %llu", what, (unsigned long long)k, j,
+                    (unsigned long long)it);
         for (int w = 0; w < WORDS; w++)
             if (blocks[j].data[k % 2][w] != f(j, k, w)) {
-                FAIL("%s: after barrier %llu, rank %d's word %d not visible", what,
-                     (unsigned long long)k, j, w);
+                tt_fail("%s: after barrier %llu, rank %d's word %d not visible", what,
+                        (unsigned long long)k, j, w);
                 break;
             }
     }
@@ -143,8 +133,8 @@ static void one_barrier(tc_shm_comm_t *s, const spec_t *sp, int split, int delay
         for (int j = 0; j < np; j++) {
             uint64_t it = atomic_load_explicit(&blocks[j].iter, memory_order_relaxed);
             if (it != k)
-                FAIL("%s split: leader after arrive %llu sees rank %d at %llu", sp->name,
-                     (unsigned long long)k, j, (unsigned long long)it);
+                tt_fail("%s split: leader after arrive %llu sees rank %d at %llu", sp->name,
+                        (unsigned long long)k, j, (unsigned long long)it);
         }
         if (delay && hash(k) % 8 == 0)
             sleep_us(500); /* the others must stay held until the release */
@@ -152,8 +142,8 @@ static void one_barrier(tc_shm_comm_t *s, const spec_t *sp, int split, int delay
     }
     tc_shm_barrier_release(s, sp->alg, sp->arity);
     if (blocks[0].token != k)
-        FAIL("%s split: token %llu after release %llu", sp->name,
-             (unsigned long long)blocks[0].token, (unsigned long long)k);
+        tt_fail("%s split: token %llu after release %llu", sp->name,
+                (unsigned long long)blocks[0].token, (unsigned long long)k);
     check_after(sp->name);
 }
 
@@ -308,7 +298,7 @@ int main(int argc, char **argv)
     int delayed = quick ? 20 : np > 4 ? 80 : 150;
     int count = 0;
     for (int i = 0; i < nsel; i++) {
-        int before = failures;
+        long before = tt_failures();
         for (int j = 0; j < delayed; j++)
             one_barrier(s, sel[i], 0, 1);
         for (int j = 0; j < consecutive; j++)
@@ -320,12 +310,12 @@ int main(int argc, char **argv)
         count += 2 * delayed + consecutive + consecutive / 4;
         if (me == 0)
             printf("%-14s np=%d: %s\n", sel[i]->name, np,
-                   failures == before ? "ok (rank 0)" : "FAILED (rank 0)");
+                   tt_failures() == before ? "ok (rank 0)" : "FAILED (rank 0)");
     }
     if (mix) {
         /* Algorithm, arity and form change at every barrier (the same choice
          * everywhere: it is a function of k). */
-        int before = failures;
+        long before = tt_failures();
         int n = 2 * delayed + consecutive;
         for (int j = 0; j < n; j++) {
             uint64_t h = hash(k + 1 + 0x5eed);
@@ -334,16 +324,15 @@ int main(int argc, char **argv)
         count += n;
         if (me == 0)
             printf("%-14s np=%d: %s\n", "mix", np,
-                   failures == before ? "ok (rank 0)" : "FAILED (rank 0)");
+                   tt_failures() == before ? "ok (rank 0)" : "FAILED (rank 0)");
     }
     if (s->bar_epoch != k)
-        FAIL("segment epoch %llu after %llu barriers", (unsigned long long)s->bar_epoch,
-             (unsigned long long)k);
+        tt_fail("segment epoch %llu after %llu barriers", (unsigned long long)s->bar_epoch,
+                (unsigned long long)k);
 
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    long total = tt_failures_all();
     if (me == 0)
-        printf("shm barrier np=%d: %d barriers, %d failures\n", np, count, total);
+        printf("shm barrier np=%d: %d barriers, %ld failures\n", np, count, total);
     MPI_Win_free(&win);
     tc_shm_comm_destroy(s);
     MPI_Comm_free(&node);

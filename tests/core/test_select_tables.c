@@ -14,16 +14,7 @@
 #include "model/cost.h"
 #include "model/tuning.h"
 
-static int failures, checks;
-
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(c)) {                                                                                \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: FAIL %s\n", __FILE__, __LINE__, #c);                           \
-        }                                                                                          \
-    } while (0)
+#include "tc_unit.h"
 
 static const double gamma_ = 1.0 / 15000.0;
 
@@ -425,6 +416,6 @@ int main(void)
     test_precedence();
     test_oversubscribed();
     test_barrier();
-    printf("%d checks, %d failures\n", checks, failures);
-    return failures ? 1 : 0;
+    printf("%d checks, %d failures\n", tu_checks, tu_failures);
+    return tu_failures ? 1 : 0;
 }

@@ -1,4 +1,8 @@
-/* Shared helpers of the MPI tests of TC_Bcast (public header + MPI only).
+/* The MPI test harness (library tc_test_harness), linked by every MPI test of
+ * the tree (public header + MPI only): the launched-size check (tt_check_np),
+ * CHECK and the failure bookkeeping, the end of a test (tt_finish,
+ * tt_failures_all), the expected-value images below, and the /dev/shm and
+ * /proc/self/maps scans of the tests that check what a segment leaves behind.
  *
  * Data pattern. Every test buffer is an "image": sentinel bytes everywhere,
  * and at the position of the k-th primitive of the type signature (k-th byte,
@@ -72,7 +76,8 @@ void tt_check_pass(void);
  * still has a format); ": " alone adds nothing to the message. */
 void tt_check_fail(const char *file, int line, const char *cond, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* CHECKs made by this process so far (passed or not). */
+/* CHECKs made by this process so far (passed or not). CHECK, tt_fail and
+ * these counters may be used from several threads at once. */
 long tt_checks(void);
 
 /* MPI_Init, the launched-size check (tt_check_np), read the fragment size f and queue length S the
@@ -118,6 +123,33 @@ void tt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tt_case_done(void);
 long tt_failures(void);
 int tt_finish(void);
+
+/* Expected values of the small int checks (a broadcast of n ints, then an
+ * allreduce of the ranks), shared by the tests of segments (test_node_cap,
+ * test_shm_mechanism, kill_churn). The pattern of @p salt >= 0: element i is
+ * 7 i + salt, never the -1 the receivers start with. tt_ints_fill writes it
+ * (@p is_root) or -1 (the others); tt_ints_check compares @p buf with it and
+ * counts one check, failed at the first wrong element ("<what>: element i is
+ * x, expected y"); returns 1 when wrong, 0 when right. */
+int tt_int_pattern(int salt, int i);
+void tt_ints_fill(int *buf, int n, int salt, int is_root);
+int tt_ints_check(const int *buf, int n, int salt, const char *what);
+
+/* 0 + 1 + ... + (p - 1): the sum of the ranks of a communicator of @p p. */
+long tt_sum_ranks(int p);
+
+/* Failures of every process (a collective over MPI_COMM_WORLD: the sum of
+ * tt_failures()), for the tests that print their own summary line. */
+long tt_failures_all(void);
+
+/* Entries /dev/shm/topocoll-* (what a named segment is called). With @p pids
+ * (@p npids of them), only those of the creators listed there, i.e.
+ * /dev/shm/topocoll-<pid>-..., each printed as "<prog> rank r: /dev/shm/...
+ * exists". -1 when /dev/shm cannot be read. */
+long tt_dev_shm_count(const long *pids, int npids);
+
+/* Lines of /proc/self/maps containing @p needle (-1 when it cannot be read). */
+long tt_maps_count(const char *needle);
 
 /* Value following "--name" in argv, or @p def when absent. */
 const char *tt_arg(int argc, char **argv, const char *name, const char *def);

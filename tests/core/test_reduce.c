@@ -51,16 +51,15 @@
 
 #include "tc_test_common.h"
 
-#define SENTINEL    0xA5u
-#define GUARD       64 /* bytes after the data that must keep the sentinel */
-#define MAX_PRINTED 30
+#define SENTINEL 0xA5u
+#define GUARD    64 /* bytes after the data that must keep the sentinel */
 
 /* ------------------------------------------------------------------------ */
 /* Bookkeeping (after tc_test_common.c)                                      */
 
 static const char *prog = "tc_mpitest_reduce";
 static int wrank = -1, wsize;
-static long nfail, ncases;
+static long ncases;
 static unsigned long case_serial; /* identical on every rank: every rank runs every case */
 
 static struct {
@@ -70,26 +69,6 @@ static struct {
     int expect_unbound;
     int all_roots; /* sizes part: every root even with --quick */
 } opt;
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    int pos;
-
-    if (++nfail > MAX_PRINTED)
-        return;
-    pos = snprintf(line, sizeof line, "FAIL %s rank %d: ", prog, wrank);
-    va_start(ap, fmt);
-    vsnprintf(line + pos, sizeof line - (size_t)pos - 1, fmt, ap);
-    va_end(ap);
-    strcat(line, "\n");
-    fputs(line, stderr); /* one write per line: ranks do not interleave */
-    if (nfail == MAX_PRINTED)
-        fprintf(stderr, "FAIL %s rank %d: further failures counted, not printed\n", prog, wrank);
-    fflush(stderr);
-}
 
 /* A collective that returned an error leaves its peers in an unknown state
  * (some may wait in it forever): report the case, with the MPI's error
@@ -101,7 +80,7 @@ static void fail_call_abort(const char *what, int rc)
     if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
         len = 0;
     text[len] = '\0';
-    fail("%s: returned %d (%s): aborting the job", what, rc, text);
+    tt_fail("%s: returned %d (%s): aborting the job", what, rc, text);
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
@@ -684,9 +663,9 @@ static void run_pmpi(MPI_Comm comm, const spec_t *mine, int count, int root, uin
                  mine->name, comm_label(comm), n, c, root);
         fail_call_abort(d, rc);
     } else if (receives && compare(rb, eb, s, c, msg, sizeof msg))
-        fail("second opinion %s %s on %s (np %d) count %d root %d disagrees with the expected "
-             "values: %s",
-             what, mine->name, comm_label(comm), n, c, root, msg);
+        tt_fail("second opinion %s %s on %s (np %d) count %d root %d disagrees with the expected "
+                "values: %s",
+                what, mine->name, comm_label(comm), n, c, root, msg);
     for (int i = 0; i < 3; i++)
         free(own[i]);
 }
@@ -739,9 +718,9 @@ static void run_case(MPI_Comm comm, const spec_t *mine, int count, int root, int
         d[strlen(d) - 2] = '\0'; /* the ": " */
         fail_call_abort(d, rc);
     } else if (receives && compare(recv, expect, mine, count, msg, sizeof msg))
-        fail(CASE_FMT "wrong result: %s", CASE_ARGS, msg);
+        tt_fail(CASE_FMT "wrong result: %s", CASE_ARGS, msg);
     if (sbuf != MPI_IN_PLACE && memcmp(send, sendcopy, nbytes) != 0)
-        fail(CASE_FMT "sendbuf was modified", CASE_ARGS);
+        tt_fail(CASE_FMT "sendbuf was modified", CASE_ARGS);
 
     /* The non-commutative op always: PMPI's rank order is the reference
      * the library's header promises to match. */
@@ -772,8 +751,8 @@ static void run_bcast(MPI_Comm comm, int count, int root, uint64_t seed)
     } else {
         for (int i = 0; i < count; i++)
             if (buf[i] != (int)(uint32_t)hval(seed, root, (size_t)i)) {
-                fail("TC_Bcast on %s (np %d) count %d root %d: element %d wrong", comm_label(comm),
-                     n, count, root, i);
+                tt_fail("TC_Bcast on %s (np %d) count %d root %d: element %d wrong",
+                        comm_label(comm), n, count, root, i);
                 break;
             }
     }
@@ -1082,15 +1061,16 @@ static void run_float_case(MPI_Comm comm, int is_double, int count, int root, in
             long double tol = (long double)n * eps * mag;
             if (!bad && !(fabsl((long double)got - exact) <= tol)) {
                 bad = 1;
-                fail("%s MPI_SUM %s random on %s (np %d) count %d root %d%s: element %d = %.17g, "
-                     "exact %.17Lg, off by more than n*eps*sum|x| = %.3Lg",
-                     what, tname, comm_label(comm), n, count, root, in_place ? " in place" : "", i,
-                     got, exact, tol);
+                tt_fail(
+                    "%s MPI_SUM %s random on %s (np %d) count %d root %d%s: element %d = %.17g, "
+                    "exact %.17Lg, off by more than n*eps*sum|x| = %.3Lg",
+                    what, tname, comm_label(comm), n, count, root, in_place ? " in place" : "", i,
+                    got, exact, tol);
             }
             if (do_pmpi && !badp && !(fabsl((long double)pm - exact) <= tol)) {
                 badp = 1;
-                fail("PMPI (second opinion) %s float sum element %d off: %.17g vs %.17Lg", what, i,
-                     pm, exact);
+                tt_fail("PMPI (second opinion) %s float sum element %d off: %.17g vs %.17Lg", what,
+                        i, pm, exact);
             }
         }
     }
@@ -1101,9 +1081,9 @@ static void run_float_case(MPI_Comm comm, int is_double, int count, int root, in
         if (rank == 0)
             for (int r = 1; r < n; r++)
                 if (memcmp(all, all + (size_t)r * (size_t)count * esz, (size_t)count * esz)) {
-                    fail("TC_Allreduce MPI_SUM %s random on %s (np %d) count %d: rank %d got "
-                         "different bits from rank 0",
-                         tname, comm_label(comm), n, count, r);
+                    tt_fail("TC_Allreduce MPI_SUM %s random on %s (np %d) count %d: rank %d got "
+                            "different bits from rank 0",
+                            tname, comm_label(comm), n, count, r);
                     break;
                 }
         free(all);
@@ -1228,11 +1208,11 @@ static void expect_error(const char *what, int rc, int want, const int *send, co
     else
         MPI_Error_class(rc, &cls);
     if (cls != want)
-        fail("errors: %s: got %s (%d), want %s", what, class_name(cls), rc, class_name(want));
+        tt_fail("errors: %s: got %s (%d), want %s", what, class_name(cls), rc, class_name(want));
     for (int i = 0; i < n; i++)
         if (send[i] != 1000 + i || recv[i] != -7) {
-            fail("errors: %s: a buffer changed (element %d: send %d recv %d)", what, i, send[i],
-                 recv[i]);
+            tt_fail("errors: %s: a buffer changed (element %d: send %d recv %d)", what, i, send[i],
+                    recv[i]);
             break;
         }
     ncases++;
@@ -1328,13 +1308,13 @@ static void check_unbound(void)
     cpu_set_t set;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     if (sched_getaffinity(0, sizeof set, &set) != 0) {
-        fail("sched_getaffinity failed");
+        tt_fail("sched_getaffinity failed");
         return;
     }
     if (CPU_COUNT(&set) < online)
-        fail("--expect-unbound: the process is bound to %d of %ld CPUs (the launcher bound it; "
-             "the test would not test unbound processes)",
-             CPU_COUNT(&set), online);
+        tt_fail("--expect-unbound: the process is bound to %d of %ld CPUs (the launcher bound it; "
+                "the test would not test unbound processes)",
+                CPU_COUNT(&set), online);
 }
 
 int main(int argc, char **argv)
@@ -1384,7 +1364,7 @@ int main(int argc, char **argv)
         part_shmcheck(MPI_COMM_WORLD);
 
     types_free();
-    local[0] = nfail;
+    local[0] = tt_failures();
     local[1] = ncases;
     PMPI_Allreduce(local, sum, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     PMPI_Allreduce(&ncases, &maxc, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);

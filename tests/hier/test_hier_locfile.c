@@ -7,16 +7,9 @@
 
 #include "hier/locfile.h"
 
-static char data_dir[4096];
-static int failures;
+#include "tc_unit.h"
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+static char data_dir[4096];
 
 /* tests/data: from the build (TC_TEST_DATA_DIR), argv[1], or next to this file. */
 static void set_data_dir(int argc, char **argv)
@@ -42,7 +35,7 @@ static void expect_loc(int line, const tc_hier_loc_t *got, int rank, const int64
         if (got[rank].id[l] != want[l]) {
             fprintf(stderr, "%s:%d: rank %d level %d: id %lld, expected %lld\n", __FILE__, line,
                     rank, l, (long long)got[rank].id[l], (long long)want[l]);
-            failures++;
+            tu_failures++;
         }
     }
 }
@@ -60,7 +53,7 @@ static void expect_error(int line, const char *text, int p, const char *msg)
     if (rc != -1 || strcmp(err, msg) != 0) {
         fprintf(stderr, "%s:%d: rc %d, message \"%s\", expected \"%s\"\n", __FILE__, line, rc, err,
                 msg);
-        failures++;
+        tu_failures++;
     }
 }
 #define EXPECT_ERROR(text, p, msg) expect_error(__LINE__, text, p, msg)
@@ -272,8 +265,8 @@ int main(int argc, char **argv)
     test_shape_deep();
     test_explicit();
     test_errors();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
+    if (tu_failures) {
+        fprintf(stderr, "%d check(s) failed\n", tu_failures);
         return 1;
     }
     printf("test_hier_locfile: all checks passed\n");

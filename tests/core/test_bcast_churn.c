@@ -45,45 +45,28 @@ static long read_rss_kib(void)
     return kib;
 }
 
-static long count_dir(const char *path, const char *prefix)
+/* Entries of /proc/self/fd (-1 if unreadable). */
+static long count_fds(void)
 {
-    DIR *d = opendir(path);
+    DIR *d = opendir("/proc/self/fd");
     struct dirent *e;
     long n = 0;
 
     if (!d)
         return -1;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        if (!prefix || strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.')
             n++;
-    }
     closedir(d);
-    return n;
-}
-
-static long count_seg_maps(void)
-{
-    FILE *fp = fopen("/proc/self/maps", "r");
-    char line[1024];
-    long n = 0;
-
-    if (!fp)
-        return -1;
-    while (fgets(line, sizeof(line), fp))
-        if (strstr(line, "topocoll-"))
-            n++;
-    fclose(fp);
     return n;
 }
 
 static void measure(usage_t *u)
 {
     u->rss_kib = read_rss_kib();
-    u->fds = count_dir("/proc/self/fd", NULL) - 1; /* minus opendir's own */
-    u->seg_maps = count_seg_maps();
-    u->shm_files = count_dir("/dev/shm", "topocoll-");
+    u->fds = count_fds() - 1; /* minus opendir's own */
+    u->seg_maps = tt_maps_count("topocoll-");
+    u->shm_files = tt_dev_shm_count(NULL, 0);
 }
 
 /* One TC_Bcast on @p comm, checked. */
@@ -157,11 +140,11 @@ static void attach_one(MPI_Comm c, long i, size_t f)
 static long shm_files_settled(long base)
 {
     struct timespec ts = {0, 100 * 1000 * 1000};
-    long n = count_dir("/dev/shm", "topocoll-");
+    long n = tt_dev_shm_count(NULL, 0);
 
     for (int i = 0; i < 100 && n > base; i++) {
         nanosleep(&ts, NULL);
-        n = count_dir("/dev/shm", "topocoll-");
+        n = tt_dev_shm_count(NULL, 0);
     }
     return n;
 }

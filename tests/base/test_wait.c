@@ -23,16 +23,7 @@
 
 #include "base/wait.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "tc_unit.h"
 
 /* Two words on their own lines, as in the segment: ping written by A, pong by
  * B; one sleepers line each (the region counters of the segment). */
@@ -267,8 +258,8 @@ int main(int argc, char **argv)
     test_processes(TC_WAIT_FUTEX, 0);
     test_timeout(0);
     test_timeout(1);
-    if (failures) {
-        fprintf(stderr, "%d failure(s)\n", failures);
+    if (tu_failures) {
+        fprintf(stderr, "%d failure(s)\n", tu_failures);
         return 1;
     }
     printf("OK\n");

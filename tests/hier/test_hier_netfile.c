@@ -7,25 +7,17 @@
 
 #include "hier/netfile.h"
 
+#include "tc_unit.h"
+
 /* tests/data: from the build (TC_TEST_DATA_DIR), argv[1], or next to this file. */
 static char data_dir[4096];
-
-static int failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static void set_data_dir(int argc, char **argv)
 {
 #ifdef TC_TEST_DATA_DIR
     snprintf(data_dir, sizeof(data_dir), "%s", TC_TEST_DATA_DIR);
 #else
-    /* __FILE__ is .../tests/unit/test_hier_netfile.c: strip two components. */
+    /* __FILE__ is .../tests/hier/test_hier_netfile.c: strip two components. */
     snprintf(data_dir, sizeof(data_dir), "%s", __FILE__);
     for (int i = 0; i < 2; i++) {
         char *slash = strrchr(data_dir, '/');
@@ -52,7 +44,7 @@ static void expect_error(int line, const char *text, size_t len, const char *msg
     if (rc != -1 || strcmp(err, msg) != 0) {
         fprintf(stderr, "%s:%d: rc %d, message \"%s\", expected \"%s\"\n", __FILE__, line, rc, err,
                 msg);
-        failures++;
+        tu_failures++;
     }
     /* A failed parse leaves nf empty. */
     CHECK(tc_hier_netfile_nnodes(&nf) == 0 && nf.sw == NULL && nf.filename == NULL);
@@ -75,7 +67,7 @@ static void lookup_expect(const tc_hier_netfile_t *nf, const char *node, int dep
         if (sw[i] != want) {
             fprintf(stderr, "node %s depth %d: id %lld, expected %lld\n", node, i, (long long)sw[i],
                     (long long)want);
-            failures++;
+            tu_failures++;
         }
     }
 }
@@ -258,8 +250,8 @@ int main(int argc, char **argv)
     test_depth3_and_4();
     test_errors();
     test_large();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
+    if (tu_failures) {
+        fprintf(stderr, "%d check(s) failed\n", tu_failures);
         return 1;
     }
     printf("test_hier_netfile: all checks passed\n");

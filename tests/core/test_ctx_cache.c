@@ -31,6 +31,8 @@
 #include <string.h>
 #include <topocoll.h>
 
+#include "tc_test_common.h"
+
 #define CHURN_ROUNDS  60
 #define MANY_COMMS    70
 #define THREADS       4
@@ -40,9 +42,11 @@
 static int world_rank, world_size;
 static const char *prog = "test_ctx_cache";
 
-static void fail(const char *what, int got, int want)
+/* A call that failed: the collectives after it could hang, so stop the job
+ * (after the harness counted and printed the failure). */
+static void fatal(const char *what)
 {
-    fprintf(stderr, "%s: rank %d: %s: got %d, want %d\n", prog, world_rank, what, got, want);
+    tt_fail("%s", what);
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
@@ -85,30 +89,28 @@ static void use_comm(MPI_Comm c, int size, int salt)
     int rank, one = 1, sum = -1, val, err, cls;
     MPI_Comm_rank(c, &rank);
     if (TC_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c) != MPI_SUCCESS)
-        fail("TC_Allreduce failed", 0, 0);
-    if (sum != size)
-        fail("TC_Allreduce sum of ones", sum, size);
+        fatal("TC_Allreduce failed");
+    CHECK(sum == size, "TC_Allreduce sum of ones: got %d, want %d", sum, size);
     val = rank == size - 1 ? salt : -1;
     if (TC_Bcast(&val, 1, MPI_INT, size - 1, c) != MPI_SUCCESS)
-        fail("TC_Bcast failed", 0, 0);
-    if (val != salt)
-        fail("TC_Bcast from the last rank", val, salt);
+        fatal("TC_Bcast failed");
+    CHECK(val == salt, "TC_Bcast from the last rank: got %d, want %d", val, salt);
     sum = -1;
     if (TC_Reduce(&one, &sum, 1, MPI_INT, MPI_SUM, size - 1, c) != MPI_SUCCESS)
-        fail("TC_Reduce failed", 0, 0);
-    if (rank == size - 1 && sum != size)
-        fail("TC_Reduce sum of ones at the last rank", sum, size);
+        fatal("TC_Reduce failed");
+    CHECK(rank != size - 1 || sum == size,
+          "TC_Reduce sum of ones at the last rank: got %d, want %d", sum, size);
     /* Root out of range: every rank detects it locally, before any data. */
     err = TC_Reduce(&one, &sum, 1, MPI_INT, MPI_SUM, size, c);
     MPI_Error_class(err, &cls);
-    if (cls != MPI_ERR_ROOT)
-        fail("TC_Reduce with root == size: error class", cls, MPI_ERR_ROOT);
+    CHECK(cls == MPI_ERR_ROOT, "TC_Reduce with root == size: error class %d, want %d", cls,
+          MPI_ERR_ROOT);
     err = TC_Bcast(&val, 1, MPI_INT, size, c);
     MPI_Error_class(err, &cls);
-    if (cls != MPI_ERR_ROOT)
-        fail("TC_Bcast with root == size: error class", cls, MPI_ERR_ROOT);
+    CHECK(cls == MPI_ERR_ROOT, "TC_Bcast with root == size: error class %d, want %d", cls,
+          MPI_ERR_ROOT);
     if (TC_Barrier(c) != MPI_SUCCESS)
-        fail("TC_Barrier failed", 0, 0);
+        fatal("TC_Barrier failed");
 }
 
 /* Handle values as integers (pointers in Open MPI, ints in MPICH). */
@@ -163,8 +165,7 @@ static void test_detach(void)
     MPI_Comm c = make_comm(1);
     for (int i = 0; i < 5; i++) {
         use_comm(c, expected_size(1), i);
-        if (TC_Comm_detach(c) != MPI_SUCCESS)
-            fail("TC_Comm_detach failed", 0, 0);
+        CHECK(TC_Comm_detach(c) == MPI_SUCCESS, "TC_Comm_detach failed");
     }
     MPI_Comm_free(&c);
 }
@@ -201,12 +202,12 @@ static void test_threads(int provided)
             args[t].kind[i] = (t + i) % 3;
             args[t].comm[i] = make_comm(args[t].kind[i]);
             if (TC_Comm_attach(args[t].comm[i]) != MPI_SUCCESS)
-                fail("TC_Comm_attach failed", 0, 0);
+                fatal("TC_Comm_attach failed");
         }
     }
     for (int t = 0; t < THREADS; t++)
         if (pthread_create(&tid[t], NULL, thread_main, &args[t]) != 0)
-            fail("pthread_create", 1, 0);
+            fatal("pthread_create failed");
     for (int t = 0; t < THREADS; t++)
         pthread_join(tid[t], NULL);
     for (int t = 0; t < THREADS; t++)
@@ -220,16 +221,9 @@ static void test_threads(int provided)
 int main(int argc, char **argv)
 {
     int provided;
-    const char *np_text = getenv("TC_TEST_NP");
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    if (!np_text || atoi(np_text) != world_size) {
-        fprintf(stderr, "%s: MPI_COMM_WORLD has %d processes but TC_TEST_NP is %s\n", prog,
-                world_size, np_text ? np_text : "unset");
-        MPI_Finalize();
-        return 1;
-    }
+    world_size = tt_check_np(prog);
+    world_rank = tt_rank;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     test_churn();
     test_many();
@@ -237,8 +231,10 @@ int main(int argc, char **argv)
     test_threads(provided);
     /* The world communicator itself, after all that. */
     use_comm(MPI_COMM_WORLD, world_size, 7);
+    long failures = tt_failures_all();
     if (world_rank == 0)
-        printf("%s: ok\n", prog);
+        printf("%s: %s (%ld checks on rank 0, %ld failures)\n", prog, failures ? "FAIL" : "ok",
+               tt_checks(), failures);
     MPI_Finalize();
-    return 0;
+    return failures ? 1 : 0;
 }

@@ -1,9 +1,11 @@
-/* Shared helpers of the MPI tests of TC_Bcast; see tc_test_common.h. */
+/* The MPI test harness; see tc_test_common.h. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "tc_test_common.h"
 
+#include <dirent.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +18,10 @@
 int tt_rank = -1, tt_size = 0;
 
 static const char *tt_prog = "test";
-static long tt_nfail;
+/* Atomic: CHECK may run on several threads of a process (test_ctx_cache). */
+static atomic_long tt_nfail;
 static long tt_ncases;
-static long tt_nchecks;
+static atomic_long tt_nchecks;
 
 /* struct { int; double; } of the STRUCT layout; its padding is a hole. */
 typedef struct tt_pair {
@@ -480,8 +483,9 @@ void tt_fail(const char *fmt, ...)
     char line[1024];
     int pos;
 
-    tt_nfail++;
-    if (tt_nfail > TT_MAX_PRINTED_FAILURES)
+    long n = atomic_fetch_add(&tt_nfail, 1) + 1;
+
+    if (n > TT_MAX_PRINTED_FAILURES)
         return;
     /* One write per line, so lines of different ranks do not interleave. */
     pos = snprintf(line, sizeof(line), "FAIL %s rank %d: ", tt_prog, tt_rank);
@@ -490,7 +494,7 @@ void tt_fail(const char *fmt, ...)
     va_end(ap);
     strcat(line, "\n");
     fputs(line, stderr);
-    if (tt_nfail == TT_MAX_PRINTED_FAILURES)
+    if (n == TT_MAX_PRINTED_FAILURES)
         fprintf(stderr, "FAIL %s rank %d: further failures counted, not printed\n", tt_prog,
                 tt_rank);
     fflush(stderr);
@@ -498,7 +502,7 @@ void tt_fail(const char *fmt, ...)
 
 void tt_check_pass(void)
 {
-    tt_nchecks++;
+    atomic_fetch_add(&tt_nchecks, 1);
 }
 
 void tt_check_fail(const char *file, int line, const char *cond, const char *fmt, ...)
@@ -506,7 +510,7 @@ void tt_check_fail(const char *file, int line, const char *cond, const char *fmt
     va_list ap;
     char msg[768];
 
-    tt_nchecks++;
+    atomic_fetch_add(&tt_nchecks, 1);
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
@@ -515,7 +519,7 @@ void tt_check_fail(const char *file, int line, const char *cond, const char *fmt
 
 long tt_checks(void)
 {
-    return tt_nchecks;
+    return atomic_load(&tt_nchecks);
 }
 
 void tt_case_done(void)
@@ -525,12 +529,94 @@ void tt_case_done(void)
 
 long tt_failures(void)
 {
-    return tt_nfail;
+    return atomic_load(&tt_nfail);
+}
+
+int tt_int_pattern(int salt, int i)
+{
+    return 7 * i + salt;
+}
+
+void tt_ints_fill(int *buf, int n, int salt, int is_root)
+{
+    for (int i = 0; i < n; i++)
+        buf[i] = is_root ? tt_int_pattern(salt, i) : -1;
+}
+
+int tt_ints_check(const int *buf, int n, int salt, const char *what)
+{
+    for (int i = 0; i < n; i++)
+        if (buf[i] != tt_int_pattern(salt, i)) {
+            tt_check_fail(__FILE__, __LINE__, "buf[i] == tt_int_pattern(salt, i)",
+                          ": %s: element %d is %d, expected %d", what, i, buf[i],
+                          tt_int_pattern(salt, i));
+            return 1;
+        }
+    tt_check_pass();
+    return 0;
+}
+
+long tt_sum_ranks(int p)
+{
+    return (long)p * (p - 1) / 2;
+}
+
+long tt_failures_all(void)
+{
+    long mine = tt_failures(), all = 0;
+
+    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return all;
+}
+
+long tt_dev_shm_count(const long *pids, int npids)
+{
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    long found = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long pid;
+
+        if (strncmp(e->d_name, "topocoll-", 9) != 0)
+            continue;
+        if (!pids) {
+            found++;
+            continue;
+        }
+        pid = strtol(e->d_name + 9, &end, 10);
+        if (end == e->d_name + 9 || *end != '-')
+            continue;
+        for (int i = 0; i < npids; i++)
+            if (pids[i] == pid) {
+                fprintf(stderr, "%s rank %d: /dev/shm/%s exists\n", tt_prog, tt_rank, e->d_name);
+                found++;
+            }
+    }
+    closedir(d);
+    return found;
+}
+
+long tt_maps_count(const char *needle)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[1024];
+    long n = 0;
+
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof(line), f))
+        n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
 }
 
 int tt_finish(void)
 {
-    long local[2] = {tt_nfail, tt_ncases}, sum[2], maxc;
+    long local[2] = {tt_failures(), tt_ncases}, sum[2], maxc;
 
     MPI_Allreduce(local, sum, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&tt_ncases, &maxc, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);

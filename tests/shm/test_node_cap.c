@@ -19,14 +19,9 @@
 static void check_bcast(MPI_Comm comm, int rank, const char *what)
 {
     int buf[1000];
-    for (int i = 0; i < 1000; i++)
-        buf[i] = rank == 1 ? 7 * i + 3 : -1;
+    tt_ints_fill(buf, 1000, 3, rank == 1);
     TC_Bcast(buf, 1000, MPI_INT, 1, comm);
-    for (int i = 0; i < 1000; i++)
-        if (buf[i] != 7 * i + 3) {
-            CHECK(0, "%s: rank %d element %d is %d, expected %d", what, rank, i, buf[i], 7 * i + 3);
-            return;
-        }
+    tt_ints_check(buf, 1000, 3, what);
 }
 
 int main(int argc, char **argv)

@@ -7,15 +7,7 @@
 
 #include "hier/hier_build.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "tc_unit.h"
 
 #define TOP TC_HIER_LEVEL_TOP
 
@@ -164,8 +156,8 @@ int main(void)
 {
     test_good();
     test_bad();
-    if (failures) {
-        fprintf(stderr, "test_hier_alglist: %d check(s) failed\n", failures);
+    if (tu_failures) {
+        fprintf(stderr, "test_hier_alglist: %d check(s) failed\n", tu_failures);
         return 1;
     }
     printf("test_hier_alglist: all checks passed\n");

@@ -2,7 +2,7 @@
  * where the library runs its own algorithms, 0 where the call has nothing to
  * do (0 bytes, one process), the exact LogGP value where the environment
  * fixes the algorithm and the parameters (--expect, worked out by hand in
- * tests/mpi/CMakeLists.txt), the same value on every rank where every rank is
+ * tests/core/CMakeLists.txt), the same value on every rank where every rank is
  * in the same single group (--same), and MPI error classes for bad
  * arguments. Public header + MPI only.
  *
@@ -28,19 +28,6 @@
 
 static int tp_rank, tp_size;
 static int tp_no_model; /* --no-model: the path is the MPI's own (TC_SHM=0): -1 expected */
-static long tp_failures, tp_checks;
-
-#define TP_CHECK(cond, ...)                                                                        \
-    do {                                                                                           \
-        tp_checks++;                                                                               \
-        if (!(cond)) {                                                                             \
-            tp_failures++;                                                                         \
-            fprintf(stderr, "FAIL test_predict rank %d: ", tp_rank);                               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
-
 static const char *const tp_names[] = {"", "bcast", "reduce", "allreduce", "barrier"};
 
 static int tp_op_parse(const char *s)
@@ -68,39 +55,39 @@ static void tp_values(MPI_Comm comm, const char *what, int same)
     for (int op = TC_COLL_BCAST; op <= TC_COLL_ALLREDUCE; op++) {
         double prev = 0.0, v = -2.0;
         int rc = TC_Comm_predict(comm, op, 0, 0, &v);
-        TP_CHECK(rc == MPI_SUCCESS && v == 0.0, "%s %s 0 bytes: rc %d, %g (want 0)", what,
-                 tp_names[op], rc, v);
+        CHECK(rc == MPI_SUCCESS && v == 0.0, "%s %s 0 bytes: rc %d, %g (want 0)", what,
+              tp_names[op], rc, v);
         for (int i = 0; i < nsizes; i++) {
             for (int root = 0; root<p; root += p> 2 ? p - 1 : 1) {
                 v = -2.0;
                 rc = TC_Comm_predict(comm, op, sizes[i], root, &v);
-                TP_CHECK(rc == MPI_SUCCESS, "%s %s %zu B root %d: rc %d", what, tp_names[op],
-                         sizes[i], root, rc);
+                CHECK(rc == MPI_SUCCESS, "%s %s %zu B root %d: rc %d", what, tp_names[op], sizes[i],
+                      root, rc);
                 if (p == 1) {
-                    TP_CHECK(v == 0.0, "%s %s %zu B on one process: %g (want 0)", what,
-                             tp_names[op], sizes[i], v);
+                    CHECK(v == 0.0, "%s %s %zu B on one process: %g (want 0)", what, tp_names[op],
+                          sizes[i], v);
                     continue;
                 }
                 if (tp_no_model) {
-                    TP_CHECK(v == -1.0, "%s %s %zu B root %d: %g (want -1: no model)", what,
-                             tp_names[op], sizes[i], root, v);
+                    CHECK(v == -1.0, "%s %s %zu B root %d: %g (want -1: no model)", what,
+                          tp_names[op], sizes[i], root, v);
                     continue;
                 }
-                TP_CHECK(isfinite(v) && v > 0.0, "%s %s %zu B root %d: %g (want finite > 0)", what,
-                         tp_names[op], sizes[i], root, v);
+                CHECK(isfinite(v) && v > 0.0, "%s %s %zu B root %d: %g (want finite > 0)", what,
+                      tp_names[op], sizes[i], root, v);
                 /* Every formula grows with the message: more bytes never
                  * cost less (the choice is the cheapest at each size). */
                 if (root == 0)
-                    TP_CHECK(v >= prev * (1.0 - 1e-9), "%s %s: %zu B predicted %g < %g for %zu B",
-                             what, tp_names[op], sizes[i], v, prev, sizes[i - (i > 0)]);
+                    CHECK(v >= prev * (1.0 - 1e-9), "%s %s: %zu B predicted %g < %g for %zu B",
+                          what, tp_names[op], sizes[i], v, prev, sizes[i - (i > 0)]);
                 if (root == 0)
                     prev = v;
                 if (same) {
                     double lo, hi;
                     MPI_Allreduce(&v, &lo, 1, MPI_DOUBLE, MPI_MIN, comm);
                     MPI_Allreduce(&v, &hi, 1, MPI_DOUBLE, MPI_MAX, comm);
-                    TP_CHECK(lo == hi, "%s %s %zu B: ranks disagree (%g .. %g)", what, tp_names[op],
-                             sizes[i], lo, hi);
+                    CHECK(lo == hi, "%s %s %zu B: ranks disagree (%g .. %g)", what, tp_names[op],
+                          sizes[i], lo, hi);
                 }
             }
         }
@@ -108,39 +95,37 @@ static void tp_values(MPI_Comm comm, const char *what, int same)
     double b = -2.0;
     int rc = TC_Comm_predict(comm, TC_COLL_BARRIER, 12345, -7, &b);
     /* Without a segment the barrier may still run the hierarchy's plan. */
-    TP_CHECK(rc == MPI_SUCCESS &&
-                 (p == 1 ? b == 0.0 : (isfinite(b) && b > 0.0) || (tp_no_model && b == -1.0)),
-             "%s barrier: rc %d, %g", what, rc, b);
+    CHECK(rc == MPI_SUCCESS &&
+              (p == 1 ? b == 0.0 : (isfinite(b) && b > 0.0) || (tp_no_model && b == -1.0)),
+          "%s barrier: rc %d, %g", what, rc, b);
 }
 
 static void tp_errors(void)
 {
     double v = 0.0;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    TP_CHECK(tp_class(TC_Comm_predict(MPI_COMM_NULL, TC_COLL_BCAST, 8, 0, &v)) == MPI_ERR_COMM,
-             "MPI_COMM_NULL: want MPI_ERR_COMM");
-    TP_CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, 0, 8, 0, &v)) == MPI_ERR_ARG,
-             "op 0: want MPI_ERR_ARG");
-    TP_CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_BARRIER + 1, 8, 0, &v)) ==
-                 MPI_ERR_ARG,
-             "op past the last: want MPI_ERR_ARG");
-    TP_CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_REDUCE, 8, 0, NULL)) == MPI_ERR_ARG,
-             "usec NULL: want MPI_ERR_ARG");
-    TP_CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_BCAST, 8, -1, &v)) == MPI_ERR_ROOT,
-             "bcast root -1: want MPI_ERR_ROOT");
-    TP_CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_REDUCE, 8, tp_size, &v)) ==
-                 MPI_ERR_ROOT,
-             "reduce root = size: want MPI_ERR_ROOT");
+    CHECK(tp_class(TC_Comm_predict(MPI_COMM_NULL, TC_COLL_BCAST, 8, 0, &v)) == MPI_ERR_COMM,
+          "MPI_COMM_NULL: want MPI_ERR_COMM");
+    CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, 0, 8, 0, &v)) == MPI_ERR_ARG,
+          "op 0: want MPI_ERR_ARG");
+    CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_BARRIER + 1, 8, 0, &v)) == MPI_ERR_ARG,
+          "op past the last: want MPI_ERR_ARG");
+    CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_REDUCE, 8, 0, NULL)) == MPI_ERR_ARG,
+          "usec NULL: want MPI_ERR_ARG");
+    CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_BCAST, 8, -1, &v)) == MPI_ERR_ROOT,
+          "bcast root -1: want MPI_ERR_ROOT");
+    CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_REDUCE, 8, tp_size, &v)) == MPI_ERR_ROOT,
+          "reduce root = size: want MPI_ERR_ROOT");
     /* Allreduce and the barrier have no root: any value is ignored. */
-    TP_CHECK(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_ALLREDUCE, 8, -1, &v) == MPI_SUCCESS,
-             "allreduce ignores the root");
+    CHECK(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_ALLREDUCE, 8, -1, &v) == MPI_SUCCESS,
+          "allreduce ignores the root");
     if (tp_size >= 2) {
         MPI_Comm half, inter;
         MPI_Comm_split(MPI_COMM_WORLD, tp_rank % 2, tp_rank, &half);
         MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, tp_rank % 2 ? 0 : 1, 77, &inter);
         MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
-        TP_CHECK(tp_class(TC_Comm_predict(inter, TC_COLL_BCAST, 8, 0, &v)) == MPI_ERR_COMM,
-                 "intercommunicator: want MPI_ERR_COMM");
+        CHECK(tp_class(TC_Comm_predict(inter, TC_COLL_BCAST, 8, 0, &v)) == MPI_ERR_COMM,
+              "intercommunicator: want MPI_ERR_COMM");
         MPI_Comm_free(&inter);
         MPI_Comm_free(&half);
     }
@@ -208,21 +193,20 @@ int main(int argc, char **argv)
         int op;
         if (sscanf(argv[++i], "%15[a-z]:%zu:%lf", opname, &bytes, &want) != 3 ||
             (op = tp_op_parse(opname)) < 0) {
-            TP_CHECK(0, "--expect '%s': want op:bytes:usec", argv[i]);
+            CHECK(0, "--expect '%s': want op:bytes:usec", argv[i]);
             continue;
         }
         int rc = TC_Comm_predict(MPI_COMM_WORLD, op, bytes, 0, &v);
-        TP_CHECK(rc == MPI_SUCCESS && fabs(v - want) <= 1e-9 * fmax(1.0, want),
-                 "--expect %s %zu B: rc %d, %.12g (want %.12g)", opname, bytes, rc, v, want);
+        CHECK(rc == MPI_SUCCESS && fabs(v - want) <= 1e-9 * fmax(1.0, want),
+              "--expect %s %zu B: rc %d, %.12g (want %.12g)", opname, bytes, rc, v, want);
     }
     tp_errors();
     MPI_Barrier(MPI_COMM_WORLD);
     if (pose && tp_rank == 0)
         unlink(loc);
 
-    long fails = 0, checks = 0;
-    MPI_Allreduce(&tp_failures, &fails, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(&tp_checks, &checks, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long fails = tt_failures_all(), mine = tt_checks(), checks = 0;
+    MPI_Allreduce(&mine, &checks, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (tp_rank == 0)
         printf("test_predict np=%d: %ld checks, %ld failures\n", tp_size, checks, fails);
     MPI_Finalize();

@@ -1,4 +1,4 @@
-/* Checks a parameters file written by tools/topocoll-logp (tests/logp_tool.cmake):
+/* Checks a parameters file written by tools/topocoll-logp (tests/tools/CMakeLists.txt):
  *
  *   test_logp_file FILE NP [LEVEL]
  *
