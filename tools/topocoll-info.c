@@ -23,10 +23,12 @@
 #include "barrier/barrier.h"
 #include "base/config.h"
 #include "core/ctx.h"
+#include "core/settings.h"
 #include "hier/groups.h"
 #include "hier/hier_build.h"
 #include "hier/topo_hwloc.h"
 #include "model/cost.h"
+#include "rma/settings.h"
 #include "topocoll.h"
 
 static const char *const path_names[TC_PATH_LAST] = {
@@ -43,19 +45,21 @@ static void print_tunables(void)
     static const char *const src[] = {"default", "env", "INVALID in env, default used"};
     int width = 0;
     printf("## Tunables\n");
-    for (int id = 0; id < TC_CFG_LAST; id++) {
-        int n = (int)strlen(tc_config_desc((tc_cfg_id_t)id)->name);
-        width = n > width ? n : width;
-    }
-    for (int id = 0; id < TC_CFG_LAST; id++) {
-        const tc_cfg_desc_t *d = tc_config_desc((tc_cfg_id_t)id);
-        char val[TC_CFG_STRING_MAX + 1];
-        tc_config_value_text((tc_cfg_id_t)id, val, sizeof val);
-        const char *raw = tc_config_raw((tc_cfg_id_t)id);
-        printf("%-*s = %-10s (%s%s%s%s)\n", width, d->name, val,
-               src[tc_config_source((tc_cfg_id_t)id)], raw ? ": \"" : "", raw ? raw : "",
-               raw ? "\"" : "");
-    }
+    for (int i = 0; i < tc_settings_nmodules; i++)
+        for (int id = 0; id < tc_settings_modules[i]->count; id++) {
+            int n = (int)strlen(tc_config_desc(tc_settings_modules[i], id)->name);
+            width = n > width ? n : width;
+        }
+    for (int i = 0; i < tc_settings_nmodules; i++)
+        for (int id = 0; id < tc_settings_modules[i]->count; id++) {
+            tc_cfg_module_t *m = tc_settings_modules[i];
+            char val[TC_CFG_STRING_MAX + 1];
+            tc_config_value_text(m, id, val, sizeof val);
+            const char *raw = tc_config_raw(m, id);
+            printf("%-*s = %-10s (%s%s%s%s)\n", width, tc_config_desc(m, id)->name, val,
+                   src[tc_config_source(m, id)], raw ? ": \"" : "", raw ? raw : "",
+                   raw ? "\"" : "");
+        }
 }
 
 /* ---- the hierarchy (paper 001): the library's own, from the context ---- */
@@ -200,7 +204,7 @@ static void print_rma(const tc_ctx_t *ctx)
     static const size_t sizes[] = {4, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024, 64 * 1024 * 1024};
     tc_model_level_t lv = ctx->barrier.msg_P > 1 ? ctx->barrier.msg_level : TC_MODEL_LEVEL_NODE;
     const tc_logp_t *p = &ctx->logp.level[lv];
-    double o_poll = (double)tc_config_int(TC_CFG_RMA_POLL_MIN_US) / 2.0;
+    double o_poll = (double)tc_config_int(&tc_rma_config, TC_RMA_CFG_POLL_MIN_US) / 2.0;
     printf("\n## One-sided broadcast (paper 002), P=%d, %s parameters, o_poll %.1f us: predicted "
            "us\n",
            ctx->size, tc_model_level_name(lv), o_poll);
@@ -596,7 +600,7 @@ int main(int argc, char **argv)
         printf("bcast path:     %s\n", path_names[ctx->bcast_path]);
         const tc_shm_params_t *sp = &ctx->shm_params;
         printf("agreed:         f=%zu S=%d q=%d tree=%s arity=%d\n", sp->f, sp->S, sp->q,
-               tc_config_enum_name(TC_CFG_SHM_TREE, sp->tree), sp->arity);
+               tc_config_enum_name(&tc_shm_config, TC_SHM_CFG_TREE, sp->tree), sp->arity);
         if (ctx->shm) {
             const tc_shm_layout_t *l = &ctx->shm->layout;
             printf("segment:        %zu bytes (%.1f MiB): header %zu + %d x (control %zu + queue "
