@@ -17,17 +17,7 @@ static const tc_cfg_desc_t tc_barrier_cfg_table[] = {
                                   "Children per process in the shared-memory combining-tree "
                                   "barrier."},
 };
-_Static_assert(sizeof tc_barrier_cfg_table / sizeof tc_barrier_cfg_table[0] == TC_BARRIER_CFG_LAST,
-               "one entry per tc_barrier_cfg_id_t");
-
-static tc_cfg_slot_t tc_barrier_cfg_slots[TC_BARRIER_CFG_LAST];
-
-tc_cfg_module_t tc_barrier_config = {
-    .name = "barrier",
-    .table = tc_barrier_cfg_table,
-    .count = TC_BARRIER_CFG_LAST,
-    .slots = tc_barrier_cfg_slots,
-};
+TC_CFG_MODULE(tc_barrier_config, "barrier", tc_barrier_cfg_table, TC_BARRIER_CFG_LAST, NULL);
 
 void tc_barrier_settings_get(tc_barrier_settings_t *s)
 {

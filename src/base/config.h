@@ -68,8 +68,7 @@ typedef struct tc_cfg_slot {
 /* One module's tunables: a table of @p count descriptors indexed by the
  * module's own id enum, and as many slots for the loaded values. Defined once
  * by the module (static storage: the engine's fields start zeroed), e.g.
- *   tc_cfg_module_t tc_shm_config = {.name = "shm", .table = tc_shm_cfg_table,
- *                                    .count = TC_SHM_CFG_LAST, .slots = tc_shm_cfg_slots};
+ *   TC_CFG_MODULE(tc_shm_config, "shm", tc_shm_cfg_table, TC_SHM_CFG_LAST, NULL);
  */
 typedef struct tc_cfg_module {
     const char *name;           /* "shm" */
@@ -81,6 +80,15 @@ typedef struct tc_cfg_module {
     void (*loaded_hook)(const struct tc_cfg_module *m);
     tc_atomic_u64_t loaded; /* the engine's: 1 once the slots hold the values */
 } tc_cfg_module_t;
+
+/* Define the module @p var (name @p name) over the descriptor array @p table,
+ * indexed by the ids 0..@p last - 1, with its slots; @p hook: the loaded_hook
+ * or NULL. */
+#define TC_CFG_MODULE(var, name_, table_, last, hook)                                              \
+    _Static_assert(sizeof table_ / sizeof table_[0] == (last), "one " name_ " entry per id");      \
+    static tc_cfg_slot_t var##_slots[last];                                                        \
+    tc_cfg_module_t var = {                                                                        \
+        .name = name_, .table = table_, .count = last, .slots = var##_slots, .loaded_hook = hook}
 
 /* Parse @p text as a value of @p desc. Pure. On failure returns -1 and writes
  * a message naming the variable, the value and what is accepted into @p err. */

@@ -31,10 +31,6 @@ static const tc_cfg_desc_t tc_base_cfg_table[] = {
                           "never gives the CPU away; yield spins then calls sched_yield() (the "
                           "former behaviour); futex sleeps after TC_SPIN_COUNT polls."},
 };
-_Static_assert(sizeof tc_base_cfg_table / sizeof tc_base_cfg_table[0] == TC_BASE_CFG_LAST,
-               "one entry per tc_base_cfg_id_t");
-
-static tc_cfg_slot_t tc_base_cfg_slots[TC_BASE_CFG_LAST];
 
 /* TC_VERBOSE takes effect as soon as it is loaded. */
 static void tc_base_config_loaded(const tc_cfg_module_t *m)
@@ -42,13 +38,7 @@ static void tc_base_config_loaded(const tc_cfg_module_t *m)
     tc_log_level = (int)m->slots[TC_BASE_CFG_VERBOSE].value.i;
 }
 
-tc_cfg_module_t tc_base_config = {
-    .name = "base",
-    .table = tc_base_cfg_table,
-    .count = TC_BASE_CFG_LAST,
-    .slots = tc_base_cfg_slots,
-    .loaded_hook = tc_base_config_loaded,
-};
+TC_CFG_MODULE(tc_base_config, "base", tc_base_cfg_table, TC_BASE_CFG_LAST, tc_base_config_loaded);
 
 void tc_base_settings_wait(tc_wait_info_t *info)
 {

@@ -24,17 +24,7 @@ static const tc_cfg_desc_t tc_core_cfg_table[] = {
          "doubles; other floating-point reductions always take the library's path. 0: "
          "never race."},
 };
-_Static_assert(sizeof tc_core_cfg_table / sizeof tc_core_cfg_table[0] == TC_CORE_CFG_LAST,
-               "one entry per tc_core_cfg_id_t");
-
-static tc_cfg_slot_t tc_core_cfg_slots[TC_CORE_CFG_LAST];
-
-tc_cfg_module_t tc_core_config = {
-    .name = "core",
-    .table = tc_core_cfg_table,
-    .count = TC_CORE_CFG_LAST,
-    .slots = tc_core_cfg_slots,
-};
+TC_CFG_MODULE(tc_core_config, "core", tc_core_cfg_table, TC_CORE_CFG_LAST, NULL);
 
 tc_cfg_module_t *const tc_settings_modules[] = {
     &tc_base_config,    &tc_shm_config,   &tc_core_config,  &tc_hier_config,

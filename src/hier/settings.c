@@ -57,14 +57,4 @@ static const tc_cfg_desc_t tc_hier_cfg_table[] = {
                              "Large messages cross the hierarchy's levels in pieces of this many "
                              "bytes, so the levels work on different pieces at the same time."},
 };
-_Static_assert(sizeof tc_hier_cfg_table / sizeof tc_hier_cfg_table[0] == TC_HIER_CFG_LAST,
-               "one entry per tc_hier_cfg_id_t");
-
-static tc_cfg_slot_t tc_hier_cfg_slots[TC_HIER_CFG_LAST];
-
-tc_cfg_module_t tc_hier_config = {
-    .name = "hier",
-    .table = tc_hier_cfg_table,
-    .count = TC_HIER_CFG_LAST,
-    .slots = tc_hier_cfg_slots,
-};
+TC_CFG_MODULE(tc_hier_config, "hier", tc_hier_cfg_table, TC_HIER_CFG_LAST, NULL);

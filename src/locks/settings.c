@@ -8,14 +8,4 @@ static const tc_cfg_desc_t tc_locks_cfg_table[] = {
                              "shares with its processes, e.g. the LogP table); n-mcs had the "
                              "highest read throughput in the lock benchmark."},
 };
-_Static_assert(sizeof tc_locks_cfg_table / sizeof tc_locks_cfg_table[0] == TC_LOCKS_CFG_LAST,
-               "one entry per tc_locks_cfg_id_t");
-
-static tc_cfg_slot_t tc_locks_cfg_slots[TC_LOCKS_CFG_LAST];
-
-tc_cfg_module_t tc_locks_config = {
-    .name = "locks",
-    .table = tc_locks_cfg_table,
-    .count = TC_LOCKS_CFG_LAST,
-    .slots = tc_locks_cfg_slots,
-};
+TC_CFG_MODULE(tc_locks_config, "locks", tc_locks_cfg_table, TC_LOCKS_CFG_LAST, NULL);

@@ -27,14 +27,4 @@ static const tc_cfg_desc_t tc_model_cfg_table[] = {
          "message size; 0 uses the TC_HIER_LARGE threshold rule instead (the "
          "tuning file applies either way)."},
 };
-_Static_assert(sizeof tc_model_cfg_table / sizeof tc_model_cfg_table[0] == TC_MODEL_CFG_LAST,
-               "one entry per tc_model_cfg_id_t");
-
-static tc_cfg_slot_t tc_model_cfg_slots[TC_MODEL_CFG_LAST];
-
-tc_cfg_module_t tc_model_config = {
-    .name = "model",
-    .table = tc_model_cfg_table,
-    .count = TC_MODEL_CFG_LAST,
-    .slots = tc_model_cfg_slots,
-};
+TC_CFG_MODULE(tc_model_config, "model", tc_model_cfg_table, TC_MODEL_CFG_LAST, NULL);

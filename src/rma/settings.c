@@ -26,14 +26,4 @@ static const tc_cfg_desc_t tc_rma_cfg_table[] = {
                                 "The RMA helper's longest idle sleep, microseconds (paper: 1 "
                                 "ms); an idle helper then costs 2.5-4% of a core."},
 };
-_Static_assert(sizeof tc_rma_cfg_table / sizeof tc_rma_cfg_table[0] == TC_RMA_CFG_LAST,
-               "one entry per tc_rma_cfg_id_t");
-
-static tc_cfg_slot_t tc_rma_cfg_slots[TC_RMA_CFG_LAST];
-
-tc_cfg_module_t tc_rma_config = {
-    .name = "rma",
-    .table = tc_rma_cfg_table,
-    .count = TC_RMA_CFG_LAST,
-    .slots = tc_rma_cfg_slots,
-};
+TC_CFG_MODULE(tc_rma_config, "rma", tc_rma_cfg_table, TC_RMA_CFG_LAST, NULL);

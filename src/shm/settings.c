@@ -114,14 +114,4 @@ static const tc_cfg_desc_t tc_shm_cfg_table[] = {
                                "free the first bank; smaller ones use memcpy. Local: processes "
                                "may differ."},
 };
-_Static_assert(sizeof tc_shm_cfg_table / sizeof tc_shm_cfg_table[0] == TC_SHM_CFG_LAST,
-               "one entry per tc_shm_cfg_id_t");
-
-static tc_cfg_slot_t tc_shm_cfg_slots[TC_SHM_CFG_LAST];
-
-tc_cfg_module_t tc_shm_config = {
-    .name = "shm",
-    .table = tc_shm_cfg_table,
-    .count = TC_SHM_CFG_LAST,
-    .slots = tc_shm_cfg_slots,
-};
+TC_CFG_MODULE(tc_shm_config, "shm", tc_shm_cfg_table, TC_SHM_CFG_LAST, NULL);
