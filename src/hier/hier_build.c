@@ -11,11 +11,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "base/config.h"
 #include "base/log.h"
 #include "groups.h"
 #include "locfile.h"
 #include "netfile.h"
+#include "settings.h"
 #include "topo_hwloc.h"
 
 #define BIT(l) (1u << (l))
@@ -219,18 +219,18 @@ static void settings_from_config(tc_hier_settings_t *s)
 {
     char err[1024];
     unsigned m = 0;
-    const char *lv = tc_config_string(TC_CFG_HIER_LEVELS);
-    const char *def = tc_config_desc(TC_CFG_HIER_LEVELS)->def;
+    const char *lv = tc_config_string(&tc_hier_config, TC_HIER_CFG_LEVELS);
+    const char *def = tc_config_desc(&tc_hier_config, TC_HIER_CFG_LEVELS)->def;
 
     memset(s, 0, sizeof *s); /* no stray bytes: the struct is compared and sent as bytes */
-    s->enabled = tc_config_int(TC_CFG_HIER) != 0;
+    s->enabled = tc_config_int(&tc_hier_config, TC_HIER_CFG_ENABLE) != 0;
     if (tc_hier_levels_parse(lv, &m, err, sizeof err) != 0) {
         tc_log(TC_LOG_ERROR, "TC_HIER_LEVELS=\"%.200s\": %s; using the default \"%s\"", lv, err,
                def);
         (void)tc_hier_levels_parse(def, &m, NULL, 0);
     }
     s->levels = m;
-    switch ((tc_hier_shm_level_cfg_t)tc_config_int(TC_CFG_HIER_SHM_LEVEL)) {
+    switch ((tc_hier_shm_level_cfg_t)tc_config_int(&tc_hier_config, TC_HIER_CFG_SHM_LEVEL)) {
     case TC_HIER_SHM_LEVEL_NONE:
         s->shm_level = TC_HIER_SHM_NONE;
         break;
@@ -253,19 +253,21 @@ static void settings_from_config(tc_hier_settings_t *s)
         s->shm_level = TC_HIER_SHM_AUTO;
         break;
     }
-    s->allreduce_scheme = tc_config_int(TC_CFG_HIER_ALLREDUCE) == TC_HIER_SCHEME_RB
-                              ? TC_HIER_ALLREDUCE_RB
-                              : TC_HIER_ALLREDUCE_RAB;
-    int64_t top = tc_config_int(TC_CFG_HIER_ALLREDUCE_TOP);
+    s->allreduce_scheme =
+        tc_config_int(&tc_hier_config, TC_HIER_CFG_ALLREDUCE) == TC_HIER_ALLREDUCE_RB
+            ? TC_HIER_ALLREDUCE_RB
+            : TC_HIER_ALLREDUCE_RAB;
+    int64_t top = tc_config_int(&tc_hier_config, TC_HIER_CFG_ALLREDUCE_TOP);
     s->allreduce_top_auto = top == TC_HIER_TOP_AUTO;
     s->allreduce_top = top == TC_HIER_TOP_RING ? TC_HIER_ALLREDUCE_RING : TC_HIER_ALLREDUCE_RECDBL;
-    s->large = (uint64_t)tc_config_int(TC_CFG_HIER_LARGE);
-    s->segment = (uint64_t)tc_config_int(TC_CFG_HIER_SEGMENT);
-    if (tc_hier_alglist_parse(tc_config_string(TC_CFG_HIER_BCAST), TC_HIER_LIST_BCAST,
-                              "TC_HIER_BCAST", s->bcast, err, sizeof err) != 0)
+    s->large = (uint64_t)tc_config_int(&tc_hier_config, TC_HIER_CFG_LARGE);
+    s->segment = (uint64_t)tc_config_int(&tc_hier_config, TC_HIER_CFG_SEGMENT);
+    if (tc_hier_alglist_parse(tc_config_string(&tc_hier_config, TC_HIER_CFG_BCAST),
+                              TC_HIER_LIST_BCAST, "TC_HIER_BCAST", s->bcast, err, sizeof err) != 0)
         tc_log(TC_LOG_ERROR, "%s", err);
-    if (tc_hier_alglist_parse(tc_config_string(TC_CFG_HIER_REDUCE), TC_HIER_LIST_REDUCE,
-                              "TC_HIER_REDUCE", s->reduce, err, sizeof err) != 0)
+    if (tc_hier_alglist_parse(tc_config_string(&tc_hier_config, TC_HIER_CFG_REDUCE),
+                              TC_HIER_LIST_REDUCE, "TC_HIER_REDUCE", s->reduce, err,
+                              sizeof err) != 0)
         tc_log(TC_LOG_ERROR, "%s", err);
 }
 
@@ -315,7 +317,7 @@ static int64_t net_sw[TC_HIER_MAX_SWITCH];
  * held. */
 static void net_self_locked(void)
 {
-    const char *path = tc_config_string(TC_CFG_NETWORK_TOPOLOGY_FILE);
+    const char *path = tc_config_string(&tc_hier_config, TC_HIER_CFG_NETWORK_TOPOLOGY_FILE);
     char name[MPI_MAX_PROCESSOR_NAME + 1] = "", err[1024];
     tc_hier_netfile_t nf;
     int len = 0, depth = 0;
@@ -348,7 +350,7 @@ static tc_hier_loc_t loc_row;
  * describes MPI_COMM_WORLD). Call with cache_lock held. */
 static void loc_self_locked(void)
 {
-    const char *path = tc_config_string(TC_CFG_LOCALITY_FILE);
+    const char *path = tc_config_string(&tc_hier_config, TC_HIER_CFG_LOCALITY_FILE);
     char err[1024];
     int wrank = 0, wsize = 1;
 

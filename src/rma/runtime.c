@@ -9,9 +9,10 @@
 
 #include <topocoll.h>
 
-#include "base/config.h"
 #include "base/log.h"
+#include "base/settings.h"
 #include "rma.h"
+#include "settings.h"
 
 /* Tag of MPI_Comm_create_group (collective over the window's group only). */
 #define TC_RMA_CREATE_TAG 0x7c52
@@ -34,17 +35,17 @@ static int tc_rma_self_keyval = MPI_KEYVAL_INVALID;
  * from 16 MiB at np=8 on one 2-core node (noisy). */
 _Static_assert(TC_RMA_ALG_AUTO == 0 && TC_RMA_ALG_LINEAR == 1 && TC_RMA_ALG_BINOMIAL == 2 &&
                    TC_RMA_ORDER_DOWN == 0 && TC_RMA_ORDER_UP == 1,
-               "TC_RMA_BCAST / TC_RMA_PUTLOOP word lists (core/config.c) match these enums");
+               "TC_RMA_BCAST / TC_RMA_PUTLOOP word lists (settings.c) match these enums");
 
 static void tc_rma_knobs_load(void)
 {
     /* The config's word lists are in the order of these enums. */
-    tc_rma_knobs.alg = (tc_rma_alg_t)tc_config_int(TC_CFG_RMA_BCAST);
-    tc_rma_knobs.switch_bytes = (size_t)tc_config_int(TC_CFG_RMA_BCAST_SWITCH);
-    tc_rma_knobs.order = (tc_rma_order_t)tc_config_int(TC_CFG_RMA_PUTLOOP);
-    tc_rma_knobs.poll_spin = (int)tc_config_int(TC_CFG_RMA_POLL_SPIN);
-    tc_rma_knobs.poll_min_us = (int)tc_config_int(TC_CFG_RMA_POLL_MIN_US);
-    tc_rma_knobs.poll_max_us = (int)tc_config_int(TC_CFG_RMA_POLL_MAX_US);
+    tc_rma_knobs.alg = (tc_rma_alg_t)tc_config_int(&tc_rma_config, TC_RMA_CFG_BCAST);
+    tc_rma_knobs.switch_bytes = (size_t)tc_config_int(&tc_rma_config, TC_RMA_CFG_BCAST_SWITCH);
+    tc_rma_knobs.order = (tc_rma_order_t)tc_config_int(&tc_rma_config, TC_RMA_CFG_PUTLOOP);
+    tc_rma_knobs.poll_spin = (int)tc_config_int(&tc_rma_config, TC_RMA_CFG_POLL_SPIN);
+    tc_rma_knobs.poll_min_us = (int)tc_config_int(&tc_rma_config, TC_RMA_CFG_POLL_MIN_US);
+    tc_rma_knobs.poll_max_us = (int)tc_config_int(&tc_rma_config, TC_RMA_CFG_POLL_MAX_US);
     if (tc_rma_knobs.poll_max_us < tc_rma_knobs.poll_min_us)
         tc_rma_knobs.poll_max_us = tc_rma_knobs.poll_min_us;
 }
@@ -137,9 +138,7 @@ static int tc_rma_rt_create(MPI_Comm comm, MPI_Group group, int64_t serial, int 
     rt->waited = calloc((size_t)p * TC_RMA_MAX_WINDOWS, sizeof *rt->waited);
     snprintf(rt->name, sizeof rt->name, "rma runtime #%lld (size %d)", (long long)serial, p);
     rt->wait_info.comm_name = rt->name;
-    rt->wait_info.timeout_s = tc_config_double(TC_CFG_WAIT_TIMEOUT);
-    rt->wait_info.spin_polls = (uint32_t)tc_config_int(TC_CFG_SPIN_COUNT);
-    rt->wait_info.policy = (int)tc_config_int(TC_CFG_WAIT);
+    tc_base_settings_wait(&rt->wait_info);
     /* Every window at least a cache line (>= 64 B) per rank and a multiple of it: MPICH
      * 4.0.2 misdelivers puts and atomics to odd ranks in windows of 8 bytes
      * per rank (tests/rma: rma_mpich_small_win regression test). */
@@ -202,7 +201,7 @@ static int tc_rma_init_once(void)
     int rc = MPI_SUCCESS;
     if (tc_rma_inited)
         return MPI_SUCCESS;
-    tc_config_load(); /* TC_VERBOSE, TC_WAIT_TIMEOUT, TC_SPIN_COUNT */
+    tc_config_module_load(&tc_base_config); /* TC_VERBOSE, TC_WAIT_TIMEOUT, TC_SPIN_COUNT */
     if (tc_log_rank < 0)
         PMPI_Comm_rank(MPI_COMM_WORLD, &tc_log_rank);
     tc_rma_knobs_load();

@@ -37,12 +37,12 @@
 #include <stdint.h>
 
 #include "base/atomics.h"
-#include "base/config.h"
 #include "base/redop.h"
 #include "base/wait.h"
 #include "copy.h"
 #include "layout.h"
 #include "locks/rwlock.h"
+#include "settings.h"
 #include "tree.h"
 
 /* Agreed parameters of one segment. */

@@ -12,7 +12,14 @@
 #ifndef TC_SHM_TREE_H
 #define TC_SHM_TREE_H
 
-#include "base/config.h" /* tc_tree_kind_t */
+/* Values of TC_SHM_TREE (settings.h), in the order of its accepted words. */
+typedef enum {
+    TC_TREE_FLAT,
+    TC_TREE_CHAIN,
+    TC_TREE_KARY,
+    TC_TREE_KNOMIAL,
+    TC_TREE_LAST
+} tc_tree_kind_t;
 
 typedef struct tc_shm_tree {
     int p;               /* processes */
