@@ -23,6 +23,7 @@ static const struct {
     [TC_ERR_LIMIT] = {"TC_ERR_LIMIT", "refused by a configured limit"},
     [TC_ERR_NOTSUP] = {"TC_ERR_NOTSUP", "this path cannot take the call"},
     [TC_ERR_PEER] = {"TC_ERR_PEER", "another process failed"},
+    [TC_ERR_NOTFOUND] = {"TC_ERR_NOTFOUND", "not found"},
     [TC_ERR_PARSE] = {"TC_ERR_PARSE", "bad input text"},
     [TC_ERR_BUSY] = {"TC_ERR_BUSY", "lock is taken"},
     [TC_ERR_TIMEOUT] = {"TC_ERR_TIMEOUT", "timed out"},

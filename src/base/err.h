@@ -46,6 +46,7 @@ typedef enum {
     TC_ERR_LIMIT,          /* a configured cap (TC_SHM_MAX_*) refuses the resource */
     TC_ERR_NOTSUP,         /* this path cannot take the call: the caller falls back */
     TC_ERR_PEER,           /* another process failed (its own message says why) */
+    TC_ERR_NOTFOUND,       /* no such key or entry */
     TC_ERR_PARSE,          /* bad text in a file or variable (the message says where) */
     TC_ERR_BUSY,           /* a try-lock found the lock taken */
     TC_ERR_TIMEOUT,        /* a bounded wait expired */
@@ -71,6 +72,29 @@ static inline tc_err_t tc_err_errno(tc_err_kind_t kind, int errnum)
 static inline tc_err_t tc_err_sys(int errnum)
 {
     return tc_err_errno(errnum == ENOMEM ? TC_ERR_NOMEM : TC_ERR_SYS, errnum);
+}
+
+/* A pthread-style result (0 or an errno value) as a tc_err_t, the errno kept
+ * as the cause: the one place errno values meet kinds. */
+static inline tc_err_t tc_err_from_errno(int errnum)
+{
+    switch (errnum) {
+    case 0:
+        return TC_OK;
+    case EINVAL:
+        return tc_err_errno(TC_ERR_ARG, errnum);
+    case EBUSY:
+    case EAGAIN:
+        return tc_err_errno(TC_ERR_BUSY, errnum);
+    case ETIMEDOUT:
+        return tc_err_errno(TC_ERR_TIMEOUT, errnum);
+    case EOWNERDEAD:
+        return tc_err_errno(TC_ERR_OWNERDEAD, errnum);
+    case ENOTRECOVERABLE:
+        return tc_err_errno(TC_ERR_NOTRECOVERABLE, errnum);
+    default:
+        return tc_err_sys(errnum);
+    }
 }
 
 static inline tc_err_kind_t tc_err_kind(tc_err_t e)

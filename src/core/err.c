@@ -24,6 +24,7 @@ int tc_err_to_mpi(tc_err_t e)
          * the dispatcher, which should have fallen back. */
         [TC_ERR_NOTSUP] = MPI_ERR_INTERN,
         [TC_ERR_PEER] = MPI_ERR_OTHER,
+        [TC_ERR_NOTFOUND] = MPI_ERR_OTHER,
         [TC_ERR_PARSE] = MPI_ERR_ARG,
         [TC_ERR_BUSY] = MPI_ERR_OTHER,
         [TC_ERR_TIMEOUT] = MPI_ERR_OTHER,

@@ -118,12 +118,13 @@ typedef struct tc_shm_comm {
 } tc_shm_comm_t;
 
 /* Collective over @p node_comm (all its processes call it with the same
- * @p params). Returns MPI_SUCCESS with *out set, or MPI_ERR_NO_MEM /
- * MPI_ERR_OTHER with *out NULL when this process could not take part (the
- * others may have succeeded: the caller must agree). Logs the reason at
- * verbosity >= 1. */
-int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_params_t *params,
-                       const tc_shm_policy_t *policy, const tc_wait_info_t *wait);
+ * @p params); all-or-nothing over the node. Returns TC_OK with *out set, or,
+ * with *out NULL, why this process could not take part (TC_ERR_SYS with the
+ * errno of the call that failed, TC_ERR_NOMEM, TC_ERR_LIMIT for a
+ * TC_SHM_MAX_* cap, TC_ERR_NOTSUP for a refused mechanism) or TC_ERR_PEER
+ * when it could but another could not. Logs the details at verbosity >= 1. */
+tc_err_t tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_params_t *params,
+                            const tc_shm_policy_t *policy, const tc_wait_info_t *wait);
 /* Local: unmap and free. Safe on NULL. */
 void tc_shm_comm_destroy(tc_shm_comm_t *s);
 
