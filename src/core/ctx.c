@@ -11,6 +11,7 @@
 #include "base/config.h"
 #include "base/datatype.h"
 #include "base/log.h"
+#include "err.h"
 #include "hier/hier_build.h"
 #include "shm/params.h"
 
@@ -314,11 +315,12 @@ static void tc_ctx_name(tc_ctx_t *ctx)
  * priv split by group leader (ranks alone in their unit get none), then the
  * segment over that communicator, agreed all-or-nothing over priv. On
  * failure no level uses shared memory and *seg_failed is set. */
-static int tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
+static tc_err_t tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
 {
     static bool logged_segment;
     tc_hier_t *h = ctx->hier;
-    int rc, local = MPI_SUCCESS, ok, all_ok;
+    tc_err_t rc, local = TC_OK;
+    int ok, all_ok;
 
     *seg_failed = 0;
     if (!h || h->shm_level < 0)
@@ -346,7 +348,12 @@ static int tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
     }
     /* Each group's creation agrees within the group only: a level is either
      * shared memory everywhere or nowhere, so agree over priv. */
-    ok = local == MPI_SUCCESS;
+    ok = local == TC_OK;
+    if (!ok && tc_err_kind(local) != TC_ERR_PEER && tc_log_level >= TC_LOG_INFO) {
+        char why[MPI_MAX_ERROR_STRING + 32];
+        tc_log(TC_LOG_INFO, "%s: no shared-memory segment on this rank: %s", ctx->comm_name,
+               tc_err_describe(local, why, sizeof why));
+    }
     if ((rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ctx->priv)) != MPI_SUCCESS)
         return rc;
     if (all_ok) {
@@ -370,12 +377,12 @@ static int tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
     return MPI_SUCCESS;
 }
 
-static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
+static tc_err_t tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
 {
-    int rc;
+    tc_err_t rc;
     tc_ctx_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     ctx->comm = comm;
     ctx->priv = ctx->node = ctx->shmcomm = MPI_COMM_NULL;
     pthread_mutex_lock(&tc_ctx_lock);
@@ -499,9 +506,10 @@ fn_fail:
     return rc;
 }
 
-int tc_ctx_get(MPI_Comm comm, tc_ctx_t **out)
+tc_err_t tc_ctx_get(MPI_Comm comm, tc_ctx_t **out)
 {
-    int rc, found = 0;
+    tc_err_t rc;
+    int found = 0;
     void *attr = NULL;
     if ((*out = tc_ctx_lookup(comm)) != NULL)
         return MPI_SUCCESS;
@@ -535,7 +543,7 @@ tc_ctx_t *tc_ctx_peek(MPI_Comm comm)
     return attr;
 }
 
-int tc_ctx_release(MPI_Comm comm)
+tc_err_t tc_ctx_release(MPI_Comm comm)
 {
     int found = 0;
     void *attr = NULL;
@@ -548,9 +556,13 @@ int tc_ctx_release(MPI_Comm comm)
     return PMPI_Comm_delete_attr(comm, tc_ctx_keyval);
 }
 
-int tc_ctx_error(MPI_Comm comm, int errclass, const char *what)
+int tc_ctx_error(MPI_Comm comm, tc_err_t err, const char *what)
 {
-    tc_log(TC_LOG_INFO, "%s", what);
+    const int errclass = tc_err_to_mpi(err);
+    if (tc_log_level >= TC_LOG_INFO) {
+        char why[MPI_MAX_ERROR_STRING + 32];
+        tc_log(TC_LOG_INFO, "%s (%s)", what, tc_err_describe(err, why, sizeof why));
+    }
     PMPI_Comm_call_errhandler(comm, errclass);
     return errclass;
 }

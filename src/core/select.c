@@ -467,7 +467,7 @@ int tc_select_ctx_plans(MPI_Comm priv, struct tc_hier *h, const tc_logp_table_t 
     if ((rc = PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, priv)) != MPI_SUCCESS)
         goto fn_exit;
     if (!all[0]) {
-        rc = MPI_ERR_NO_MEM;
+        rc = tc_err(TC_ERR_NOMEM);
         goto fn_exit;
     }
     if ((rc = tc_select_inputs_agree(priv, in)) != MPI_SUCCESS)

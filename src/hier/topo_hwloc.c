@@ -36,49 +36,53 @@ static void cached_load(void)
     cached_rc = 0;
 }
 
-int tc_hier_topo_get(hwloc_topology_t *topo)
+tc_err_t tc_hier_topo_get(hwloc_topology_t *topo)
 {
     if (topo == NULL)
-        return -1;
+        return tc_err(TC_ERR_ARG);
     /* pthread_once orders the writes in cached_load() before every return. */
     if (pthread_once(&cached_once, cached_load) != 0 || cached_rc != 0)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP); /* hwloc could not load this machine's topology */
     *topo = cached_topo;
-    return 0;
+    return TC_OK;
 }
 
 /* ---- explicit topologies -------------------------------------------------- */
 
-int tc_hier_topo_load_synthetic(const char *desc, hwloc_topology_t *topo)
+tc_err_t tc_hier_topo_load_synthetic(const char *desc, hwloc_topology_t *topo)
 {
     hwloc_topology_t t;
 
-    if (desc == NULL || topo == NULL || hwloc_topology_init(&t) != 0)
-        return -1;
+    if (desc == NULL || topo == NULL)
+        return tc_err(TC_ERR_ARG);
+    if (hwloc_topology_init(&t) != 0)
+        return tc_err(TC_ERR_NOMEM);
     if (hwloc_topology_set_synthetic(t, desc) != 0 || hwloc_topology_load(t) != 0) {
         hwloc_topology_destroy(t);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     *topo = t;
-    return 0;
+    return TC_OK;
 }
 
-int tc_hier_topo_load_xml(const char *xml, hwloc_topology_t *topo)
+tc_err_t tc_hier_topo_load_xml(const char *xml, hwloc_topology_t *topo)
 {
     hwloc_topology_t t;
     size_t len;
 
     if (xml == NULL || topo == NULL)
-        return -1;
+        return tc_err(TC_ERR_ARG);
     len = strlen(xml) + 1; /* hwloc's buffer length counts the final NUL */
-    if (len > (size_t)INT_MAX || hwloc_topology_init(&t) != 0)
-        return -1;
+    if (len > (size_t)INT_MAX)
+        return tc_err(TC_ERR_ARG);
+    if (hwloc_topology_init(&t) != 0)
+        return tc_err(TC_ERR_NOMEM);
     if (hwloc_topology_set_xmlbuffer(t, xml, (int)len) != 0 || hwloc_topology_load(t) != 0) {
         hwloc_topology_destroy(t);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     *topo = t;
-    return 0;
+    return TC_OK;
 }
 
 void tc_hier_topo_destroy(hwloc_topology_t topo)
@@ -139,22 +143,23 @@ static int64_t level_locate(hwloc_topology_t topo, int level, hwloc_const_cpuset
     return id;
 }
 
-int tc_hier_topo_locality(hwloc_topology_t topo, hwloc_const_cpuset_t binding, tc_hier_loc_t *loc,
-                          unsigned *known_mask)
+tc_err_t tc_hier_topo_locality(hwloc_topology_t topo, hwloc_const_cpuset_t binding,
+                               tc_hier_loc_t *loc, unsigned *known_mask)
 {
     hwloc_bitmap_t set = NULL;
     unsigned known = 0;
-    int rc = -1;
+    tc_err_t rc = tc_err(TC_ERR_ARG);
 
     if (loc != NULL)
         loc_clear(loc);
     if (topo == NULL || binding == NULL || loc == NULL)
         goto fn_exit;
+    rc = tc_err(TC_ERR_NOMEM);
     set = hwloc_bitmap_alloc();
     if (set == NULL ||
         hwloc_bitmap_and(set, binding, hwloc_topology_get_topology_cpuset(topo)) != 0)
         goto fn_exit;
-    rc = 0;
+    rc = TC_OK;
     /* The empty set is inside everything; it locates nothing. */
     if (hwloc_bitmap_iszero(set))
         goto fn_exit;
@@ -171,11 +176,12 @@ fn_exit:
     return rc;
 }
 
-int tc_hier_topo_self(tc_hier_loc_t *loc, unsigned *known_mask, int *bound)
+tc_err_t tc_hier_topo_self(tc_hier_loc_t *loc, unsigned *known_mask, int *bound)
 {
     hwloc_topology_t topo;
     hwloc_bitmap_t set = NULL;
-    int rc = 0, is_bound = 0;
+    tc_err_t rc;
+    int is_bound = 0;
     tc_hier_loc_t dummy;
 
     if (loc == NULL)
@@ -183,18 +189,15 @@ int tc_hier_topo_self(tc_hier_loc_t *loc, unsigned *known_mask, int *bound)
     loc_clear(loc);
     if (known_mask != NULL)
         *known_mask = 0;
-    if (tc_hier_topo_get(&topo) != 0) {
-        rc = -1;
+    if ((rc = tc_hier_topo_get(&topo)) != TC_OK)
         goto fn_exit;
-    }
     set = hwloc_bitmap_alloc();
     /* An unreadable binding (unsupported OS, allocation failure) is treated
      * as unbound: the caller then falls back to the node level. */
     if (set == NULL || hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) != 0)
         goto fn_exit;
     is_bound = !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(topo), set);
-    if (tc_hier_topo_locality(topo, set, loc, known_mask) != 0)
-        rc = -1;
+    rc = tc_hier_topo_locality(topo, set, loc, known_mask);
 
 fn_exit:
     hwloc_bitmap_free(set);
