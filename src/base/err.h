@@ -10,8 +10,8 @@
  *                  tc_err_errno(); the cause is the errno of the system call
  *                  that failed (0: none).
  *
- * The dispatcher converts at the API boundary (tc_err_to_mpi, src/core/err.h):
- * one table from kind to MPI error class. A missing capability is not an
+ * The API functions convert at the boundary (tc_err_to_mpi, err_mpi.h): one
+ * table from kind to MPI error class. A missing capability is not an
  * error: a path that cannot take a call returns TC_ERR_NOTSUP and the caller
  * falls back.
  *
@@ -116,7 +116,7 @@ static inline int tc_err_cause(tc_err_t e)
 const char *tc_err_kind_name(tc_err_kind_t kind);
 
 /* What went wrong, in words, with the cause: "system call failed: No space
- * left on device". An MPI code is printed as a number (src/core/err.h has the
+ * left on device". An MPI code is printed as a number (err_mpi.h has the
  * MPI's text). Writes at most @p len bytes into @p buf and returns @p buf. */
 char *tc_err_string(tc_err_t e, char *buf, size_t len);
 

@@ -10,8 +10,8 @@
 
 #include "base/config.h"
 #include "base/datatype.h"
+#include "base/err_mpi.h"
 #include "base/log.h"
-#include "err.h"
 #include "hier/hier_build.h"
 #include "shm/params.h"
 

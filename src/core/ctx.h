@@ -118,7 +118,7 @@ tc_err_t tc_ctx_release(MPI_Comm comm);
 
 /* The API boundary of a failure: log @p what and @p err's cause at verbosity
  * >= 1, call the error handler of @p comm with @p err's MPI class
- * (tc_err_to_mpi, core/err.h); returns that class (as MPI functions do when
+ * (tc_err_to_mpi, base/err_mpi.h); returns that class (as MPI functions do when
  * the handler returns). */
 int tc_ctx_error(MPI_Comm comm, tc_err_t err, const char *what);
 

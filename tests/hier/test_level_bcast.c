@@ -14,7 +14,7 @@
  * Options: --quick (slow, oversubscribed MPICH: sizes 0, 7, 4099 on every
  * group, 1 MiB + 5 and the piece pass on the full group only).
  */
-#include "core/err.h"
+#include "base/err_mpi.h"
 #include "hier/level_bcast.h"
 
 #include <mpi.h>

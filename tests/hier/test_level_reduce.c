@@ -27,7 +27,7 @@
  * (seconds before a hung run prints its case, default 110), TC_LR_TIMES (rank
  * 0 prints the time of every case and batch).
  */
-#include "core/err.h"
+#include "base/err_mpi.h"
 #include "hier/level_bcast.h"
 #include "hier/level_reduce.h"
 

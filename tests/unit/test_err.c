@@ -1,5 +1,5 @@
 /* The error convention (src/base/err.h) and its one conversion to MPI
- * (src/core/err.c): every kind has a name, a text and an MPI class; a cause
+ * (src/base/err_mpi.c): every kind has a name, a text and an MPI class; a cause
  * survives into the string; an MPI code passes through unchanged. No MPI
  * call is made (the classes are compile-time constants). */
 #include <errno.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "core/err.h"
+#include "base/err_mpi.h"
 
 static int failures;
 

@@ -1,4 +1,4 @@
-#include "err.h"
+#include "err_mpi.h"
 
 #include <stdio.h>
 
