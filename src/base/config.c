@@ -529,8 +529,8 @@ static int64_t tc_config_parse_enum(const char *list, const char *s)
     }
 }
 
-int tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t *out, char *err,
-                    size_t errlen)
+tc_err_t tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t *out,
+                         char *err, size_t errlen)
 {
     /* Longer than any valid value by far; a value that does not fit is invalid. */
     char s[128];
@@ -541,7 +541,7 @@ int tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t 
     if (err && errlen)
         err[0] = '\0';
     if (!desc || !out)
-        return -1;
+        return tc_err(TC_ERR_ARG);
     if (!text)
         text = "";
     if (desc->type == TC_CFG_TYPE_STRING) {
@@ -596,11 +596,11 @@ int tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t 
         goto fn_fail;
     out->i = i;
     out->d = d;
-    return 0;
+    return TC_OK;
 
 fn_fail:
     tc_config_error(desc, text, err, errlen);
-    return -1;
+    return tc_err(TC_ERR_PARSE);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
+
 typedef enum {
     TC_CFG_TYPE_BOOL,   /* 0/1, yes/no, on/off, true/false */
     TC_CFG_TYPE_INT,    /* decimal integer in [min, max] */
@@ -168,10 +170,11 @@ typedef struct tc_cfg_value {
 /* The table. */
 const tc_cfg_desc_t *tc_config_desc(tc_cfg_id_t id);
 
-/* Parse @p text as a value of @p desc. Pure. On failure returns -1 and writes
- * a message naming the variable, the value and what is accepted into @p err. */
-int tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t *out, char *err,
-                    size_t errlen);
+/* Parse @p text as a value of @p desc. Pure. On failure returns TC_ERR_PARSE
+ * and writes a message naming the variable, the value and what is accepted
+ * into @p err. */
+tc_err_t tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t *out,
+                         char *err, size_t errlen);
 
 /* Read every variable from the environment (once per process; later calls do
  * nothing). Bad values are reported on stderr (always) and replaced by the
