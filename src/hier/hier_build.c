@@ -52,38 +52,38 @@ static void trim(const char **s, const char **e)
 }
 
 /* Parse one algorithm word (NUL-terminated) of @p kind; "auto" gives
- * *is_auto = 1. Returns 0 or -1. */
-static int alg_word(const char *w, tc_hier_list_kind_t kind, int *is_auto, int *alg)
+ * *is_auto = 1. Returns TC_OK or TC_ERR_PARSE. */
+static tc_err_t alg_word(const char *w, tc_hier_list_kind_t kind, int *is_auto, int *alg)
 {
     if (strcasecmp(w, "auto") == 0) {
         *is_auto = 1;
         *alg = 0;
-        return 0;
+        return TC_OK;
     }
     *is_auto = 0;
     if (kind == TC_HIER_LIST_BCAST) {
         tc_hier_bcast_alg_t a;
         if (tc_hier_bcast_alg_parse(w, &a) != 0)
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         *alg = (int)a;
     } else {
         tc_hier_reduce_alg_t a;
         if (tc_hier_reduce_alg_parse(w, &a) != 0)
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         *alg = (int)a;
     }
-    return 0;
+    return TC_OK;
 }
 
 /* Copy [s, e) into buf (NUL-terminated); -1 if it does not fit. */
-static int word_copy(const char *s, const char *e, char *buf, size_t len)
+static tc_err_t word_copy(const char *s, const char *e, char *buf, size_t len)
 {
     size_t n = (size_t)(e - s);
     if (n + 1 > len)
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     memcpy(buf, s, n);
     buf[n] = '\0';
-    return 0;
+    return TC_OK;
 }
 
 tc_err_t tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const char *var,

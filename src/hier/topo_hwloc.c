@@ -93,18 +93,18 @@ void tc_hier_topo_destroy(hwloc_topology_t topo)
 
 /* ---- locality -------------------------------------------------------------- */
 
-/* Depth of a level's objects, or -1 when unusable: absent, or spread over
+/* Depth of a level's objects, or TC_ERR_NOTFOUND when unusable: absent, or spread over
  * several depths (logical indexes are per depth, so ids would collide). NUMA
  * nodes live at the virtual depth HWLOC_TYPE_DEPTH_NUMANODE, which the
  * by-depth accessors accept. */
-static int level_depth(hwloc_topology_t topo, int level, int *depth)
+static tc_err_t level_depth(hwloc_topology_t topo, int level, int *depth)
 {
     int d = hwloc_get_type_depth(topo, level_type[level]);
 
     if (d == HWLOC_TYPE_DEPTH_UNKNOWN || d == HWLOC_TYPE_DEPTH_MULTIPLE)
-        return -1;
+        return tc_err(TC_ERR_NOTFOUND);
     *depth = d;
-    return 0;
+    return TC_OK;
 }
 
 static void loc_clear(tc_hier_loc_t *loc)
@@ -216,19 +216,19 @@ typedef struct {
     int whole;     /* a single unit covering the whole machine */
 } level_units_t;
 
-static int units_collect(hwloc_topology_t topo, int level, level_units_t *u)
+static tc_err_t units_collect(hwloc_topology_t topo, int level, level_units_t *u)
 {
     int depth, n;
 
     memset(u, 0, sizeof(*u));
     if (level_depth(topo, level, &depth) != 0)
-        return 0;
+        return TC_OK;
     n = hwloc_get_nbobjs_by_depth(topo, depth);
     if (n <= 0)
-        return 0;
+        return TC_OK;
     u->unit = malloc((size_t)n * sizeof(*u->unit));
     if (u->unit == NULL)
-        return -1;
+        return tc_err(TC_ERR_NOMEM);
     u->partition = 1;
     for (int i = 0; i < n; i++) {
         hwloc_obj_t o = hwloc_get_obj_by_depth(topo, depth, (unsigned)i);
@@ -248,7 +248,7 @@ static int units_collect(hwloc_topology_t topo, int level, level_units_t *u)
     }
     u->whole =
         u->n == 1 && hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(topo), u->unit[0]);
-    return 0;
+    return TC_OK;
 }
 
 /* Every unit of @lo lies inside one unit of @hi. */

@@ -181,20 +181,20 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 /* A model parameter: the whole of [s, s+n) is one finite number >= 0.
  * strtod alone would accept "nan", "inf" and a trailing "us". */
-static int number_parse_n(const char *s, size_t n, double *out)
+static tc_err_t number_parse_n(const char *s, size_t n, double *out)
 {
     char buf[64];
     if (n == 0 || n >= sizeof buf)
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     memcpy(buf, s, n);
     buf[n] = '\0';
     char *end;
     errno = 0;
     double v = strtod(buf, &end);
     if (end != buf + n || errno == ERANGE || !isfinite(v) || v < 0.0)
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     *out = v;
-    return 0;
+    return TC_OK;
 }
 
 /* Parse one line of the file format (comment already cut off) against the

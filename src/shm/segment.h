@@ -212,11 +212,11 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
  * at rank 0 (s->reduce_tree_arity children per process, each heading a
  * contiguous rank range, so rank order is kept): the result's bits then
  * depend on (p, arity), and are the same on every receiver. See reduce.c.
- * Returns 0, or -1 (on every process alike, before anything moves) when the
- * segment has no reduce area or an element does not fit in a slot: the
- * caller then uses another algorithm. */
-int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
-                  const tc_redop_t *op, int root);
+ * Returns TC_OK, or TC_ERR_NOTSUP (on every process alike, before anything
+ * moves) when the segment has no reduce area or an element does not fit in a
+ * slot: the caller then uses another algorithm. */
+tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
+                       const tc_redop_t *op, int root);
 
 /* Barrier lines (layout.h: who writes each). */
 static inline tc_atomic_u64_t *tc_shm_bar_line(const tc_shm_comm_t *s, int i, int which)
