@@ -349,11 +349,6 @@ static tc_err_t tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
     /* Each group's creation agrees within the group only: a level is either
      * shared memory everywhere or nowhere, so agree over priv. */
     ok = local == TC_OK;
-    if (!ok && tc_err_kind(local) != TC_ERR_PEER && tc_log_level >= TC_LOG_INFO) {
-        char why[MPI_MAX_ERROR_STRING + 32];
-        tc_log(TC_LOG_INFO, "%s: no shared-memory segment on this rank: %s", ctx->comm_name,
-               tc_err_describe(local, why, sizeof why));
-    }
     if ((rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ctx->priv)) != MPI_SUCCESS)
         return rc;
     if (all_ok) {
@@ -369,11 +364,14 @@ static tc_err_t tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
         PMPI_Comm_free(&ctx->shmcomm);
     h->shm_level = -1;
     *seg_failed = 1;
+    char why[MPI_MAX_ERROR_STRING + 32] = "its part succeeded";
+    if (local != TC_OK)
+        tc_err_describe(local, why, sizeof why);
     tc_log_once(logged_segment, TC_LOG_INFO,
-                "%s: a shared-memory segment could not be created on some rank (TC_VERBOSE=1 on "
-                "that rank says why): no level uses shared memory (one node: the MPI's own "
-                "collectives; several: point-to-point algorithms at every level)",
-                ctx->comm_name);
+                "%s: a shared-memory segment could not be created on some rank (this rank: %s; "
+                "TC_VERBOSE=1 on each rank says why): no level uses shared memory (one node: the "
+                "MPI's own collectives; several: point-to-point algorithms at every level)",
+                ctx->comm_name, why);
     return MPI_SUCCESS;
 }
 

@@ -239,7 +239,9 @@ static __attribute__((noinline)) int tc_reduce_dispatch(tc_ctx_t *ctx, tc_op_t w
             return rc;
         }
         rc = tc_reduce_staged(ctx, &r, sendbuf, recvbuf, root);
-        if (tc_err_kind(rc) != TC_ERR_NOTSUP) {
+        /* Only the single segment refuses before anything moves; from the
+         * hierarchy, TC_ERR_NOTSUP is an error (MPI_ERR_INTERN). */
+        if (tc_err_kind(rc) != TC_ERR_NOTSUP || ctx->bcast_path != TC_PATH_SHM) {
             tc_race_end(&ctx->race, &race);
             tc_redop_free(&r);
             tc_stats_count(which, ctx->bcast_path);

@@ -94,8 +94,11 @@ static tc_err_t tc_hier_group_reduce(const tc_hier_t *h, tc_shm_comm_t *shm, MPI
         char *dst = NULL;
         if (am_root)
             dst = final && b->out ? b->out : tc_hier_rbufs_other(b, b->cur);
-        if (tc_shm_reduce(shm, dst == b->cur ? NULL : b->cur, dst, nelem, op, root_index) != 0)
-            return tc_err(TC_ERR_INTERN); /* excluded by the caller (element larger than a slot) */
+        /* TC_ERR_NOTSUP (an element larger than a slot) is excluded by the
+         * caller; here, after other levels moved data, it cannot be a fallback. */
+        if ((rc = tc_shm_reduce(shm, dst == b->cur ? NULL : b->cur, dst, nelem, op, root_index)) !=
+            TC_OK)
+            return rc;
         if (am_root)
             b->cur = dst;
         return TC_OK;
@@ -191,7 +194,8 @@ static tc_err_t tc_hier_allreduce_rab_piece(const tc_hier_t *h, tc_shm_comm_t *s
     const size_t nb = nelem * op->elem;
     const bool in_top = n > 0 && (int)h->level[n - 1].level == tc_hier_top_level(h);
     const int below = in_top ? n - 1 : n; /* groups under the top one */
-    tc_err_t rc = TC_OK, reached = 0;
+    tc_err_t rc = TC_OK;
+    int reached = 0;
     bool done = false;
     for (int i = 0; i < below && !done && rc == TC_OK; i++, reached++)
         rc = tc_hier_group_reduce(h, shm, priv, &h->level[i], b, nelem, op, 0, false, &done);
@@ -203,8 +207,8 @@ static tc_err_t tc_hier_allreduce_rab_piece(const tc_hier_t *h, tc_shm_comm_t *s
             memcpy(b->out, b->cur, nb);
         b->cur = b->out;
         if (l->shm) {
-            if (tc_shm_reduce(shm, NULL, b->out, nelem, op, -1) != 0)
-                return tc_err(TC_ERR_INTERN);
+            if ((rc = tc_shm_reduce(shm, NULL, b->out, nelem, op, -1)) != TC_OK)
+                return rc; /* as in tc_hier_group_reduce() */
         } else {
             rc = tc_hier_allreduce_group(
                 b->out, tc_hier_rbufs_other(b, b->out), nelem, op, l->members, l->size, l->my_index,
