@@ -133,24 +133,24 @@ static size_t tc_config_trimmed_len(const char *text)
     return (size_t)(end - text);
 }
 
-static int tc_config_parse_bool(const char *s, int64_t *v)
+static tc_err_t tc_config_parse_bool(const char *s, int64_t *v)
 {
     static const char *const yes[] = {"1", "yes", "on", "true"};
     static const char *const no[] = {"0", "no", "off", "false"};
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
         if (strcasecmp(s, yes[i]) == 0) {
             *v = 1;
-            return 0;
+            return TC_OK;
         }
         if (strcasecmp(s, no[i]) == 0) {
             *v = 0;
-            return 0;
+            return TC_OK;
         }
     }
-    return -1;
+    return tc_err(TC_ERR_PARSE);
 }
 
-static int tc_config_parse_int(const char *s, int64_t *v)
+static tc_err_t tc_config_parse_int(const char *s, int64_t *v)
 {
     char *end;
     long long x;
@@ -158,17 +158,17 @@ static int tc_config_parse_int(const char *s, int64_t *v)
     /* strtoll alone would accept inner white space and an empty digit string. */
     if (!(isdigit((unsigned char)s[0]) ||
           ((s[0] == '-' || s[0] == '+') && isdigit((unsigned char)s[1]))))
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     errno = 0;
     x = strtoll(s, &end, 10);
     if (errno == ERANGE || *end != '\0')
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     *v = (int64_t)x;
-    return 0;
+    return TC_OK;
 }
 
 /* Digits with an optional binary suffix; no sign, no fraction. */
-static int tc_config_parse_size(const char *s, int64_t *v)
+static tc_err_t tc_config_parse_size(const char *s, int64_t *v)
 {
     static const struct {
         const char *word;
@@ -179,11 +179,11 @@ static int tc_config_parse_size(const char *s, int64_t *v)
     const char *p = s;
 
     if (!isdigit((unsigned char)*p))
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     for (; isdigit((unsigned char)*p); p++) {
         uint64_t d = (uint64_t)(*p - '0');
         if (x > (UINT64_MAX - d) / 10)
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         x = x * 10 + d;
     }
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
@@ -192,26 +192,26 @@ static int tc_config_parse_size(const char *s, int64_t *v)
         /* Keep the result representable as int64_t (and exactly as a double
          * for every value within the table's bounds). */
         if (x > ((uint64_t)INT64_MAX >> suffixes[i].shift))
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         *v = (int64_t)(x << suffixes[i].shift);
-        return 0;
+        return TC_OK;
     }
-    return -1;
+    return tc_err(TC_ERR_PARSE);
 }
 
-static int tc_config_parse_double(const char *s, double *v)
+static tc_err_t tc_config_parse_double(const char *s, double *v)
 {
     char *end;
     double x;
 
     if (*s == '\0')
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     errno = 0;
     x = strtod(s, &end);
     if (*end != '\0' || !isfinite(x))
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     *v = x;
-    return 0;
+    return TC_OK;
 }
 
 /* Index of @p s in the comma-separated @p list (case-insensitive), or -1. */
@@ -233,19 +233,19 @@ static int64_t tc_config_parse_enum(const char *list, const char *s)
     }
 }
 
-int tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t *out, char *err,
-                    size_t errlen)
+tc_err_t tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t *out,
+                         char *err, size_t errlen)
 {
     /* Longer than any valid value by far; a value that does not fit is invalid. */
     char s[128];
     int64_t i = 0;
     double d = 0;
-    int rc = -1;
+    tc_err_t rc = tc_err(TC_ERR_PARSE);
 
     if (err && errlen)
         err[0] = '\0';
     if (!desc || !out)
-        return -1;
+        return tc_err(TC_ERR_ARG);
     if (!text)
         text = "";
     if (desc->type == TC_CFG_TYPE_STRING) {
@@ -278,19 +278,19 @@ int tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t 
                                            : tc_config_parse_size(s, &i);
         d = (double)i;
         /* An auto field takes 0 (however spelt) besides its explicit range. */
-        if (rc == 0 && !(i == 0 && tc_config_is_auto(desc)) && (d < desc->min || d > desc->max))
-            rc = -1;
+        if (rc == TC_OK && !(i == 0 && tc_config_is_auto(desc)) && (d < desc->min || d > desc->max))
+            rc = tc_err(TC_ERR_PARSE);
         break;
     case TC_CFG_TYPE_DOUBLE:
         rc = tc_config_parse_double(s, &d);
-        if (rc == 0 && (d < desc->min || d > desc->max))
-            rc = -1;
-        if (rc == 0 && d > -9e18 && d < 9e18) /* keep the conversion defined */
+        if (rc == TC_OK && (d < desc->min || d > desc->max))
+            rc = tc_err(TC_ERR_PARSE);
+        if (rc == TC_OK && d > -9e18 && d < 9e18) /* keep the conversion defined */
             i = (int64_t)d;
         break;
     case TC_CFG_TYPE_ENUM:
         i = tc_config_parse_enum(desc->accepted, s);
-        rc = i < 0 ? -1 : 0;
+        rc = i < 0 ? tc_err(TC_ERR_PARSE) : TC_OK;
         d = (double)i;
         break;
     default:
@@ -300,11 +300,11 @@ int tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t 
         goto fn_fail;
     out->i = i;
     out->d = d;
-    return 0;
+    return TC_OK;
 
 fn_fail:
     tc_config_error(desc, text, err, errlen);
-    return -1;
+    return tc_err(TC_ERR_PARSE);
 }
 
 /* ------------------------------------------------------------------------ */

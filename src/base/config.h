@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "atomics.h"
+#include "err.h"
 
 typedef enum {
     TC_CFG_TYPE_BOOL,   /* 0/1, yes/no, on/off, true/false */
@@ -90,10 +91,11 @@ typedef struct tc_cfg_module {
     tc_cfg_module_t var = {                                                                        \
         .name = name_, .table = table_, .count = last, .slots = var##_slots, .loaded_hook = hook}
 
-/* Parse @p text as a value of @p desc. Pure. On failure returns -1 and writes
- * a message naming the variable, the value and what is accepted into @p err. */
-int tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t *out, char *err,
-                    size_t errlen);
+/* Parse @p text as a value of @p desc. Pure. On failure returns TC_ERR_PARSE
+ * and writes a message naming the variable, the value and what is accepted
+ * into @p err. */
+tc_err_t tc_config_parse(const tc_cfg_desc_t *desc, const char *text, tc_cfg_value_t *out,
+                         char *err, size_t errlen);
 
 /* Read @p m's variables from the environment (once per process; later calls
  * do nothing). Bad values are reported on stderr (always) and replaced by the

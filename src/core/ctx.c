@@ -10,6 +10,7 @@
 
 #include "barrier/settings.h"
 #include "base/datatype.h"
+#include "base/err_mpi.h"
 #include "base/log.h"
 #include "base/settings.h"
 #include "hier/hier_build.h"
@@ -292,11 +293,12 @@ static void tc_ctx_name(tc_ctx_t *ctx)
  * priv split by group leader (ranks alone in their unit get none), then the
  * segment over that communicator, agreed all-or-nothing over priv. On
  * failure no level uses shared memory and *seg_failed is set. */
-static int tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
+static tc_err_t tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
 {
     static bool logged_segment;
     tc_hier_t *h = ctx->hier;
-    int rc, local = MPI_SUCCESS, ok, all_ok;
+    tc_err_t rc, local = TC_OK;
+    int ok, all_ok;
 
     *seg_failed = 0;
     if (!h || h->shm_level < 0)
@@ -318,7 +320,7 @@ static int tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
     }
     /* Each group's creation agrees within the group only: a level is either
      * shared memory everywhere or nowhere, so agree over priv. */
-    ok = local == MPI_SUCCESS;
+    ok = local == TC_OK;
     if ((rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ctx->priv)) != MPI_SUCCESS)
         return rc;
     if (all_ok) {
@@ -334,20 +336,23 @@ static int tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
         PMPI_Comm_free(&ctx->shmcomm);
     h->shm_level = -1;
     *seg_failed = 1;
+    char why[MPI_MAX_ERROR_STRING + 32] = "its part succeeded";
+    if (local != TC_OK)
+        tc_err_describe(local, why, sizeof why);
     tc_log_once(logged_segment, TC_LOG_INFO,
-                "%s: a shared-memory segment could not be created on some rank (TC_VERBOSE=1 on "
-                "that rank says why): no level uses shared memory (one node: the MPI's own "
-                "collectives; several: point-to-point algorithms at every level)",
-                ctx->comm_name);
+                "%s: a shared-memory segment could not be created on some rank (this rank: %s; "
+                "TC_VERBOSE=1 on each rank says why): no level uses shared memory (one node: the "
+                "MPI's own collectives; several: point-to-point algorithms at every level)",
+                ctx->comm_name, why);
     return MPI_SUCCESS;
 }
 
-static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
+static tc_err_t tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
 {
-    int rc;
+    tc_err_t rc;
     tc_ctx_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     ctx->comm = comm;
     ctx->priv = ctx->node = ctx->shmcomm = MPI_COMM_NULL;
     pthread_mutex_lock(&tc_ctx_lock);
@@ -478,9 +483,10 @@ fn_fail:
     return rc;
 }
 
-int tc_ctx_get(MPI_Comm comm, tc_ctx_t **out)
+tc_err_t tc_ctx_get(MPI_Comm comm, tc_ctx_t **out)
 {
-    int rc, found = 0;
+    tc_err_t rc;
+    int found = 0;
     void *attr = NULL;
     if ((*out = tc_ctx_lookup(comm)) != NULL)
         return MPI_SUCCESS;
@@ -514,7 +520,7 @@ tc_ctx_t *tc_ctx_peek(MPI_Comm comm)
     return attr;
 }
 
-int tc_ctx_release(MPI_Comm comm)
+tc_err_t tc_ctx_release(MPI_Comm comm)
 {
     int found = 0;
     void *attr = NULL;
@@ -527,9 +533,13 @@ int tc_ctx_release(MPI_Comm comm)
     return PMPI_Comm_delete_attr(comm, tc_ctx_keyval);
 }
 
-int tc_ctx_error(MPI_Comm comm, int errclass, const char *what)
+int tc_ctx_error(MPI_Comm comm, tc_err_t err, const char *what)
 {
-    tc_log(TC_LOG_INFO, "%s", what);
+    const int errclass = tc_err_to_mpi(err);
+    if (tc_log_level >= TC_LOG_INFO) {
+        char why[MPI_MAX_ERROR_STRING + 32];
+        tc_log(TC_LOG_INFO, "%s (%s)", what, tc_err_describe(err, why, sizeof why));
+    }
     PMPI_Comm_call_errhandler(comm, errclass);
     return errclass;
 }

@@ -53,11 +53,11 @@ const tc_logp_table_t *tc_select_logp_table(void)
     return &tc_select_table;
 }
 
-static int tc_select_logp_load(void *buf, size_t len, void *arg)
+static tc_err_t tc_select_logp_load(void *buf, size_t len, void *arg)
 {
     (void)arg;
     memcpy(buf, tc_select_logp_table(), len);
-    return 0;
+    return TC_OK;
 }
 
 int tc_select_logp_agree(MPI_Comm priv, struct tc_shm_comm *shm, MPI_Comm shmcomm,
@@ -67,9 +67,9 @@ int tc_select_logp_agree(MPI_Comm priv, struct tc_shm_comm *shm, MPI_Comm shmcom
      * processes of one program (same ABI everywhere), through the node store
      * and then from rank 0. */
     int from_store = 0;
-    int rc = tc_shm_store_get_or_put(shm, shmcomm, "logp", out, sizeof *out, tc_select_logp_load,
-                                     NULL, &from_store);
-    if (rc != MPI_SUCCESS)
+    tc_err_t rc = tc_shm_store_get_or_put(shm, shmcomm, "logp", out, sizeof *out,
+                                          tc_select_logp_load, NULL, &from_store);
+    if (rc != TC_OK)
         return rc;
     tc_log(TC_LOG_TRACE, "LogP table %s", from_store ? "from the node store" : "loaded here");
     return PMPI_Bcast(out, (int)sizeof *out, MPI_BYTE, 0, priv);
@@ -467,7 +467,7 @@ int tc_select_ctx_plans(MPI_Comm priv, struct tc_hier *h, const tc_logp_table_t 
     if ((rc = PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, priv)) != MPI_SUCCESS)
         goto fn_exit;
     if (!all[0]) {
-        rc = MPI_ERR_NO_MEM;
+        rc = tc_err(TC_ERR_NOMEM);
         goto fn_exit;
     }
     if ((rc = tc_select_inputs_agree(priv, in)) != MPI_SUCCESS)

@@ -181,20 +181,20 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 /* A model parameter: the whole of [s, s+n) is one finite number >= 0.
  * strtod alone would accept "nan", "inf" and a trailing "us". */
-static int number_parse_n(const char *s, size_t n, double *out)
+static tc_err_t number_parse_n(const char *s, size_t n, double *out)
 {
     char buf[64];
     if (n == 0 || n >= sizeof buf)
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     memcpy(buf, s, n);
     buf[n] = '\0';
     char *end;
     errno = 0;
     double v = strtod(buf, &end);
     if (end != buf + n || errno == ERANGE || !isfinite(v) || v < 0.0)
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     *out = v;
-    return 0;
+    return TC_OK;
 }
 
 /* Parse one line of the file format (comment already cut off) against the
@@ -256,14 +256,14 @@ static int file_line_parse(tc_logp_table_t *t, const char *s, const char *name, 
     return 1;
 }
 
-int tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const char *name, char *err,
-                            size_t errlen)
+tc_err_t tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const char *name, char *err,
+                                 size_t errlen)
 {
     if (name == NULL)
         name = "(text)";
     if (text == NULL) {
         set_err(err, errlen, "%s: no text", name);
-        return -1;
+        return tc_err(TC_ERR_ARG);
     }
     const char *p = text;
     int lineno = 0;
@@ -277,7 +277,7 @@ int tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const char *na
         if (used >= sizeof line) {
             set_err(err, errlen, "%s:%d: line longer than %zu characters", name, lineno,
                     sizeof line - 1);
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         }
         memcpy(line, p, used);
         line[used] = '\0';
@@ -285,38 +285,40 @@ int tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const char *na
         tc_logp_t val;
         int rc = file_line_parse(t, line, name, lineno, &level, &val, err, errlen);
         if (rc < 0)
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         if (rc > 0)
             row_set(t, level, &val, TC_LOGP_SOURCE_FILE);
         p = eol ? eol + 1 : p + n;
     }
-    return 0;
+    return TC_OK;
 }
 
-int tc_logp_table_load_file(tc_logp_table_t *t, const char *path, char *err, size_t errlen)
+tc_err_t tc_logp_table_load_file(tc_logp_table_t *t, const char *path, char *err, size_t errlen)
 {
     /* A parameter file is a dozen lines; the cap only guards against being
      * pointed at something that is not one. */
     enum { MAX_BYTES = 1 << 20 };
     if (path == NULL) {
         set_err(err, errlen, "(null): no file name");
-        return -1;
+        return tc_err(TC_ERR_ARG);
     }
     FILE *f = fopen(path, "r");
     if (f == NULL) {
-        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
+        int e = errno;
+        set_err(err, errlen, "%s: cannot open: %s", path, strerror(e));
+        return tc_err_sys(e);
     }
     char *buf = malloc(MAX_BYTES + 1);
     if (buf == NULL) {
         fclose(f);
         set_err(err, errlen, "%s: out of memory", path);
-        return -1;
+        return tc_err(TC_ERR_NOMEM);
     }
     size_t n = fread(buf, 1, MAX_BYTES + 1, f);
-    int rc = -1;
+    tc_err_t rc = tc_err(TC_ERR_PARSE);
     if (ferror(f)) {
-        set_err(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        rc = tc_err_sys(errno ? errno : EIO);
+        set_err(err, errlen, "%s: cannot read: %s", path, strerror(tc_err_cause(rc)));
     } else if (n > MAX_BYTES) {
         set_err(err, errlen, "%s: larger than %d bytes: not a LogP parameter file", path,
                 (int)MAX_BYTES);
@@ -344,8 +346,8 @@ static void trim(const char **s, size_t *n)
 
 /* Apply "f=v,f=v" in [s, s+n) to @p p (field names are case-sensitive: g and
  * G differ). @p entry names the whole entry in messages. */
-static int env_fields_apply(tc_logp_t *p, const char *s, size_t n, const char *entry,
-                            size_t entrylen, char *err, size_t errlen)
+static tc_err_t env_fields_apply(tc_logp_t *p, const char *s, size_t n, const char *entry,
+                                 size_t entrylen, char *err, size_t errlen)
 {
     const char *end = s + n;
     while (s < end) {
@@ -362,7 +364,7 @@ static int env_fields_apply(tc_logp_t *p, const char *s, size_t n, const char *e
             set_err(err, errlen,
                     "TC_LOGP: '%.*s' in '%.*s' is not field=value (fields: " ACCEPTED_FIELDS ")",
                     (int)an, a, (int)entrylen, entry);
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         }
         const char *k = a, *v = eq + 1;
         size_t kn = (size_t)(eq - a), vn = an - kn - 1;
@@ -377,23 +379,23 @@ static int env_fields_apply(tc_logp_t *p, const char *s, size_t n, const char *e
                     "TC_LOGP: unknown field '%.*s' in '%.*s' (accepted: " ACCEPTED_FIELDS
                     ", case-sensitive)",
                     (int)kn, k, (int)entrylen, entry);
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         }
         if (number_parse_n(v, vn, logp_field(p, fi)) != 0) {
             set_err(err, errlen,
                     "TC_LOGP: bad number '%.*s' for %s in '%.*s': expected a finite number >= 0 "
                     "(microseconds; G in us/byte, E in bytes)",
                     (int)vn, v, field_names[fi], (int)entrylen, entry);
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         }
     }
-    return 0;
+    return TC_OK;
 }
 
-int tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, size_t errlen)
+tc_err_t tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, size_t errlen)
 {
     if (spec == NULL)
-        return 0;
+        return TC_OK;
     /* Work on a copy so that an error leaves @p t unchanged. */
     tc_logp_table_t tmp = *t;
     const char *s = spec;
@@ -410,7 +412,7 @@ int tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, siz
                  * the shm row (cache-line flags, not MPI messages). */
                 for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++) {
                     if (env_fields_apply(&tmp.level[i], e, en, e, en, err, errlen) != 0)
-                        return -1;
+                        return tc_err(TC_ERR_PARSE);
                     tmp.source[i] = TC_LOGP_SOURCE_ENV;
                 }
             } else {
@@ -423,19 +425,19 @@ int tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, siz
                             "TC_LOGP: unknown level '%.*s' in '%.*s' (accepted: " ACCEPTED_LEVELS
                             ")",
                             (int)lnn, ln, (int)en, e);
-                    return -1;
+                    return tc_err(TC_ERR_PARSE);
                 }
                 tc_logp_t v = *row_get(&tmp, lv);
                 if (env_fields_apply(&v, colon + 1, (size_t)(e + en - colon - 1), e, en, err,
                                      errlen) != 0)
-                    return -1;
+                    return tc_err(TC_ERR_PARSE);
                 row_set(&tmp, lv, &v, TC_LOGP_SOURCE_ENV);
             }
         }
         s = semi ? semi + 1 : s + n;
     }
     *t = tmp;
-    return 0;
+    return TC_OK;
 }
 
 /* The shortest %.*g that reads back as the same double, so that write then
@@ -461,11 +463,11 @@ static const char *source_name(tc_logp_source_t s)
     }
 }
 
-int tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *origin)
+tc_err_t tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *origin)
 {
     FILE *f = fopen(path, "w");
     if (f == NULL)
-        return -1;
+        return tc_err_sys(errno);
     fprintf(f, "# libtopocoll LogP/LogGP parameters (TC_LOGP_FILE format)\n");
     if (origin != NULL && *origin) {
         /* One comment line per line of origin, so a newline in it cannot
@@ -504,9 +506,9 @@ int tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *
     if (werr || cerr != 0) {
         if (errno == 0)
             errno = EIO;
-        return -1;
+        return tc_err_sys(errno);
     }
-    return 0;
+    return TC_OK;
 }
 
 int tc_logp_eager_step(const double *sz, const double *t, int n, double G, double min_us,

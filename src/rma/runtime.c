@@ -9,6 +9,8 @@
 
 #include <topocoll.h>
 
+#include "base/config.h"
+#include "base/err_mpi.h"
 #include "base/log.h"
 #include "base/settings.h"
 #include "rma.h"
@@ -50,15 +52,15 @@ static void tc_rma_knobs_load(void)
         tc_rma_knobs.poll_max_us = tc_rma_knobs.poll_min_us;
 }
 
-int tc_rma_win_lookup(int wid, tc_rma_win_t *out)
+tc_err_t tc_rma_win_lookup(int wid, tc_rma_win_t *out)
 {
-    int rc = -1;
+    tc_err_t rc = tc_err(TC_ERR_NOTFOUND);
     if (wid < 0 || wid >= TC_RMA_MAX_WINDOWS)
-        return -1;
+        return rc;
     pthread_mutex_lock(&tc_rma_lock);
     if (tc_rma_wins[wid].in_use) {
         *out = tc_rma_wins[wid];
-        rc = 0;
+        rc = TC_OK;
     }
     pthread_mutex_unlock(&tc_rma_lock);
     return rc;
@@ -117,14 +119,14 @@ static void tc_rma_rt_destroy(tc_rma_rt_t *rt)
 
 /* Collective over @p comm: windows and, if @p threaded, the helper thread.
  * *thread_ok = 0 if the thread could not be started here. */
-static int tc_rma_rt_create(MPI_Comm comm, MPI_Group group, int64_t serial, int threaded,
-                            tc_rma_rt_t **out, int *thread_ok)
+static tc_err_t tc_rma_rt_create(MPI_Comm comm, MPI_Group group, int64_t serial, int threaded,
+                                 tc_rma_rt_t **out, int *thread_ok)
 {
-    int rc;
+    tc_err_t rc;
     tc_rma_rt_t *rt = calloc(1, sizeof *rt);
     *thread_ok = 1;
     if (rt == NULL)
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     rt->comm = comm;
     rt->group = group;
     rt->serial = serial;
@@ -151,7 +153,7 @@ static int tc_rma_rt_create(MPI_Comm comm, MPI_Group group, int64_t serial, int 
     if (rc == MPI_SUCCESS)
         rc = tc_rma_win_alloc(comm, TC_RMA_DONE_BYTES, 8, &rt->donewin);
     if (rc == MPI_SUCCESS && (rt->seen == NULL || rt->req == NULL || rt->waited == NULL))
-        rc = MPI_ERR_NO_MEM;
+        rc = tc_err(TC_ERR_NOMEM);
     if (rc != MPI_SUCCESS) {
         /* Window creation is collective: a failure here is the MPI's, on
          * every member alike; free what exists. */
@@ -219,10 +221,11 @@ static int tc_rma_init_once(void)
 /* The window's group rebuilt from MPI_COMM_WORLD's (same ranks, same order):
  * MPICH 4.0.2's MPI_Comm_create_group crashes on the group MPI_Win_get_group
  * returns. */
-static int tc_rma_win_world_group(MPI_Win win, MPI_Group *out)
+static tc_err_t tc_rma_win_world_group(MPI_Win win, MPI_Group *out)
 {
     MPI_Group wg = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
-    int n = 0, rc, *in = NULL, *ranks = NULL;
+    int n = 0, *in = NULL, *ranks = NULL;
+    tc_err_t rc;
     if ((rc = PMPI_Win_get_group(win, &wg)) != MPI_SUCCESS)
         return rc;
     if ((rc = PMPI_Comm_group(MPI_COMM_WORLD, &world)) == MPI_SUCCESS)
@@ -231,7 +234,7 @@ static int tc_rma_win_world_group(MPI_Win win, MPI_Group *out)
         in = malloc(sizeof(int) * (size_t)n);
         ranks = malloc(sizeof(int) * (size_t)n);
         if (in == NULL || ranks == NULL)
-            rc = MPI_ERR_NO_MEM;
+            rc = tc_err(TC_ERR_NOMEM);
     }
     for (int i = 0; rc == MPI_SUCCESS && i < n; i++)
         in[i] = i;
@@ -254,7 +257,8 @@ int TC_Rma_win_register(MPI_Win win, int *wid_out)
     MPI_Group group = MPI_GROUP_NULL;
     MPI_Comm comm = MPI_COMM_NULL;
     tc_rma_rt_t *rt = NULL, *cand = NULL;
-    int rc, provided = MPI_THREAD_SINGLE, flag, *unit = NULL;
+    int provided = MPI_THREAD_SINGLE, flag, *unit = NULL;
+    tc_err_t rc;
     void *base = NULL;
     MPI_Aint *size = NULL;
 
@@ -332,7 +336,7 @@ int TC_Rma_win_register(MPI_Win win, int *wid_out)
     if (wid == TC_RMA_MAX_WINDOWS) {
         tc_log(TC_LOG_ERROR, "TC_Rma_win_register: at most %d windows can be registered at once",
                TC_RMA_MAX_WINDOWS);
-        rc = MPI_ERR_OTHER;
+        rc = MPI_ERR_OTHER; /* an MPI class: the API function itself */
         if (rt->refs == 0)
             tc_rma_rt_destroy(rt);
         goto fn_fail;
@@ -369,6 +373,7 @@ fn_fail:
         PMPI_Comm_free(&comm);
     if (group != MPI_GROUP_NULL)
         PMPI_Group_free(&group);
+    rc = tc_err_to_mpi(rc); /* the API boundary */
     PMPI_Win_call_errhandler(win, rc);
     return rc;
 }
