@@ -1,5 +1,6 @@
 #include "err.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,4 +52,14 @@ char *tc_err_string(tc_err_t e, char *buf, size_t len)
     else
         snprintf(buf, len, "%s", text);
     return buf;
+}
+
+void tc_err_message(char *buf, size_t len, const char *fmt, ...)
+{
+    if (buf == NULL || len == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
 }

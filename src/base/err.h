@@ -120,4 +120,9 @@ const char *tc_err_kind_name(tc_err_kind_t kind);
  * MPI's text). Writes at most @p len bytes into @p buf and returns @p buf. */
 char *tc_err_string(tc_err_t e, char *buf, size_t len);
 
+/* A parser's message for its caller: printf @p fmt into @p buf (at most @p len
+ * bytes); nothing when @p buf is NULL or @p len is 0 (the caller wants no text). */
+void tc_err_message(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif /* TC_BASE_ERR_H */

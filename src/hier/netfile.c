@@ -154,16 +154,6 @@ int tc_hier_line_split(const char *line, size_t len, tc_hier_tok_t *tok, int max
 
 /* ---- the network file ---------------------------------------------------- */
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* Quote at most 40 characters of a name in messages. */
 #define NAME_FMT    "'%.*s%s'"
 #define NAME_ARG(t) (int)((t).len > 40 ? 40 : (t).len), (t).s, ((t).len > 40 ? "..." : "")
@@ -191,27 +181,28 @@ tc_err_t tc_hier_netfile_parse(const char *text, size_t len, const char *filenam
         int bad = 0;
         int ntok = tc_hier_line_split(line, linelen, tok, 1 + TC_HIER_MAX_SWITCH, &bad);
         if (ntok < 0) {
-            seterr(err, errlen, "%s:%ld: non-printable character (byte 0x%02x)", filename,
-                   ls.lineno, bad);
+            tc_err_message(err, errlen, "%s:%ld: non-printable character (byte 0x%02x)", filename,
+                           ls.lineno, bad);
             goto fn_fail;
         }
         if (ntok == 0)
             continue;
         int depth = ntok - 1;
         if (depth == 0) {
-            seterr(err, errlen, "%s:%ld: node " NAME_FMT " has no switch", filename, ls.lineno,
-                   NAME_ARG(tok[0]));
+            tc_err_message(err, errlen, "%s:%ld: node " NAME_FMT " has no switch", filename,
+                           ls.lineno, NAME_ARG(tok[0]));
             goto fn_fail;
         }
         if (depth > TC_HIER_MAX_SWITCH) {
-            seterr(err, errlen, "%s:%ld: %d switches listed, at most %d are supported", filename,
-                   ls.lineno, depth, TC_HIER_MAX_SWITCH);
+            tc_err_message(err, errlen, "%s:%ld: %d switches listed, at most %d are supported",
+                           filename, ls.lineno, depth, TC_HIER_MAX_SWITCH);
             goto fn_fail;
         }
         for (int i = 0; i < ntok; i++) {
             if (tok[i].len > TC_HIER_NETFILE_NAME_MAX) {
-                seterr(err, errlen, "%s:%ld: name " NAME_FMT " too long (%zu > %d characters)",
-                       filename, ls.lineno, NAME_ARG(tok[i]), tok[i].len, TC_HIER_NETFILE_NAME_MAX);
+                tc_err_message(err, errlen,
+                               "%s:%ld: name " NAME_FMT " too long (%zu > %d characters)", filename,
+                               ls.lineno, NAME_ARG(tok[i]), tok[i].len, TC_HIER_NETFILE_NAME_MAX);
                 goto fn_fail;
             }
         }
@@ -219,8 +210,8 @@ tc_err_t tc_hier_netfile_parse(const char *text, size_t len, const char *filenam
             nf->depth = depth;
             depth_line = ls.lineno;
         } else if (depth != nf->depth) {
-            seterr(err, errlen, "%s:%ld: %d switches listed, but line %ld lists %d", filename,
-                   ls.lineno, depth, depth_line, nf->depth);
+            tc_err_message(err, errlen, "%s:%ld: %d switches listed, but line %ld lists %d",
+                           filename, ls.lineno, depth, depth_line, nf->depth);
             goto fn_fail;
         }
 
@@ -229,8 +220,8 @@ tc_err_t tc_hier_netfile_parse(const char *text, size_t len, const char *filenam
         if (tc_hier_strtab_intern(&nf->nodes, tok[0].s, tok[0].len, &node, &added) != 0)
             goto fn_nomem;
         if (!added) {
-            seterr(err, errlen, "%s:%ld: node " NAME_FMT " listed twice", filename, ls.lineno,
-                   NAME_ARG(tok[0]));
+            tc_err_message(err, errlen, "%s:%ld: node " NAME_FMT " listed twice", filename,
+                           ls.lineno, NAME_ARG(tok[0]));
             goto fn_fail;
         }
         if ((size_t)node >= cap) {
@@ -254,7 +245,7 @@ tc_err_t tc_hier_netfile_parse(const char *text, size_t len, const char *filenam
     return TC_OK;
 
 fn_nomem:
-    seterr(err, errlen, "%s: out of memory", filename);
+    tc_err_message(err, errlen, "%s: out of memory", filename);
     tc_hier_netfile_free(nf);
     return tc_err(TC_ERR_NOMEM);
 fn_fail:
@@ -308,7 +299,7 @@ tc_err_t tc_hier_netfile_load(const char *path, tc_hier_netfile_t *nf, char *err
     memset(nf, 0, sizeof(*nf));
     tc_err_t rc = tc_hier_file_read(path, &buf, &len);
     if (rc != TC_OK) {
-        seterr(err, errlen, "%s: cannot read: %s", path, strerror(tc_err_cause(rc)));
+        tc_err_message(err, errlen, "%s: cannot read: %s", path, strerror(tc_err_cause(rc)));
         return rc;
     }
     rc = tc_hier_netfile_parse(buf, len, path, nf, err, errlen);
@@ -325,8 +316,8 @@ tc_err_t tc_hier_netfile_lookup(const tc_hier_netfile_t *nf, const char *node,
         switch_ids[d] = i < 0 ? TC_LOC_UNKNOWN : nf->sw[i][d];
     *depth = i < 0 ? 0 : nf->depth;
     if (i < 0) {
-        seterr(err, errlen, "%s: node '%.80s' not listed",
-               nf->filename ? nf->filename : "(network file)", node);
+        tc_err_message(err, errlen, "%s: node '%.80s' not listed",
+                       nf->filename ? nf->filename : "(network file)", node);
         return tc_err(TC_ERR_NOTFOUND);
     }
     return TC_OK;

@@ -3,6 +3,7 @@
  * comes from. Pure C + libc and the base layer's names (DESIGN.md). */
 #include "logp.h"
 
+#include "base/err.h"
 #include "base/names.h"
 
 #include <errno.h>
@@ -169,16 +170,6 @@ void tc_logp_table_defaults(tc_logp_table_t *t)
     t->shm_source = TC_LOGP_SOURCE_DEFAULT;
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* A model parameter: the whole of [s, s+n) is one finite number >= 0.
  * strtod alone would accept "nan", "inf" and a trailing "us". */
 static tc_err_t number_parse_n(const char *s, size_t n, double *out)
@@ -225,29 +216,31 @@ static int file_line_parse(tc_logp_table_t *t, const char *s, const char *name, 
         return 0;
     int lv = row_parse_n(tok[0], len[0]);
     if (lv < 0) {
-        set_err(err, errlen, "%s:%d: unknown level '%.*s' (accepted: " ACCEPTED_LEVELS ")", name,
-                lineno, (int)len[0], tok[0]);
+        tc_err_message(err, errlen, "%s:%d: unknown level '%.*s' (accepted: " ACCEPTED_LEVELS ")",
+                       name, lineno, (int)len[0], tok[0]);
         return -1;
     }
     if (ntok < NFIELDS_REQUIRED + 1) {
-        set_err(err, errlen,
-                "%s:%d: level '%s' has %d number%s, expected 5: L o_s o_r g G "
-                "(microseconds; G in us/byte)",
-                name, lineno, row_name(lv), ntok - 1, ntok == 2 ? "" : "s");
+        tc_err_message(err, errlen,
+                       "%s:%d: level '%s' has %d number%s, expected 5: L o_s o_r g G "
+                       "(microseconds; G in us/byte)",
+                       name, lineno, row_name(lv), ntok - 1, ntok == 2 ? "" : "s");
         return -1;
     }
     if (ntok > NFIELDS + 1) {
-        set_err(err, errlen,
-                "%s:%d: level '%s' has %d numbers, expected 5 to 8: L o_s o_r g G [E [rdv [w]]] "
-                "(microseconds; G in us/byte, E in bytes; comments after '#')",
-                name, lineno, row_name(lv), ntok - 1);
+        tc_err_message(
+            err, errlen,
+            "%s:%d: level '%s' has %d numbers, expected 5 to 8: L o_s o_r g G [E [rdv [w]]] "
+            "(microseconds; G in us/byte, E in bytes; comments after '#')",
+            name, lineno, row_name(lv), ntok - 1);
         return -1;
     }
     tc_logp_t v = *row_get(t, lv);
     for (int i = 0; i < ntok - 1; i++) {
         if (number_parse_n(tok[i + 1], len[i + 1], logp_field(&v, i)) != 0) {
-            set_err(err, errlen, "%s:%d: %s of level '%s' is '%.*s': expected a finite number >= 0",
-                    name, lineno, field_names[i], row_name(lv), (int)len[i + 1], tok[i + 1]);
+            tc_err_message(err, errlen,
+                           "%s:%d: %s of level '%s' is '%.*s': expected a finite number >= 0", name,
+                           lineno, field_names[i], row_name(lv), (int)len[i + 1], tok[i + 1]);
             return -1;
         }
     }
@@ -262,7 +255,7 @@ tc_err_t tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const cha
     if (name == NULL)
         name = "(text)";
     if (text == NULL) {
-        set_err(err, errlen, "%s: no text", name);
+        tc_err_message(err, errlen, "%s: no text", name);
         return tc_err(TC_ERR_ARG);
     }
     const char *p = text;
@@ -275,8 +268,8 @@ tc_err_t tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const cha
         const char *hash = memchr(p, '#', n);
         size_t used = hash ? (size_t)(hash - p) : n;
         if (used >= sizeof line) {
-            set_err(err, errlen, "%s:%d: line longer than %zu characters", name, lineno,
-                    sizeof line - 1);
+            tc_err_message(err, errlen, "%s:%d: line longer than %zu characters", name, lineno,
+                           sizeof line - 1);
             return tc_err(TC_ERR_PARSE);
         }
         memcpy(line, p, used);
@@ -299,31 +292,31 @@ tc_err_t tc_logp_table_load_file(tc_logp_table_t *t, const char *path, char *err
      * pointed at something that is not one. */
     enum { MAX_BYTES = 1 << 20 };
     if (path == NULL) {
-        set_err(err, errlen, "(null): no file name");
+        tc_err_message(err, errlen, "(null): no file name");
         return tc_err(TC_ERR_ARG);
     }
     FILE *f = fopen(path, "r");
     if (f == NULL) {
         int e = errno;
-        set_err(err, errlen, "%s: cannot open: %s", path, strerror(e));
+        tc_err_message(err, errlen, "%s: cannot open: %s", path, strerror(e));
         return tc_err_sys(e);
     }
     char *buf = malloc(MAX_BYTES + 1);
     if (buf == NULL) {
         fclose(f);
-        set_err(err, errlen, "%s: out of memory", path);
+        tc_err_message(err, errlen, "%s: out of memory", path);
         return tc_err(TC_ERR_NOMEM);
     }
     size_t n = fread(buf, 1, MAX_BYTES + 1, f);
     tc_err_t rc = tc_err(TC_ERR_PARSE);
     if (ferror(f)) {
         rc = tc_err_sys(errno ? errno : EIO);
-        set_err(err, errlen, "%s: cannot read: %s", path, strerror(tc_err_cause(rc)));
+        tc_err_message(err, errlen, "%s: cannot read: %s", path, strerror(tc_err_cause(rc)));
     } else if (n > MAX_BYTES) {
-        set_err(err, errlen, "%s: larger than %d bytes: not a LogP parameter file", path,
-                (int)MAX_BYTES);
+        tc_err_message(err, errlen, "%s: larger than %d bytes: not a LogP parameter file", path,
+                       (int)MAX_BYTES);
     } else if (memchr(buf, '\0', n) != NULL) {
-        set_err(err, errlen, "%s: contains a NUL byte: not a LogP parameter file", path);
+        tc_err_message(err, errlen, "%s: contains a NUL byte: not a LogP parameter file", path);
     } else {
         buf[n] = '\0';
         rc = tc_logp_table_load_text(t, buf, path, err, errlen);
@@ -361,9 +354,10 @@ static tc_err_t env_fields_apply(tc_logp_t *p, const char *s, size_t n, const ch
             continue;
         const char *eq = memchr(a, '=', an);
         if (eq == NULL) {
-            set_err(err, errlen,
-                    "TC_LOGP: '%.*s' in '%.*s' is not field=value (fields: " ACCEPTED_FIELDS ")",
-                    (int)an, a, (int)entrylen, entry);
+            tc_err_message(err, errlen,
+                           "TC_LOGP: '%.*s' in '%.*s' is not field=value (fields: " ACCEPTED_FIELDS
+                           ")",
+                           (int)an, a, (int)entrylen, entry);
             return tc_err(TC_ERR_PARSE);
         }
         const char *k = a, *v = eq + 1;
@@ -375,17 +369,18 @@ static tc_err_t env_fields_apply(tc_logp_t *p, const char *s, size_t n, const ch
             if (strlen(field_names[i]) == kn && memcmp(k, field_names[i], kn) == 0)
                 fi = i;
         if (fi < 0) {
-            set_err(err, errlen,
-                    "TC_LOGP: unknown field '%.*s' in '%.*s' (accepted: " ACCEPTED_FIELDS
-                    ", case-sensitive)",
-                    (int)kn, k, (int)entrylen, entry);
+            tc_err_message(err, errlen,
+                           "TC_LOGP: unknown field '%.*s' in '%.*s' (accepted: " ACCEPTED_FIELDS
+                           ", case-sensitive)",
+                           (int)kn, k, (int)entrylen, entry);
             return tc_err(TC_ERR_PARSE);
         }
         if (number_parse_n(v, vn, logp_field(p, fi)) != 0) {
-            set_err(err, errlen,
-                    "TC_LOGP: bad number '%.*s' for %s in '%.*s': expected a finite number >= 0 "
-                    "(microseconds; G in us/byte, E in bytes)",
-                    (int)vn, v, field_names[fi], (int)entrylen, entry);
+            tc_err_message(
+                err, errlen,
+                "TC_LOGP: bad number '%.*s' for %s in '%.*s': expected a finite number >= 0 "
+                "(microseconds; G in us/byte, E in bytes)",
+                (int)vn, v, field_names[fi], (int)entrylen, entry);
             return tc_err(TC_ERR_PARSE);
         }
     }
@@ -421,10 +416,10 @@ tc_err_t tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err
                 trim(&ln, &lnn);
                 int lv = row_parse_n(ln, lnn);
                 if (lv < 0) {
-                    set_err(err, errlen,
-                            "TC_LOGP: unknown level '%.*s' in '%.*s' (accepted: " ACCEPTED_LEVELS
-                            ")",
-                            (int)lnn, ln, (int)en, e);
+                    tc_err_message(
+                        err, errlen,
+                        "TC_LOGP: unknown level '%.*s' in '%.*s' (accepted: " ACCEPTED_LEVELS ")",
+                        (int)lnn, ln, (int)en, e);
                     return tc_err(TC_ERR_PARSE);
                 }
                 tc_logp_t v = *row_get(&tmp, lv);
