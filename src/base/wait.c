@@ -258,10 +258,37 @@ static uint32_t *tc_wait_word32(tc_atomic_u64_t *word)
 #endif
 }
 
+static void tc_wait_futex_wake(uint32_t *uaddr)
+{
+    syscall(SYS_futex, uaddr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    tc_wait_count_add(&tc_wait_total.wakes, 1);
+}
+
 void tc_wait_wake_slow(tc_atomic_u64_t *word)
 {
-    syscall(SYS_futex, tc_wait_word32(word), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-    tc_wait_count_add(&tc_wait_total.wakes, 1);
+    tc_wait_futex_wake(tc_wait_word32(word));
+}
+
+void tc_wait_wake_slow_u32(tc_atomic_u32_t *word)
+{
+    /* The futex is the atomic word itself (same size and representation). */
+    tc_wait_futex_wake((uint32_t *)(void *)word);
+}
+
+/* R3: FUTEX_WAIT on @p uaddr while it holds @p expected, bounded by the sleep
+ * bound and the wait's deadline. */
+static void tc_wait_futex_wait(tc_waiter_t *w, uint32_t *uaddr, uint32_t expected)
+{
+    long ns = w->info->sleep_max_ns > 0 ? w->info->sleep_max_ns : TC_WAIT_SLEEP_MAX_NS;
+    if (w->deadline != 0.0) {
+        double left = w->deadline - tc_wait_now();
+        if (left < 1e-9 * (double)ns)
+            ns = left > 1e-6 ? (long)(left * 1e9) : 1000;
+    }
+    struct timespec ts = {.tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L};
+    /* EAGAIN (the word moved), EINTR and ETIMEDOUT all mean: look again. */
+    if (syscall(SYS_futex, uaddr, FUTEX_WAIT, expected, &ts, NULL, 0) != 0 && errno == ETIMEDOUT)
+        tc_wait_count_add(&tc_wait_total.sleep_timeouts, 1);
 }
 
 /* One bounded sleep (R1-R3 in wait.h). */
@@ -277,17 +304,7 @@ static void tc_wait_sleep(tc_waiter_t *w, tc_atomic_u64_t *word, uint64_t want,
         syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
     uint64_t v = atomic_load_explicit(word, memory_order_seq_cst);
     if (v < want) {
-        long ns = w->info->sleep_max_ns > 0 ? w->info->sleep_max_ns : TC_WAIT_SLEEP_MAX_NS;
-        if (w->deadline != 0.0) {
-            double left = w->deadline - tc_wait_now();
-            if (left < 1e-9 * (double)ns)
-                ns = left > 1e-6 ? (long)(left * 1e9) : 1000;
-        }
-        struct timespec ts = {.tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L};
-        /* EAGAIN (the word moved), EINTR and ETIMEDOUT all mean: look again. */
-        if (syscall(SYS_futex, tc_wait_word32(word), FUTEX_WAIT, (uint32_t)v, &ts, NULL, 0) != 0 &&
-            errno == ETIMEDOUT)
-            tc_wait_count_add(&tc_wait_total.sleep_timeouts, 1);
+        tc_wait_futex_wait(w, tc_wait_word32(word), (uint32_t)v);
         w->yields++; /* counts sleeps here; see tc_wait_ge_slow_u64() */
     }
     /* relaxed: a late decrement only costs a writer a needless FUTEX_WAKE. */
@@ -350,4 +367,120 @@ uint64_t tc_wait_ge_slow_u64(tc_atomic_u64_t *word, uint64_t want, tc_atomic_u64
             break;
         }
     }
+}
+
+/* ---- Waits on a 32-bit word that give up ------------------------------------ */
+
+void tc_wait_word_init(tc_wait_word_t *ww, const tc_wait_info_t *info, tc_atomic_u64_t *sleepers,
+                       tc_wait_check_fn check, void *check_arg, const char *stage, int peer)
+{
+    tc_waiter_init(&ww->w, info, stage, peer);
+    ww->sleepers = sleepers;
+    ww->check = check;
+    ww->check_arg = check_arg;
+    ww->last = 0;
+    ww->slows = 0;
+}
+
+static int tc_wait_word_holds(uint32_t v, tc_wait_until_t until, uint32_t value)
+{
+    return (v == value) == (until == TC_WAIT_UNTIL_EQ);
+}
+
+/* The caller's check, then the clock: 0 to keep waiting, else the code. */
+static int tc_wait_word_check(tc_wait_word_t *ww)
+{
+    if (ww->check) {
+        int rc = ww->check(ww->check_arg);
+        if (rc != 0)
+            return rc;
+    }
+    double now = tc_wait_now();
+    if (ww->w.start == 0.0)
+        ww->w.start = now;
+    if (ww->w.info->timeout_s <= 0.0)
+        return 0;
+    if (ww->w.deadline == 0.0) {
+        ww->w.deadline = now + ww->w.info->timeout_s;
+        return 0;
+    }
+    return now > ww->w.deadline ? ETIMEDOUT : 0;
+}
+
+/* One bounded sleep on a 32-bit word: R1-R3 of wait.h with the word itself as
+ * the futex. Returns 1 if it slept. */
+static int tc_wait_word_sleep(tc_wait_word_t *ww, tc_atomic_u32_t *word, tc_wait_until_t until,
+                              uint32_t value)
+{
+    /* R1, R2: seq_cst RMW then seq_cst load; pair with W1/W2 in
+     * tc_wait_publish_u32(). */
+    atomic_fetch_add_explicit(ww->sleepers, 1, memory_order_seq_cst);
+    /* R1b: as in tc_wait_sleep(). */
+    if (tc_wait_membarrier_supported())
+        syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
+    uint32_t v = atomic_load_explicit(word, memory_order_seq_cst);
+    int slept = !tc_wait_word_holds(v, until, value);
+    if (slept)
+        tc_wait_futex_wait(&ww->w, (uint32_t *)(void *)word, v);
+    /* relaxed: a late decrement only costs a writer a needless FUTEX_WAKE. */
+    atomic_fetch_sub_explicit(ww->sleepers, 1, memory_order_relaxed);
+    return slept;
+}
+
+int tc_wait_word_slow(tc_wait_word_t *ww, tc_atomic_u32_t *word, tc_wait_until_t until,
+                      uint32_t value, uint32_t *seen)
+{
+    const tc_wait_info_t *info = ww->w.info;
+    int policy = info->policy;
+    if ((policy == TC_WAIT_AUTO || policy == TC_WAIT_FUTEX) && !ww->sleepers)
+        policy = TC_WAIT_YIELD;
+    uint32_t yields = 0, sleeps = 0;
+    int rc = 0;
+    for (;;) {
+        /* acquire: pairs with the writer's tc_wait_publish_u32() (named by
+         * the caller). */
+        uint32_t v = atomic_load_explicit(word, memory_order_acquire);
+        if (tc_wait_word_holds(v, until, value)) {
+            if (seen)
+                *seen = v;
+            break;
+        }
+        /* auto: the word moves (e.g. other writers pass a gate): the parties
+         * run, keep spinning. */
+        if (v != ww->last) {
+            if (policy == TC_WAIT_AUTO)
+                ww->w.polls = 0;
+            ww->last = v;
+        }
+        if (ww->w.polls < info->spin_polls) {
+            ww->w.polls++;
+            tc_cpu_relax();
+            continue;
+        }
+        if (policy == TC_WAIT_SPIN) {
+            tc_cpu_relax();
+            if ((ww->w.polls++ & (TC_WAIT_SPIN_CLOCK_POLLS - 1)) == 0 &&
+                (rc = tc_wait_word_check(ww)) != 0)
+                break;
+        } else if (policy == TC_WAIT_YIELD) {
+            sched_yield();
+            yields++;
+            /* The clock and the check on the first yield and every 16th (the
+             * locks' cadence before they used this helper). */
+            if ((ww->slows++ & 15u) == 0 && (rc = tc_wait_word_check(ww)) != 0)
+                break;
+        } else { /* auto, futex: every sleep reads the clock, as in tc_wait_ge_slow_u64() */
+            ww->slows++;
+            if ((rc = tc_wait_word_check(ww)) != 0)
+                break;
+            sleeps += (uint32_t)tc_wait_word_sleep(ww, word, until, value);
+        }
+    }
+    if (yields || sleeps) {
+        tc_wait_account(ww->w.stage, yields, sleeps,
+                        ww->w.start != 0.0 ? tc_wait_now() - ww->w.start : 0.0);
+    } else {
+        tc_wait_short++;
+    }
+    return rc;
 }

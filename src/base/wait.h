@@ -212,6 +212,77 @@ static inline uint64_t tc_wait_fetch_add_publish_u64(tc_atomic_u64_t *word, uint
     return old;
 }
 
+/* ---- Waits on a 32-bit word that give up (the locks of src/locks) ------- */
+
+/* What the word must become before the wait ends. */
+typedef enum { TC_WAIT_UNTIL_EQ, TC_WAIT_UNTIL_NE } tc_wait_until_t;
+
+/* Called during a long wait (before every futex sleep, every 16th yield, every
+ * 65536th poll of a spin-only wait), before the clock: a nonzero return ends
+ * the wait with that code (a lock marked broken, a writer found dead). */
+typedef int (*tc_wait_check_fn)(void *arg);
+
+/* One waiter of a lock operation. It may wait several times (a lock that
+ * retries a compare-and-swap after each wait): its deadline runs from the
+ * first clock read of the first wait, as a lock's timeout did before. */
+typedef struct tc_wait_word {
+    tc_waiter_t w;             /* info, stage, peer, polls, deadline */
+    tc_atomic_u64_t *sleepers; /* shared with the word's writers; NULL: never sleep */
+    tc_wait_check_fn check;    /* may be NULL */
+    void *check_arg;
+    uint32_t last;  /* the last value read (auto: a change restarts the spin) */
+    uint32_t slows; /* yields and sleeps so far (the check's cadence) */
+} tc_wait_word_t;
+
+void tc_wait_word_init(tc_wait_word_t *ww, const tc_wait_info_t *info, tc_atomic_u64_t *sleepers,
+                       tc_wait_check_fn check, void *check_arg, const char *stage, int peer);
+int tc_wait_word_slow(tc_wait_word_t *ww, tc_atomic_u32_t *word, tc_wait_until_t until,
+                      uint32_t value, uint32_t *seen);
+void tc_wait_wake_slow_u32(tc_atomic_u32_t *word);
+
+/* Wait until *word == @p value (TC_WAIT_UNTIL_EQ) or != @p value (_NE), the
+ * way info->policy says (spin, then sleep on the word itself: a futex on the
+ * shared word, so the word must be published with tc_wait_publish_u32()).
+ * Unlike tc_wait_ge_u64() it returns on timeout instead of aborting:
+ * @return 0 when the predicate held, *seen (if not NULL) = the value read by
+ * an acquire load (pairs with the writer's tc_wait_publish_u32(), which each
+ * caller names); ETIMEDOUT after info->timeout_s (0: never); or the check's
+ * code. info->on_timeout is not called. */
+static inline int tc_wait_word(tc_wait_word_t *ww, tc_atomic_u32_t *word, tc_wait_until_t until,
+                               uint32_t value, uint32_t *seen)
+{
+    /* acquire: pairs with the writer's publication (named by the caller). */
+    uint32_t v = atomic_load_explicit(word, memory_order_acquire);
+    if ((v == value) == (until == TC_WAIT_UNTIL_EQ)) {
+        if (seen)
+            *seen = v;
+        return 0;
+    }
+    return tc_wait_word_slow(ww, word, until, value, seen);
+}
+
+/* The writer's half for a 32-bit word: tc_wait_publish_u64()'s protocol (W1-W3
+ * above; the futex word is the word itself). */
+static inline void tc_wait_publish_u32(tc_atomic_u32_t *word, uint32_t value,
+                                       tc_atomic_u64_t *sleepers)
+{
+    int asym = atomic_load_explicit(&tc_wait_asym, memory_order_relaxed);
+    if (asym < 0)
+        asym = tc_wait_asym_init();
+    if (asym) {
+        /* release: pairs with the reader's acquire; W1 before W2 as in
+         * tc_wait_publish_u64(). */
+        atomic_store_explicit(word, value, memory_order_release);
+        atomic_signal_fence(memory_order_seq_cst);
+    } else {
+        /* seq_cst store, then seq_cst load: pairs with R1/R2 in
+         * tc_wait_word_sleep() (wait.c). */
+        atomic_store_explicit(word, value, memory_order_seq_cst);
+    }
+    if (atomic_load_explicit(sleepers, memory_order_seq_cst) != 0)
+        tc_wait_wake_slow_u32(word);
+}
+
 /* ---- Statistics (this process, all threads) ---------------------------- */
 
 typedef struct tc_wait_stats {
