@@ -363,6 +363,22 @@ static int lh_validate_writer(void *arg)
             return 1;
         }
         atomic_fetch_add_explicit(&sh->writes, 1, memory_order_relaxed);
+        /* After the first write, wait (holding nothing) until a reader has seen a
+         * record between the first and the last: the run then exercises at least one
+         * interleaving by construction. Without this, on a loaded machine a woken
+         * reader could take longer to be scheduled than the writer takes to re-lock
+         * (the windows below are 50 us or a yield), the writer-preferring rwlock and
+         * the unfair mutexes kept readers out for the whole run, and the check "no
+         * read overlapped the writes" failed. The readers go on until the writers are
+         * done, so one does read; a lock that never lets it in hangs here, which the
+         * watchdog reports (no progress) or the test's TIMEOUT ends. relaxed: the
+         * count orders nothing (see the top of the shared block). */
+        if (k == 0 && v->want_w > 1 && v->p->nreaders > 0) {
+            unsigned polls = 0;
+            while (atomic_load_explicit(&sh->overlap, memory_order_relaxed) == 0)
+                if (++polls > 64)
+                    sched_yield();
+        }
         /* Leave readers a window: unfair mutexes (glibc's) let a writer that re-locks
          * at once keep a woken reader out for a whole run. */
         if ((lh_rand(&rng) & 7) == 0)
