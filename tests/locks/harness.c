@@ -274,9 +274,10 @@ static void lh_start_gate(lh_shared_t *sh)
             sched_yield();
 }
 
-static int lh_attach(lh_shared_t *sh, tc_rwlock_t *lk)
+static int lh_attach(lh_shared_t *sh, tc_rwlock_t *lk, int wait_policy)
 {
     tc_lock_opts_t o = lh_opts(LH_WAIT_S);
+    o.wait_policy = wait_policy;
     int rc = tc_rwlock_attach(lk, sh->lock_mem, lh_lock_bytes(sh), &o);
     if (rc != 0)
         lh_fail(sh, "tc_rwlock_attach: %s", strerror(rc));
@@ -288,7 +289,7 @@ static int lh_validate_reader(void *arg)
     lh_vworker_t *v = arg;
     lh_shared_t *sh = v->sh;
     tc_rwlock_t lk;
-    if (lh_attach(sh, &lk) != 0)
+    if (lh_attach(sh, &lk, v->p->wait_policy) != 0)
         return 1;
     uint64_t rng = v->p->seed * 7919 + (uint64_t)v->index * 104729 + 1;
     uint64_t last = 0;
@@ -338,7 +339,7 @@ static int lh_validate_writer(void *arg)
     lh_vworker_t *v = arg;
     lh_shared_t *sh = v->sh;
     tc_rwlock_t lk;
-    if (lh_attach(sh, &lk) != 0)
+    if (lh_attach(sh, &lk, v->p->wait_policy) != 0)
         return 1;
     uint64_t rng = v->p->seed * 31337 + (uint64_t)v->index * 7 + 3;
     lh_start_gate(sh);
@@ -446,6 +447,7 @@ int lh_validate(const lh_validate_params_t *p)
 {
     tc_rwlock_t lk;
     tc_lock_opts_t o = lh_opts(LH_WAIT_S);
+    o.wait_policy = p->wait_policy;
     lh_shared_t *sh = lh_shared_create(p->scheme, p->nreaders, &lk, &o);
     if (sh == NULL)
         return 1;
