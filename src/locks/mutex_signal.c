@@ -129,18 +129,22 @@ static int tc_lock_nms_rdlock(tc_rwlock_t *lk, int x)
     tc_lock_nms_t *s = tc_lock_nms(lk);
     tc_lock_nms_reader_t *r = &s->r[x];
     tc_lock_nms_waiting_t wt = {.lk = lk, .x = x, .calls = 0, .acc = 0};
-    tc_lock_wait_t w;
-    tc_lock_wait_init(&w, lk, &s->sleepers.n, tc_lock_nms_check, &wt,
-                      "lock n-mutex-signal: reader waits for the writer's signal", x);
-    /* Without a deadline: a live writer may hold the lock as long as it likes, and a
-     * dead one is found by the probe. */
-    w.info.timeout_s = 0.0;
-    /* acquire (in tc_wait_word()): pairs with the release of VS[x] = 0 in
-     * tc_lock_nms_lower(); not needed by the lock (VS is advice, LP[x] below orders
-     * the data), it is the futex protocol's. */
-    int rc = tc_wait_word(&w.ww, &r->vs.vs, TC_WAIT_UNTIL_EQ, 0, NULL);
-    if (rc != 0)
-        return rc;
+    /* acquire: pairs with the release of VS[x] = 0 in tc_lock_nms_lower(); not
+     * needed by the lock (VS is advice, LP[x] below orders the data), it is the
+     * futex protocol's. This first look keeps the waiter's set-up off the path
+     * where no writer is active. */
+    if (tc_lock_load_acquire(&r->vs.vs) != 0) {
+        tc_lock_wait_t w;
+        tc_lock_wait_init(&w, lk, &s->sleepers.n, tc_lock_nms_check, &wt,
+                          "lock n-mutex-signal: reader waits for the writer's signal", x);
+        /* Without a deadline: a live writer may hold the lock as long as it likes,
+         * and a dead one is found by the probe. */
+        w.info.timeout_s = 0.0;
+        /* acquire (in tc_wait_word()): pairs with the same release. */
+        int rc = tc_wait_word(&w.ww, &r->vs.vs, TC_WAIT_UNTIL_EQ, 0, NULL);
+        if (rc != 0)
+            return rc;
+    }
     return tc_lock_rc_merge(wt.acc, tc_lock_mutex_take(lk, &r->lp, "reader data mutex", x));
 }
 

@@ -180,8 +180,7 @@ static int tc_nmcs_wrlock(tc_rwlock_t *lk)
     tc_nmcs_head_t *g = &tc_nmcs(lk)->gate;
     tc_lock_atomic_u32_t *gate = &g->head;
     tc_lock_wait_t w;
-    tc_lock_wait_init(&w, lk, &g->sleepers, tc_lock_check_broken, lk,
-                      "lock n-mcs: writer waits for the writers' gate", 0);
+    int waiting = 0; /* w is set up at the first wait, off the uncontended path */
     if (tc_nmcs_broken(lk))
         return ENOTRECOVERABLE;
     /* acquire: pairs with the release opening the gate in tc_nmcs_wrunlock(). The
@@ -190,6 +189,11 @@ static int tc_nmcs_wrlock(tc_rwlock_t *lk)
      * pairs with the same release), then the CAS is tried again. One waiter for all
      * the tries: the timeout runs from the first. */
     while (tc_lock_load_relaxed(gate) != 0 || !tc_lock_cas_acquire(gate, 0, 1)) {
+        if (!waiting) {
+            tc_lock_wait_init(&w, lk, &g->sleepers, tc_lock_check_broken, lk,
+                              "lock n-mcs: writer waits for the writers' gate", 0);
+            waiting = 1;
+        }
         int rc = tc_wait_word(&w.ww, gate, TC_WAIT_UNTIL_EQ, 0, NULL);
         if (rc != 0)
             return tc_nmcs_give_up(lk, rc, "writer gate", 0);
