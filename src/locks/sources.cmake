@@ -1,5 +1,6 @@
-# Sources of src/locks (included by src/CMakeLists.txt). It uses only src/base (the
-# wait helper): the lock benchmark compiles this list and base/wait.c on its own.
+# Sources of src/locks (included by src/CMakeLists.txt). It uses only src/base's
+# wait helper: the lock benchmark compiles this list and base/wait.c (no MPI) on
+# its own.
 set(TOPOCOLL_LOCKS_SOURCES
     locks/rwlock.c
     locks/posix_rwlock.c
