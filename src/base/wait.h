@@ -1,6 +1,8 @@
 /* The one wait helper of the library: every "wait until a counter reaches a
- * value" loop (shared-memory broadcast, reduce, barrier) and every poll loop
- * (RMA) waits through it, so how a process waits is decided in one place.
+ * value" loop (shared-memory broadcast, reduce, barrier), every poll loop
+ * (RMA) and every wait of the locks (src/locks: N-MCS hand-overs and writers'
+ * gate, the N-mutex-signal reader's signal) waits through it, so how a process
+ * waits is decided in one place.
  *
  * How it waits (TC_WAIT, default auto):
  *   auto   spin (cpu relax) while the peer makes progress: TC_SPIN_COUNT polls,
@@ -14,7 +16,12 @@
  *   futex  as auto but sleeps after TC_SPIN_COUNT polls even if the word moves.
  * Every way ends after TC_WAIT_TIMEOUT seconds with a message naming the
  * communicator, the stage and the peer (a futex sleep is bounded, so the clock
- * is still read).
+ * is still read); the locks' waits (tc_wait_word()) return ETIMEDOUT instead,
+ * and a caller's check can end them early (a lock marked broken).
+ *
+ * Files: wait.c holds the statistics, the clock, the futex protocol and the
+ * locks' waits, without MPI (the lock benchmark compiles it alone); wait_mpi.c
+ * the collectives' waits, whose default timeout aborts the MPI job.
  *
  * Shared-memory waits (the futex protocol):
  *     reader: v = tc_wait_ge_u64(word, want, sleepers, info, stage, peer);
@@ -62,6 +69,15 @@
  * its own registration worked, so a registered (asymmetric) writer never
  * meets a sleeper that skips it.
  *
+ * The locks' waits on a 32-bit word (the word itself is the futex, so no
+ * low-32-bit caveat), that return instead of aborting:
+ *     waiter: tc_wait_word_init(&ww, info, sleepers, check, arg, stage, peer);
+ *             rc = tc_wait_word(&ww, word, TC_WAIT_UNTIL_EQ, value, &seen);
+ *     writer: tc_wait_publish_u32(word, value, sleepers);
+ * The same R1-R3 / W1-W3 argument holds, the predicate (== or != a value)
+ * replacing ">= want". A lock that must win a CAS waits for the word to change
+ * and retries the CAS itself, with the same waiter (one deadline).
+ *
  * Polling waits (no shared word to sleep on, e.g. an RMA flag read with
  * MPI_Get):
  *     tc_waiter_t w;
@@ -69,8 +85,7 @@
  *     while (!condition)
  *         tc_waiter_pause(&w);
  *
- * This file includes nothing of the library's but atomics.h (it moves to
- * src/base with the configuration engine).
+ * This file includes nothing of the library's but atomics.h.
  */
 #ifndef TC_CORE_WAIT_H
 #define TC_CORE_WAIT_H
