@@ -65,7 +65,7 @@ void tc_stats_print(void)
                 c[TC_PATH_PMPI_NO_SEGMENT], c[TC_PATH_PMPI_INTERCOMM], c[TC_PATH_PMPI_OP],
                 c[TC_PATH_PMPI_RACE]);
     }
-    /* How this process waited (core/wait.h): totals, then the stages that
+    /* How this process waited (base/wait.h): totals, then the stages that
      * waited past the spin, most time first. */
     tc_wait_stats_t w;
     tc_wait_stats_get(&w);
