@@ -13,6 +13,8 @@ typedef enum {
     TC_OP_BARRIER,
     TC_OP_REDUCE_SCATTER_BLOCK,
     TC_OP_REDUCE_SCATTER,
+    TC_OP_SCAN,
+    TC_OP_EXSCAN,
     TC_OP_LAST
 } tc_op_t;
 

@@ -335,3 +335,68 @@ TC_PMPI_REDUCE_SCATTER_ALIAS(MPI_Reduce_scatter_f08);
 TC_PMPI_REDUCE_SCATTER_ALIAS(MPI_Reduce_scatter_f);
 #endif
 #endif /* OPEN_MPI */
+
+/* ---- MPI_Scan, MPI_Exscan (issue 19) -----------------------------------------
+ * As above: the C symbols everywhere (libmpichfort.so 4.0.2 calls MPI_Scan
+ * and MPI_Exscan through the PLT), and Open MPI's Fortran names (nm -D on
+ * 4.1.4: mpi_{scan,exscan}{,_,__}, MPI_{SCAN,EXSCAN},
+ * mpi_{scan,exscan}_f08_, MPI_{Scan,Exscan}_f{,08}), whose ABI is
+ * ompi_allreduce_f's. */
+TC_PMPI_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm);
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm)
+{
+    return TC_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                              MPI_Op op, MPI_Comm comm);
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm)
+{
+    return TC_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+#if defined(OPEN_MPI) && OPEN_MPI
+static void tc_pmpi_scan_f(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype,
+                           MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    int rc = TC_Scan(tc_pmpi_fortran_sendbuf(sendbuf), tc_pmpi_fortran_recvbuf(recvbuf),
+                     (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+static void tc_pmpi_exscan_f(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype,
+                             MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    int rc =
+        TC_Exscan(tc_pmpi_fortran_sendbuf(sendbuf), tc_pmpi_fortran_recvbuf(recvbuf), (int)*count,
+                  PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+#define TC_PMPI_SCAN_ALIAS(name, fn)                                                               \
+    TC_PMPI_EXPORT void name(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype,    \
+                             MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)                         \
+        __attribute__((alias(fn)))
+
+TC_PMPI_SCAN_ALIAS(mpi_scan, "tc_pmpi_scan_f");
+TC_PMPI_SCAN_ALIAS(mpi_scan_, "tc_pmpi_scan_f");
+TC_PMPI_SCAN_ALIAS(mpi_scan__, "tc_pmpi_scan_f");
+TC_PMPI_SCAN_ALIAS(MPI_SCAN, "tc_pmpi_scan_f");
+TC_PMPI_SCAN_ALIAS(mpi_exscan, "tc_pmpi_exscan_f");
+TC_PMPI_SCAN_ALIAS(mpi_exscan_, "tc_pmpi_exscan_f");
+TC_PMPI_SCAN_ALIAS(mpi_exscan__, "tc_pmpi_exscan_f");
+TC_PMPI_SCAN_ALIAS(MPI_EXSCAN, "tc_pmpi_exscan_f");
+#if OMPI_MAJOR_VERSION <= 4
+TC_PMPI_SCAN_ALIAS(mpi_scan_f08_, "tc_pmpi_scan_f");
+TC_PMPI_SCAN_ALIAS(MPI_Scan_f08, "tc_pmpi_scan_f");
+TC_PMPI_SCAN_ALIAS(MPI_Scan_f, "tc_pmpi_scan_f");
+TC_PMPI_SCAN_ALIAS(mpi_exscan_f08_, "tc_pmpi_exscan_f");
+TC_PMPI_SCAN_ALIAS(MPI_Exscan_f08, "tc_pmpi_exscan_f");
+TC_PMPI_SCAN_ALIAS(MPI_Exscan_f, "tc_pmpi_exscan_f");
+#endif
+#endif /* OPEN_MPI */

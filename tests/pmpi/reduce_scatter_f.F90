@@ -1,5 +1,5 @@
-! An unmodified Fortran MPI program calling MPI_Reduce_scatter_block and
-! MPI_Reduce_scatter, built three times: with include 'mpif.h' (default),
+! An unmodified Fortran MPI program calling MPI_Reduce_scatter_block,
+! MPI_Reduce_scatter, MPI_Scan and MPI_Exscan, built three times: with include 'mpif.h' (default),
 ! with `use mpi` (-DTC_USE_MPI) and with `use mpi_f08` (-DTC_USE_MPI_F08).
 ! run_with_stats.sh runs it with LD_PRELOAD=libtopocoll_pmpi.so and checks
 ! from TC_STATS=1 output that its calls went through the library (and, from
@@ -10,7 +10,8 @@
 ! contribution value_of(rank, index, iteration), so every rank computes its
 ! block itself; with and without MPI_IN_PLACE (Fortran's MPI_IN_PLACE is a
 ! common block the shim must recognise), the v-variant with zero counts,
-! from one element per process to ~0.25 MiB in all.
+! from one element per process to ~0.25 MiB in all; MPI_Scan and MPI_Exscan
+! of INTEGER with MPI_SUM on the same sizes, with and without MPI_IN_PLACE.
 
 program reduce_scatter_f
 #if defined(TC_USE_MPI_F08)
@@ -28,7 +29,7 @@ program reduce_scatter_f
     integer :: comm
 #endif
     integer :: ierr, rank, np, it, i, r, b, inplace, total, first, mine
-    integer :: errors, all_errors, nblock, nv
+    integer :: errors, all_errors, nblock, nv, nscan, nexscan, j, q, want
     integer, parameter :: nsizes = 4
     integer :: sizes(nsizes) = (/ 1, 7, 1000, 20000 /)
     integer, allocatable :: counts(:), isend(:), irecv(:)
@@ -116,9 +117,53 @@ program reduce_scatter_f
         end do
     end do
 
+    ! Scan and Exscan: this rank's prefix of value_of(q, j, it) over q.
+    nscan = 0
+    nexscan = 0
+    do b = 1, nsizes
+        do inplace = 0, 1
+            it = it + 1
+            allocate (isend(sizes(b)), irecv(sizes(b)))
+            do j = 1, sizes(b)
+                isend(j) = value_of(rank, j, it)
+            end do
+            do i = 0, 1 ! 0: MPI_Scan, 1: MPI_Exscan
+                irecv = isend
+                if (inplace == 1) then
+                    if (i == 0) call MPI_Scan(MPI_IN_PLACE, irecv, sizes(b), MPI_INTEGER, &
+                                              MPI_SUM, comm, ierr)
+                    if (i == 1) call MPI_Exscan(MPI_IN_PLACE, irecv, sizes(b), MPI_INTEGER, &
+                                                MPI_SUM, comm, ierr)
+                else
+                    if (i == 0) call MPI_Scan(isend, irecv, sizes(b), MPI_INTEGER, MPI_SUM, &
+                                              comm, ierr)
+                    if (i == 1) call MPI_Exscan(isend, irecv, sizes(b), MPI_INTEGER, MPI_SUM, &
+                                                comm, ierr)
+                end if
+                if (i == 0) nscan = nscan + 1
+                if (i == 1) nexscan = nexscan + 1
+                if (i == 1 .and. rank == 0) cycle
+                do j = 1, sizes(b)
+                    want = 0
+                    do q = 0, rank - i
+                        want = want + value_of(q, j, it)
+                    end do
+                    if (irecv(j) /= want) then
+                        errors = errors + 1
+                        print '(a,i0,a,i0,a,i0)', 'FAIL reduce_scatter_f rank ', rank, &
+                            ': scan/exscan ', i, ' element ', j
+                        exit
+                    end if
+                end do
+            end do
+            deallocate (isend, irecv)
+        end do
+    end do
+
     call MPI_Allreduce(errors, all_errors, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-    print '(a,i0,a,i0,a,i0,a,i0)', 'tc-pmpi-test rank=', rank, ' reduce_scatter_blocks=', &
-        nblock, ' reduce_scatters=', nv, ' errors=', errors
+    print '(a,i0,a,i0,a,i0,a,i0,a,i0,a,i0)', 'tc-pmpi-test rank=', rank, &
+        ' reduce_scatter_blocks=', nblock, ' reduce_scatters=', nv, ' scans=', nscan, &
+        ' exscans=', nexscan, ' errors=', errors
     call MPI_Finalize(ierr)
     if (all_errors /= 0) stop 1
 
