@@ -307,6 +307,29 @@ static size_t rsb_verify(const bench_args_t *a, int rank, uint32_t seed, size_t 
     return bad;
 }
 
+/* ---- scan ------------------------------------------------------------------------- */
+
+static int scan_tc(const bench_args_t *a)
+{
+    return TC_Scan(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+static int scan_mpi(const bench_args_t *a)
+{
+    return PMPI_Scan(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+/* Every rank: its send buffer unchanged, and the reduction over ranks
+ * 0 .. rank. */
+static size_t scan_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    size_t n = (size_t)a->count;
+    size_t bad = red_check(a->sbuf, a->btype, a->bop, n, seed, rank, 1, bad_at);
+    if (bad == 0)
+        bad = red_check(a->rbuf, a->btype, a->bop, n, seed, 0, rank + 1, bad_at);
+    return bad;
+}
+
 /* ---- barrier ------------------------------------------------------------------------ */
 
 struct bench_op;
@@ -382,6 +405,7 @@ static const bench_op_t bench_ops[] = {
      barrier_verify},
     {"reduce_scatter_block", "Reduce_scatter_block", 0, 1, 0, rsb_tc, rsb_mpi, rsb_prepare,
      rsb_verify},
+    {"scan", "Scan", 0, 1, 0, scan_tc, scan_mpi, red_prepare, scan_verify},
 };
 #define NOPS ((int)(sizeof(bench_ops) / sizeof(bench_ops[0])))
 
