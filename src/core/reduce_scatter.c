@@ -84,12 +84,115 @@ static int tc_rs_check(const char *fn, const void *sendbuf, const void *recvbuf,
     return MPI_SUCCESS;
 }
 
+/* PMPI_Reduce_scatter(_block), except that MPI_IN_PLACE in the v-variant
+ * (@p total > 0 elements in all; -1: unknown, an intercommunicator) becomes
+ * an explicit copy of the message: Debian's MPICH 4.0.2 aborts on it at
+ * ~145K ints in all ("memcpy argument memory ranges overlap" in
+ * typerep_yaksa_pack.c). */
 static int tc_rs_pmpi(tc_op_t which, const void *sendbuf, void *recvbuf, const int *counts,
-                      MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+                      long long total, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     if (which == TC_OP_REDUCE_SCATTER_BLOCK)
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, counts[0], dt, op, comm);
-    return PMPI_Reduce_scatter(sendbuf, recvbuf, counts, dt, op, comm);
+    if (sendbuf != MPI_IN_PLACE || total <= 0)
+        return PMPI_Reduce_scatter(sendbuf, recvbuf, counts, dt, op, comm);
+    MPI_Aint tlb, textent, lb, extent;
+    PMPI_Type_get_true_extent(dt, &tlb, &textent);
+    PMPI_Type_get_extent(dt, &lb, &extent);
+    const size_t span =
+        (size_t)textent + (size_t)(total - 1) * (size_t)(extent < 0 ? -extent : extent);
+    char *tmp = malloc(span ? span : 1);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    /* The whole span, holes included: only the type map's bytes are read. */
+    const char *first = (const char *)recvbuf + tlb;
+    if (extent < 0)
+        first += (MPI_Aint)(total - 1) * extent;
+    memcpy(tmp, first, span);
+    const char *send = tmp - (first - (const char *)recvbuf);
+    const int rc = PMPI_Reduce_scatter(send, recvbuf, counts, dt, op, comm);
+    free(tmp);
+    return rc;
+}
+
+/* The MPI's own on the packed streams (base/redop.h: elements of the one
+ * basic type), for a predefined op other than MINLOC/MAXLOC on a derived
+ * datatype: Open MPI 4.1.4 rejects predefined ops on derived datatypes
+ * (MPI_ERR_OP), which the standard allows, and the reduction of the packed
+ * basic elements is the same one. @p r: the whole message, @p rr: this
+ * process's part (either may be empty: tc_redop_init() failed). Returns the
+ * MPI's code, or -1 when this does not apply (the caller passes the call on
+ * unchanged). */
+static int tc_rs_pmpi_packed(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_t *r,
+                             const tc_redop_t *rr, const void *sendbuf, void *recvbuf,
+                             const int *counts, int stride, long long total, MPI_Op op)
+{
+    if (!r->predefined || r->pair || !rr->predefined || r->dt == r->elem_type || total <= 0)
+        return -1;
+    const size_t scale = r->nelem / (size_t)total;
+    const int p = ctx->size;
+    int *pc = malloc(sizeof(int) * (size_t)p);
+    if (!pc)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < p; i++) {
+        const size_t c = (size_t)counts[(size_t)i * (size_t)stride] * scale;
+        if (c > INT_MAX) {
+            free(pc);
+            return -1;
+        }
+        pc[i] = (int)c;
+    }
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    /* In place, the whole message is staged at the receive side, and the
+     * v-variant gets a copy of it as its send buffer (tc_rs_pmpi()). */
+    const bool copy_send = in_place && which == TC_OP_REDUCE_SCATTER;
+    const bool stage_send = (!in_place && !r->contiguous) || copy_send;
+    const bool stage_recv = in_place ? !r->contiguous : !rr->contiguous;
+    const size_t recv_bytes = in_place ? r->nbytes : rr->nbytes;
+    char *tmp = NULL;
+    const size_t need = (stage_send ? r->nbytes : 0) + (stage_recv ? recv_bytes : 0);
+    if (need > 0 && !(tmp = malloc(need))) {
+        free(pc);
+        return MPI_ERR_NO_MEM;
+    }
+    const void *send = MPI_IN_PLACE;
+    void *recv;
+    if (stage_send && !copy_send) {
+        tc_redop_pack(r, sendbuf, tmp);
+        send = tmp;
+    } else if (!in_place) {
+        send = tc_redop_stream(r, sendbuf);
+    }
+    if (stage_recv) {
+        recv = tmp + (stage_send ? r->nbytes : 0);
+        if (in_place)
+            tc_redop_pack(r, recvbuf, recv);
+    } else {
+        recv = in_place ? tc_redop_stream(r, recvbuf) : tc_redop_stream(rr, recvbuf);
+    }
+    if (copy_send) {
+        memcpy(tmp, recv, r->nbytes);
+        send = tmp;
+    }
+    const int rc = which == TC_OP_REDUCE_SCATTER_BLOCK
+                       ? PMPI_Reduce_scatter_block(send, recv, pc[0], r->elem_type, op, ctx->comm)
+                       : PMPI_Reduce_scatter(send, recv, pc, r->elem_type, op, ctx->comm);
+    if (rc == MPI_SUCCESS && stage_recv)
+        tc_redop_unpack(rr, recv, recvbuf);
+    free(tmp);
+    free(pc);
+    return rc;
+}
+
+/* The MPI's own: on the packed streams where tc_rs_pmpi_packed() applies,
+ * else unchanged. */
+static int tc_rs_mpi(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_t *r, const tc_redop_t *rr,
+                     const void *sendbuf, void *recvbuf, const int *counts, int stride,
+                     long long total, MPI_Datatype dt, MPI_Op op)
+{
+    const int rc =
+        tc_rs_pmpi_packed(ctx, which, r, rr, sendbuf, recvbuf, counts, stride, total, op);
+    return rc != -1 ? rc : tc_rs_pmpi(which, sendbuf, recvbuf, counts, total, dt, op, ctx->comm);
 }
 
 /* One process or nothing to combine: the result is our own contribution
@@ -196,11 +299,11 @@ static int tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, voi
             return rc;
         }
         if (impl == TC_RACE_PMPI) {
+            tc_stats_count(which, TC_PATH_PMPI_RACE);
+            rc = tc_rs_mpi(ctx, which, &r, &rr, sendbuf, recvbuf, counts, stride, total, dt, op);
+            tc_race_end(&ctx->race, &race);
             tc_redop_free(&r);
             tc_redop_free(&rr);
-            tc_stats_count(which, TC_PATH_PMPI_RACE);
-            rc = tc_rs_pmpi(which, sendbuf, recvbuf, counts, dt, op, ctx->comm);
-            tc_race_end(&ctx->race, &race);
             return rc;
         }
         rc = tc_rs_staged(ctx, &r, &rr, sendbuf, recvbuf, counts, stride, r.nelem / (size_t)total);
@@ -216,10 +319,11 @@ static int tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, voi
         path = TC_PATH_PMPI_OP;
     }
 fn_pmpi:
+    tc_stats_count(which, path);
+    rc = tc_rs_mpi(ctx, which, &r, &rr, sendbuf, recvbuf, counts, stride, total, dt, op);
     tc_redop_free(&r);
     tc_redop_free(&rr);
-    tc_stats_count(which, path);
-    return tc_rs_pmpi(which, sendbuf, recvbuf, counts, dt, op, ctx->comm);
+    return rc;
 }
 
 /* Both entry points: @p fn names the caller in messages. */
@@ -234,7 +338,7 @@ static int tc_rs_entry(const char *fn, tc_op_t which, const void *sendbuf, void 
         return rc;
     if (inter) {
         tc_stats_count(which, TC_PATH_PMPI_INTERCOMM);
-        return tc_rs_pmpi(which, sendbuf, recvbuf, counts, dt, op, comm);
+        return tc_rs_pmpi(which, sendbuf, recvbuf, counts, -1, dt, op, comm);
     }
     if (!ctx && (rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS) {
         char msg[80];

@@ -11,6 +11,7 @@
  * (pmpi_op); large messages the race (race.h) measured faster in the MPI's
  * own, when the result's bits cannot depend on the algorithm (pmpi_race).
  */
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,39 @@ static int tc_scan_pmpi(tc_op_t which, const void *sendbuf, void *recvbuf, int c
     if (which == TC_OP_EXSCAN)
         return PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm);
     return PMPI_Scan(sendbuf, recvbuf, count, dt, op, comm);
+}
+
+/* The MPI's own on the packed stream (base/redop.h: elements of the one
+ * basic type), for a predefined op other than MINLOC/MAXLOC on a derived
+ * datatype: Open MPI 4.1.4 rejects predefined ops on derived datatypes
+ * (MPI_ERR_OP), which the standard allows, and the prefix of the packed basic
+ * elements is the same one. Else (or @p r empty: tc_redop_init() failed) the
+ * call unchanged. */
+static int tc_scan_mpi(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_t *r, const void *sendbuf,
+                       void *recvbuf, int count, MPI_Datatype dt, MPI_Op op)
+{
+    if (!r->predefined || r->pair || r->dt == r->elem_type || r->nelem > INT_MAX)
+        return tc_scan_pmpi(which, sendbuf, recvbuf, count, dt, op, ctx->comm);
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    /* Exscan's process 0 receives nothing: its buffer is left alone. */
+    const bool receives = which != TC_OP_EXSCAN || ctx->rank > 0;
+    char *tmp = NULL;
+    if (!r->contiguous && !(tmp = malloc(2 * r->nbytes + 1)))
+        return MPI_ERR_NO_MEM;
+    const void *send = MPI_IN_PLACE;
+    void *recv = r->contiguous ? tc_redop_stream(r, recvbuf) : tmp + r->nbytes;
+    if (!in_place) {
+        send = r->contiguous ? tc_redop_stream(r, sendbuf) : tmp;
+        if (!r->contiguous)
+            tc_redop_pack(r, sendbuf, tmp);
+    } else if (!r->contiguous) {
+        tc_redop_pack(r, recvbuf, recv);
+    }
+    const int rc = tc_scan_pmpi(which, send, recv, (int)r->nelem, r->elem_type, op, ctx->comm);
+    if (rc == MPI_SUCCESS && receives && !r->contiguous)
+        tc_redop_unpack(r, recv, recvbuf);
+    free(tmp);
+    return rc;
 }
 
 /* The segment's chain, derived datatypes staged through packed buffers.
@@ -153,10 +187,10 @@ static int tc_scan_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, v
             return rc;
         }
         if (impl == TC_RACE_PMPI) {
-            tc_redop_free(&r);
             tc_stats_count(which, TC_PATH_PMPI_RACE);
-            rc = tc_scan_pmpi(which, sendbuf, recvbuf, count, dt, op, ctx->comm);
+            rc = tc_scan_mpi(ctx, which, &r, sendbuf, recvbuf, count, dt, op);
             tc_race_end(&ctx->race, &race);
+            tc_redop_free(&r);
             return rc;
         }
         rc = tc_scan_staged(ctx, &r, sendbuf, recvbuf, exclusive);
@@ -171,9 +205,10 @@ static int tc_scan_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, v
         path = TC_PATH_PMPI_OP;
     }
 fn_pmpi:
-    tc_redop_free(&r);
     tc_stats_count(which, path);
-    return tc_scan_pmpi(which, sendbuf, recvbuf, count, dt, op, ctx->comm);
+    rc = tc_scan_mpi(ctx, which, &r, sendbuf, recvbuf, count, dt, op);
+    tc_redop_free(&r);
+    return rc;
 }
 
 static int tc_scan_entry(const char *fn, tc_op_t which, const void *sendbuf, void *recvbuf,

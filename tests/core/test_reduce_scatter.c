@@ -12,6 +12,7 @@
  *     errors  bad arguments -> the right error class through the
  *             communicator's handler, buffers untouched
  *   --quick       fewer (type, op) pairs and sizes (MPICH at np > 3)
+ *   --verbose     rank 0 prints each case before its call
  *
  * Data, (type, op) specs and expected values: redspec.h. Send buffers must
  * come back unchanged.
@@ -30,7 +31,7 @@
 #include "tc_test_common.h"
 
 static const char *prog = "test_reduce_scatter";
-static int quick;
+static int quick, verbose;
 static size_t slot_bytes = 32768;
 
 /* One call of Reduce_scatter (@p counts) or, with @p counts NULL,
@@ -65,6 +66,11 @@ static void run_case(MPI_Comm comm, const int *wr, const rt_spec_t *s, const int
         rt_fill(s, recv, mine, -1, 0, salt);
     rt_expect(s, want, mine, e0, p, wr, salt);
     const void *sb = in_place ? MPI_IN_PLACE : send;
+    if (verbose && me == 0) {
+        printf("%s %s np %d %zu elements in all%s\n", counts ? "v" : "block", s->name, p, total,
+               in_place ? " in place" : "");
+        fflush(stdout);
+    }
     const int rc = counts ? TC_Reduce_scatter(sb, recv, counts, s->dt, s->op, comm)
                           : TC_Reduce_scatter_block(sb, recv, block, s->dt, s->op, comm);
     char cname[MPI_MAX_OBJECT_NAME];
@@ -258,6 +264,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
+        else if (strcmp(argv[i], "--verbose") == 0)
+            verbose = 1;
         else if (strcmp(argv[i], "--parts") == 0 && i + 1 < argc)
             parts = argv[++i];
     }
