@@ -164,7 +164,7 @@ static int tc_rs_pmpi_packed(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_
         send = tc_redop_stream(r, sendbuf);
     }
     if (stage_recv) {
-        recv = tmp + (stage_send ? r->nbytes : 0);
+        recv = tmp ? tmp + (stage_send ? r->nbytes : 0) : NULL; /* NULL: nothing to receive */
         if (in_place)
             tc_redop_pack(r, recvbuf, recv);
     } else {
@@ -177,7 +177,7 @@ static int tc_rs_pmpi_packed(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_
     const int rc = which == TC_OP_REDUCE_SCATTER_BLOCK
                        ? PMPI_Reduce_scatter_block(send, recv, pc[0], r->elem_type, op, ctx->comm)
                        : PMPI_Reduce_scatter(send, recv, pc, r->elem_type, op, ctx->comm);
-    if (rc == MPI_SUCCESS && stage_recv)
+    if (rc == MPI_SUCCESS && stage_recv && rr->nbytes > 0)
         tc_redop_unpack(rr, recv, recvbuf);
     free(tmp);
     free(pc);
@@ -245,7 +245,7 @@ static int tc_rs_staged(tc_ctx_t *ctx, const tc_redop_t *r, const tc_redop_t *rr
     else
         recv = in_place ? tc_redop_stream(r, recvbuf) : tc_redop_stream(rr, recvbuf);
     int rc = tc_shm_reduce_scatter(ctx->shm, send, recv, counts, stride, scale, r);
-    if (rc == 0 && stage_recv)
+    if (rc == 0 && stage_recv && rr->nbytes > 0)
         tc_redop_unpack(rr, recv, recvbuf);
     free(tmp);
     return rc == 0 ? MPI_SUCCESS : -1;
