@@ -1,13 +1,16 @@
 /* TC_Scan and TC_Exscan against prefixes every process folds itself (no MPI
  * collective gives the expected values).
  *
- *   --parts LIST  comma-separated, default "types,sizes,comms":
+ *   --parts LIST  comma-separated, default "types,sizes,comms,mixed":
  *     types   every (type, op) spec of redspec.h, a few sizes, Scan and
  *             Exscan, in place and not
  *     sizes   int sum, the non-commutative 2x2 matrix product, a derived
  *             type (and float sum) at 0, 1, inline-line, slot-1, slot,
  *             slot+1 bytes and several fragments
  *     comms   dup'd, split (odd/even) and reversed communicators
+ *     mixed   Scan and Exscan interleaved with TC_Allreduce, TC_Reduce and
+ *             TC_Reduce_scatter_block on one communicator, inline and
+ *             fragmented sizes: they share the segment's sequence numbers
  *     errors  bad arguments -> the right error class through the
  *             communicator's handler, buffers untouched
  *   --quick       fewer specs and sizes (MPICH at np > 3)
@@ -157,6 +160,61 @@ static void part_comms(void)
     }
 }
 
+/* Element i of process r's int operand in the mixed part. */
+static int mixed_val(int r, int i, int round)
+{
+    return (int)(rt_mix((uint32_t)r + 1, (uint32_t)i, (uint32_t)round) % 17) - 8;
+}
+
+static void part_mixed(void)
+{
+    int me, p;
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_name(c, "dup(world) mixed");
+    MPI_Comm_rank(c, &me);
+    MPI_Comm_size(c, &p);
+    int wr[1024];
+    rt_comm_ranks(c, wr);
+    const rt_spec_t *mat = rt_spec_find("matmul (user, non-commutative)");
+    const size_t sizes[] = {3, 2 * slot_bytes / sizeof(int) + 11};
+    for (int round = 0; round < (quick ? 6 : 20); round++) {
+        const size_t n = sizes[round % 2];
+        int *send = malloc(sizeof(int) * n * (size_t)p),
+            *recv = malloc(sizeof(int) * n * (size_t)p);
+        for (size_t i = 0; i < n * (size_t)p; i++)
+            send[i] = mixed_val(wr[me], (int)i, round);
+        /* Allreduce and Reduce to root round % p of n ints, Reduce_scatter_block of n each. */
+        const int root = round % p;
+        CHECK(TC_Allreduce(send, recv, (int)n, MPI_INT, MPI_SUM, c) == MPI_SUCCESS);
+        for (size_t i = 0; i < n; i++) {
+            int want = 0;
+            for (int r = 0; r < p; r++)
+                want += mixed_val(wr[r], (int)i, round);
+            if (recv[i] != want) {
+                CHECK(0, "mixed round %d: TC_Allreduce element %zu", round, i);
+                break;
+            }
+        }
+        run_case(c, wr, mat, n, round % 3 == 0, round % 4 == 1, 70000u + (uint32_t)round);
+        CHECK(TC_Reduce(send, recv, (int)n, MPI_INT, MPI_SUM, root, c) == MPI_SUCCESS);
+        CHECK(TC_Reduce_scatter_block(send, recv, (int)n, MPI_INT, MPI_SUM, c) == MPI_SUCCESS);
+        for (size_t i = 0; i < n; i++) {
+            int want = 0;
+            for (int r = 0; r < p; r++)
+                want += mixed_val(wr[r], (int)((size_t)me * n + i), round);
+            if (recv[i] != want) {
+                CHECK(0, "mixed round %d: TC_Reduce_scatter_block element %zu", round, i);
+                break;
+            }
+        }
+        run_case(c, wr, rt_spec_find("int sum"), n, round % 2, 0, 80000u + (uint32_t)round);
+        free(send);
+        free(recv);
+    }
+    MPI_Comm_free(&c);
+}
+
 static void part_errors(void)
 {
     enum { N = 16 };
@@ -199,7 +257,7 @@ static void part_errors(void)
 
 int main(int argc, char **argv)
 {
-    const char *parts = "types,sizes,comms";
+    const char *parts = "types,sizes,comms,mixed";
     MPI_Init(&argc, &argv);
     tt_check_np(prog);
     for (int i = 1; i < argc; i++) {
@@ -228,6 +286,8 @@ int main(int argc, char **argv)
         part_sizes(MPI_COMM_WORLD);
     if (rt_in_list(parts, "comms"))
         part_comms();
+    if (rt_in_list(parts, "mixed"))
+        part_mixed();
     if (rt_in_list(parts, "errors"))
         part_errors();
     rt_specs_free();
