@@ -28,6 +28,10 @@
  * (still unchanged: it is rewritten only when fragment k + slots is
  * published, after k is finished).
  *
+ * A process does not copy its own part of the message into its slots
+ * (nobody else reads it; on two processes that halves the copy-in), except
+ * in place, where its fold reads its operand from there.
+ *
  * Messages of at most TC_SHM_INLINE_MAX bytes travel whole in each
  * process's inline line, as in reduce.c's direct scheme.
  */
@@ -53,6 +57,30 @@ static inline const char *tc_rs_inline_operand(const tc_shm_comm_t *s, int i, in
     /* acquire (in tc_red_wait): pairs with i's release in tc_rs_inline(). */
     tc_red_wait(s, line, i, k + 1, "shm reduce_scatter: wait for a peer's contribution", i);
     return (const char *)(line + 1);
+}
+
+/* P for fragment k (bytes [off, off + len) of the message at @p mine),
+ * except the bytes [skip_lo, skip_hi) of the message: our own part, which
+ * nobody else reads (only when the send buffer is ours to read from: in
+ * place, the fold reads our operand from the slot). */
+static void tc_rs_publish(tc_shm_comm_t *s, uint64_t k, const char *mine, size_t off, size_t len,
+                          size_t skip_lo, size_t skip_hi, const tc_shm_copy_choice_t *copy)
+{
+    tc_red_wait_free(s, k, (uint64_t)s->layout.rslots, TC_SHM_RLINE_DONE, s->seen_rdone);
+    char *slot = tc_red_contrib(s, s->rank, k);
+    const size_t end = off + len;
+    const size_t a = skip_lo > off ? skip_lo : off, b = skip_hi < end ? skip_hi : end;
+    if (a >= b) {
+        tc_shm_copy(copy, slot, mine + off, len);
+    } else {
+        if (a > off)
+            tc_shm_copy(copy, slot, mine + off, a - off);
+        if (end > b)
+            tc_shm_copy(copy, slot + (b - off), mine + b, end - b);
+    }
+    /* release: pairs with the acquire in tc_red_contribution() of the
+     * readers (reduce_proto.h). */
+    tc_shm_publish(s, tc_red_line(s, s->rank, TC_SHM_RLINE_SEQ), s->rank, k + 1);
 }
 
 /* Messages of at most one line's payload (@p nbytes): every process
@@ -131,7 +159,8 @@ int tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, 
         const size_t off = (size_t)j * f, len = tc_red_min(f, nbytes - off);
         while (published < nfrag && published <= j + ahead) {
             const size_t poff = (size_t)published * f;
-            tc_red_publish(s, base + published, mine + poff, tc_red_min(f, nbytes - poff), &copy);
+            tc_rs_publish(s, base + published, mine, poff, tc_red_min(f, nbytes - poff),
+                          sendbuf ? lo * e : 0, sendbuf ? hi * e : 0, &copy);
             published++;
         }
         /* Our elements [lo, hi) within this fragment's [f0, f1). */
