@@ -195,7 +195,9 @@ static int lb_run(const lb_config_t *c, enum lb_mode mode, tc_lock_scheme_t sche
     tc_lock_opts_t o = {.timeout_s = 0.0, .spin_polls = c->spin};
     int rc = tc_rwlock_init(&lk, sh->lock_mem, lock_bytes, scheme, nreaders, &o);
     if (rc != 0) {
-        fprintf(stderr, "lockbench: init %s: %s\n", tc_lock_scheme_name(scheme), strerror(rc));
+        char why[128];
+        fprintf(stderr, "lockbench: init %s: %s\n", tc_lock_scheme_name(scheme),
+                tc_err_string(rc, why, sizeof why));
         munmap(sh, bytes);
         return -1;
     }

@@ -103,14 +103,15 @@ int TC_Barrier(MPI_Comm comm)
 {
     int rc, inter = 0;
     if (comm == MPI_COMM_NULL)
-        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Barrier: MPI_COMM_NULL");
+        return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), "TC_Barrier: MPI_COMM_NULL");
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (!ctx)
         ctx = tc_ctx_peek(comm);
     if (ctx)
         inter = ctx->is_inter;
     else if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
-        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Barrier: invalid communicator");
+        return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM),
+                            "TC_Barrier: invalid communicator");
     if (inter) {
         tc_stats_count(TC_OP_BARRIER, TC_PATH_PMPI_INTERCOMM);
         return PMPI_Barrier(comm);

@@ -195,26 +195,26 @@ int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec)
 {
     int rc, is_inter, size;
     if (comm == MPI_COMM_NULL)
-        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Comm_predict: MPI_COMM_NULL");
+        return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), "TC_Comm_predict: MPI_COMM_NULL");
     if (!usec)
-        return tc_ctx_error(comm, MPI_ERR_ARG, "TC_Comm_predict: usec is NULL");
+        return tc_ctx_error(comm, tc_err(TC_ERR_ARG), "TC_Comm_predict: usec is NULL");
     if (op < TC_COLL_BCAST || op > TC_COLL_BARRIER)
-        return tc_ctx_error(comm, MPI_ERR_ARG, "TC_Comm_predict: unknown operation");
+        return tc_ctx_error(comm, tc_err(TC_ERR_ARG), "TC_Comm_predict: unknown operation");
     tc_ctx_t *ctx = tc_ctx_peek(comm);
     if (ctx) {
         is_inter = ctx->is_inter;
         size = ctx->size;
     } else {
         if (PMPI_Comm_test_inter(comm, &is_inter) != MPI_SUCCESS)
-            return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM,
+            return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM),
                                 "TC_Comm_predict: invalid communicator");
         if (!is_inter)
             PMPI_Comm_size(comm, &size);
     }
     if (is_inter)
-        return tc_ctx_error(comm, MPI_ERR_COMM, "TC_Comm_predict: intercommunicator");
+        return tc_ctx_error(comm, tc_err(TC_ERR_COMM), "TC_Comm_predict: intercommunicator");
     if ((op == TC_COLL_BCAST || op == TC_COLL_REDUCE) && (root < 0 || root >= size))
-        return tc_ctx_error(comm, MPI_ERR_ROOT, "TC_Comm_predict: root out of range");
+        return tc_ctx_error(comm, tc_err(TC_ERR_ROOT), "TC_Comm_predict: root out of range");
     if (!ctx && (rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS)
         return tc_ctx_error(comm, rc, "TC_Comm_predict: could not create the context");
 

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/err.h"
 #include "base/log.h"
 #include "base/redop.h"
 #include "ctx.h"
@@ -30,12 +31,12 @@
 #include "topocoll.h"
 
 /* The error path of tc_rs_check(): "fn: what" through the handler. */
-static __attribute__((cold, noinline)) int tc_rs_fail(MPI_Comm comm, int errclass, const char *fn,
+static __attribute__((cold, noinline)) int tc_rs_fail(MPI_Comm comm, tc_err_t err, const char *fn,
                                                       const char *what)
 {
     char msg[96];
     snprintf(msg, sizeof msg, "%s: %s", fn, what);
-    return tc_ctx_error(comm, errclass, msg);
+    return tc_ctx_error(comm, err, msg);
 }
 
 /* Checks of both operations, before anything moves. Returns MPI_SUCCESS or
@@ -48,7 +49,7 @@ static int tc_rs_check(const char *fn, const void *sendbuf, const void *recvbuf,
 {
     int size;
     if (comm == MPI_COMM_NULL)
-        return tc_rs_fail(MPI_COMM_WORLD, MPI_ERR_COMM, fn, "MPI_COMM_NULL");
+        return tc_rs_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "MPI_COMM_NULL");
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (!ctx)
         ctx = tc_ctx_peek(comm);
@@ -56,16 +57,16 @@ static int tc_rs_check(const char *fn, const void *sendbuf, const void *recvbuf,
     if (ctx) {
         *inter = ctx->is_inter;
     } else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS) {
-        return tc_rs_fail(MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator");
+        return tc_rs_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "invalid communicator");
     }
     if (!counts)
-        return tc_rs_fail(comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
+        return tc_rs_fail(comm, tc_err(TC_ERR_ARG), fn, "recvcounts is NULL");
     if (dt == MPI_DATATYPE_NULL)
-        return tc_rs_fail(comm, MPI_ERR_TYPE, fn, "invalid datatype");
+        return tc_rs_fail(comm, tc_err(TC_ERR_TYPE), fn, "invalid datatype");
     if (op == MPI_OP_NULL)
-        return tc_rs_fail(comm, MPI_ERR_OP, fn, "MPI_OP_NULL");
+        return tc_rs_fail(comm, tc_err(TC_ERR_OP), fn, "MPI_OP_NULL");
     if (stride == 0 && counts[0] < 0)
-        return tc_rs_fail(comm, MPI_ERR_COUNT, fn, "negative recvcount");
+        return tc_rs_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative recvcount");
     if (*inter)
         return MPI_SUCCESS;
     if (ctx)
@@ -76,11 +77,12 @@ static int tc_rs_check(const char *fn, const void *sendbuf, const void *recvbuf,
     for (int i = 0; i < size; i++) {
         const int c = counts[(size_t)i * (size_t)stride];
         if (c < 0)
-            return tc_rs_fail(comm, MPI_ERR_COUNT, fn, "negative count in recvcounts");
+            return tc_rs_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative count in recvcounts");
         *total += c;
     }
     if (*total > 0 && sendbuf == recvbuf)
-        return tc_rs_fail(comm, MPI_ERR_BUFFER, fn, "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
+        return tc_rs_fail(comm, tc_err(TC_ERR_BUFFER), fn,
+                          "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
     return MPI_SUCCESS;
 }
 
@@ -89,8 +91,8 @@ static int tc_rs_check(const char *fn, const void *sendbuf, const void *recvbuf,
  * an explicit copy of the message: Debian's MPICH 4.0.2 aborts on it at
  * ~145K ints in all ("memcpy argument memory ranges overlap" in
  * typerep_yaksa_pack.c). */
-static int tc_rs_pmpi(tc_op_t which, const void *sendbuf, void *recvbuf, const int *counts,
-                      long long total, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+static tc_err_t tc_rs_pmpi(tc_op_t which, const void *sendbuf, void *recvbuf, const int *counts,
+                           long long total, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     if (which == TC_OP_REDUCE_SCATTER_BLOCK)
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, counts[0], dt, op, comm);
@@ -103,7 +105,7 @@ static int tc_rs_pmpi(tc_op_t which, const void *sendbuf, void *recvbuf, const i
         (size_t)textent + (size_t)(total - 1) * (size_t)(extent < 0 ? -extent : extent);
     char *tmp = malloc(span ? span : 1);
     if (!tmp)
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     /* The whole span, holes included: only the type map's bytes are read. */
     const char *first = (const char *)recvbuf + tlb;
     if (extent < 0)
@@ -121,24 +123,24 @@ static int tc_rs_pmpi(tc_op_t which, const void *sendbuf, void *recvbuf, const i
  * (MPI_ERR_OP), which the standard allows, and the reduction of the packed
  * basic elements is the same one. @p r: the whole message, @p rr: this
  * process's part (either may be empty: tc_redop_init() failed). Returns the
- * MPI's code, or -1 when this does not apply (the caller passes the call on
- * unchanged). */
-static int tc_rs_pmpi_packed(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_t *r,
-                             const tc_redop_t *rr, const void *sendbuf, void *recvbuf,
-                             const int *counts, int stride, long long total, MPI_Op op)
+ * MPI's code, or TC_ERR_NOTSUP when this does not apply (the caller passes the
+ * call on unchanged). */
+static tc_err_t tc_rs_pmpi_packed(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_t *r,
+                                  const tc_redop_t *rr, const void *sendbuf, void *recvbuf,
+                                  const int *counts, int stride, long long total, MPI_Op op)
 {
     if (!r->predefined || r->pair || !rr->predefined || r->dt == r->elem_type || total <= 0)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     const size_t scale = r->nelem / (size_t)total;
     const int p = ctx->size;
     int *pc = malloc(sizeof(int) * (size_t)p);
     if (!pc)
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     for (int i = 0; i < p; i++) {
         const size_t c = (size_t)counts[(size_t)i * (size_t)stride] * scale;
         if (c > INT_MAX) {
             free(pc);
-            return -1;
+            return tc_err(TC_ERR_NOTSUP);
         }
         pc[i] = (int)c;
     }
@@ -153,7 +155,7 @@ static int tc_rs_pmpi_packed(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_
     const size_t need = (stage_send ? r->nbytes : 0) + (stage_recv ? recv_bytes : 0);
     if (need > 0 && !(tmp = malloc(need))) {
         free(pc);
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     }
     const void *send = MPI_IN_PLACE;
     void *recv;
@@ -186,19 +188,22 @@ static int tc_rs_pmpi_packed(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_
 
 /* The MPI's own: on the packed streams where tc_rs_pmpi_packed() applies,
  * else unchanged. */
-static int tc_rs_mpi(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_t *r, const tc_redop_t *rr,
-                     const void *sendbuf, void *recvbuf, const int *counts, int stride,
-                     long long total, MPI_Datatype dt, MPI_Op op)
+static tc_err_t tc_rs_mpi(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_t *r,
+                          const tc_redop_t *rr, const void *sendbuf, void *recvbuf,
+                          const int *counts, int stride, long long total, MPI_Datatype dt,
+                          MPI_Op op)
 {
-    const int rc =
+    const tc_err_t rc =
         tc_rs_pmpi_packed(ctx, which, r, rr, sendbuf, recvbuf, counts, stride, total, op);
-    return rc != -1 ? rc : tc_rs_pmpi(which, sendbuf, recvbuf, counts, total, dt, op, ctx->comm);
+    return tc_err_kind(rc) != TC_ERR_NOTSUP
+               ? rc
+               : tc_rs_pmpi(which, sendbuf, recvbuf, counts, total, dt, op, ctx->comm);
 }
 
 /* One process or nothing to combine: the result is our own contribution
  * (@p rr describes our part, the first counts[rank] elements of the send
  * buffer, so the same type map). In place there is nothing to move. */
-static int tc_rs_trivial(const tc_redop_t *rr, const void *sendbuf, void *recvbuf)
+static tc_err_t tc_rs_trivial(const tc_redop_t *rr, const void *sendbuf, void *recvbuf)
 {
     if (sendbuf == MPI_IN_PLACE || rr->nbytes == 0)
         return MPI_SUCCESS;
@@ -208,7 +213,7 @@ static int tc_rs_trivial(const tc_redop_t *rr, const void *sendbuf, void *recvbu
     }
     char *tmp = malloc(rr->nbytes);
     if (!tmp)
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     tc_redop_pack(rr, sendbuf, tmp);
     tc_redop_unpack(rr, tmp, recvbuf);
     free(tmp);
@@ -216,11 +221,11 @@ static int tc_rs_trivial(const tc_redop_t *rr, const void *sendbuf, void *recvbu
 }
 
 /* The segment's Reduce_scatter, derived datatypes staged through packed
- * buffers. @p r: the whole message; @p rr: this process's part. Returns
- * MPI_SUCCESS, an MPI error code, or -1 (fall back, everywhere alike). */
-static int tc_rs_staged(tc_ctx_t *ctx, const tc_redop_t *r, const tc_redop_t *rr,
-                        const void *sendbuf, void *recvbuf, const int *counts, int stride,
-                        size_t scale)
+ * buffers. @p r: the whole message; @p rr: this process's part.
+ * TC_ERR_NOTSUP: fall back, everywhere alike, nothing moved. */
+static tc_err_t tc_rs_staged(tc_ctx_t *ctx, const tc_redop_t *r, const tc_redop_t *rr,
+                             const void *sendbuf, void *recvbuf, const int *counts, int stride,
+                             size_t scale)
 {
     const bool in_place = sendbuf == MPI_IN_PLACE;
     /* Staged: the message (derived type, or in place through a derived
@@ -233,7 +238,7 @@ static int tc_rs_staged(tc_ctx_t *ctx, const tc_redop_t *r, const tc_redop_t *rr
     char *tmp = NULL;
     const size_t need = (stage_send ? r->nbytes : 0) + (stage_recv ? rr->nbytes : 0);
     if (need > 0 && !(tmp = malloc(need)))
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     if (stage_send) {
         tc_redop_pack(r, in_place ? recvbuf : sendbuf, tmp);
         send = tmp;
@@ -244,22 +249,22 @@ static int tc_rs_staged(tc_ctx_t *ctx, const tc_redop_t *r, const tc_redop_t *rr
         recv = tmp ? tmp + (stage_send ? r->nbytes : 0) : NULL; /* NULL: nothing to receive */
     else
         recv = in_place ? tc_redop_stream(r, recvbuf) : tc_redop_stream(rr, recvbuf);
-    int rc = tc_shm_reduce_scatter(ctx->shm, send, recv, counts, stride, scale, r);
-    if (rc == 0 && stage_recv && rr->nbytes > 0)
+    const tc_err_t rc = tc_shm_reduce_scatter(ctx->shm, send, recv, counts, stride, scale, r);
+    if (rc == TC_OK && stage_recv && rr->nbytes > 0)
         tc_redop_unpack(rr, recv, recvbuf);
     free(tmp);
-    return rc == 0 ? MPI_SUCCESS : -1;
+    return rc;
 }
 
 /* Both operations after the checks. */
-static int tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, void *recvbuf,
-                          const int *counts, int stride, long long total, MPI_Datatype dt,
-                          MPI_Op op)
+static tc_err_t tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, void *recvbuf,
+                               const int *counts, int stride, long long total, MPI_Datatype dt,
+                               MPI_Op op)
 {
     const int mine = counts[(size_t)ctx->rank * (size_t)stride];
     tc_path_t path = ctx->bcast_path;
     tc_redop_t r, rr;
-    int rc;
+    tc_err_t rc;
     memset(&r, 0, sizeof r);
     memset(&rr, 0, sizeof rr);
     if (total > INT_MAX || tc_redop_init(&r, (int)total, dt, op) != 0 ||
@@ -307,7 +312,7 @@ static int tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, voi
             return rc;
         }
         rc = tc_rs_staged(ctx, &r, &rr, sendbuf, recvbuf, counts, stride, r.nelem / (size_t)total);
-        if (rc != -1) {
+        if (tc_err_kind(rc) != TC_ERR_NOTSUP) {
             tc_race_end(&ctx->race, &race);
             tc_redop_free(&r);
             tc_redop_free(&rr);

@@ -17,18 +17,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/err.h"
 #include "base/log.h"
 #include "base/redop.h"
 #include "ctx.h"
 #include "shm/scan.h"
 #include "topocoll.h"
 
-static __attribute__((cold, noinline)) int tc_scan_fail(MPI_Comm comm, int errclass, const char *fn,
+static __attribute__((cold, noinline)) int tc_scan_fail(MPI_Comm comm, tc_err_t err, const char *fn,
                                                         const char *what)
 {
     char msg[96];
     snprintf(msg, sizeof msg, "%s: %s", fn, what);
-    return tc_ctx_error(comm, errclass, msg);
+    return tc_ctx_error(comm, err, msg);
 }
 
 /* Checks of both operations, before anything moves. Returns MPI_SUCCESS or
@@ -38,7 +39,7 @@ static int tc_scan_check(const char *fn, const void *sendbuf, const void *recvbu
                          MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int *inter, tc_ctx_t **cached)
 {
     if (comm == MPI_COMM_NULL)
-        return tc_scan_fail(MPI_COMM_WORLD, MPI_ERR_COMM, fn, "MPI_COMM_NULL");
+        return tc_scan_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "MPI_COMM_NULL");
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (!ctx)
         ctx = tc_ctx_peek(comm);
@@ -46,22 +47,22 @@ static int tc_scan_check(const char *fn, const void *sendbuf, const void *recvbu
     if (ctx) {
         *inter = ctx->is_inter;
     } else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS) {
-        return tc_scan_fail(MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator");
+        return tc_scan_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "invalid communicator");
     }
     if (count < 0)
-        return tc_scan_fail(comm, MPI_ERR_COUNT, fn, "negative count");
+        return tc_scan_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative count");
     if (dt == MPI_DATATYPE_NULL)
-        return tc_scan_fail(comm, MPI_ERR_TYPE, fn, "invalid datatype");
+        return tc_scan_fail(comm, tc_err(TC_ERR_TYPE), fn, "invalid datatype");
     if (op == MPI_OP_NULL)
-        return tc_scan_fail(comm, MPI_ERR_OP, fn, "MPI_OP_NULL");
+        return tc_scan_fail(comm, tc_err(TC_ERR_OP), fn, "MPI_OP_NULL");
     if (!*inter && count > 0 && sendbuf == recvbuf)
-        return tc_scan_fail(comm, MPI_ERR_BUFFER, fn,
+        return tc_scan_fail(comm, tc_err(TC_ERR_BUFFER), fn,
                             "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
     return MPI_SUCCESS;
 }
 
-static int tc_scan_pmpi(tc_op_t which, const void *sendbuf, void *recvbuf, int count,
-                        MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+static tc_err_t tc_scan_pmpi(tc_op_t which, const void *sendbuf, void *recvbuf, int count,
+                             MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     if (which == TC_OP_EXSCAN)
         return PMPI_Exscan(sendbuf, recvbuf, count, dt, op, comm);
@@ -74,8 +75,9 @@ static int tc_scan_pmpi(tc_op_t which, const void *sendbuf, void *recvbuf, int c
  * (MPI_ERR_OP), which the standard allows, and the prefix of the packed basic
  * elements is the same one. Else (or @p r empty: tc_redop_init() failed) the
  * call unchanged. */
-static int tc_scan_mpi(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_t *r, const void *sendbuf,
-                       void *recvbuf, int count, MPI_Datatype dt, MPI_Op op)
+static tc_err_t tc_scan_mpi(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_t *r,
+                            const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                            MPI_Op op)
 {
     if (!r->predefined || r->pair || r->dt == r->elem_type || r->nelem > INT_MAX)
         return tc_scan_pmpi(which, sendbuf, recvbuf, count, dt, op, ctx->comm);
@@ -84,7 +86,7 @@ static int tc_scan_mpi(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_t *r, 
     const bool receives = which != TC_OP_EXSCAN || ctx->rank > 0;
     char *tmp = NULL;
     if (!r->contiguous && !(tmp = malloc(2 * r->nbytes + 1)))
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     const void *send = MPI_IN_PLACE;
     void *recv = r->contiguous ? tc_redop_stream(r, recvbuf) : tmp + r->nbytes;
     if (!in_place) {
@@ -102,10 +104,9 @@ static int tc_scan_mpi(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_t *r, 
 }
 
 /* The segment's chain, derived datatypes staged through packed buffers.
- * Returns MPI_SUCCESS, an MPI error code, or -1 (fall back, everywhere
- * alike). */
-static int tc_scan_staged(tc_ctx_t *ctx, const tc_redop_t *r, const void *sendbuf, void *recvbuf,
-                          bool exclusive)
+ * TC_ERR_NOTSUP: fall back, everywhere alike, nothing moved. */
+static tc_err_t tc_scan_staged(tc_ctx_t *ctx, const tc_redop_t *r, const void *sendbuf,
+                               void *recvbuf, bool exclusive)
 {
     const bool in_place = sendbuf == MPI_IN_PLACE;
     /* Exscan's process 0 receives nothing: its buffer is left alone. */
@@ -114,7 +115,7 @@ static int tc_scan_staged(tc_ctx_t *ctx, const tc_redop_t *r, const void *sendbu
     const void *send = NULL;
     void *recv = NULL;
     if (!r->contiguous && !(tmp = malloc(2 * r->nbytes)))
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     if (!in_place) {
         send = r->contiguous ? tc_redop_stream(r, sendbuf) : tmp;
         if (!r->contiguous)
@@ -123,21 +124,21 @@ static int tc_scan_staged(tc_ctx_t *ctx, const tc_redop_t *r, const void *sendbu
     recv = r->contiguous ? tc_redop_stream(r, recvbuf) : tmp + r->nbytes;
     if (in_place && !r->contiguous)
         tc_redop_pack(r, recvbuf, recv);
-    int rc = tc_shm_scan(ctx->shm, send, recv, r->nelem, r, exclusive);
-    if (rc == 0 && receives && !r->contiguous)
+    const tc_err_t rc = tc_shm_scan(ctx->shm, send, recv, r->nelem, r, exclusive);
+    if (rc == TC_OK && receives && !r->contiguous)
         tc_redop_unpack(r, recv, recvbuf);
     free(tmp);
-    return rc == 0 ? MPI_SUCCESS : -1;
+    return rc;
 }
 
 /* Both operations after the checks. */
-static int tc_scan_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, void *recvbuf,
-                            int count, MPI_Datatype dt, MPI_Op op)
+static tc_err_t tc_scan_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, void *recvbuf,
+                                 int count, MPI_Datatype dt, MPI_Op op)
 {
     const bool exclusive = which == TC_OP_EXSCAN;
     tc_path_t path = ctx->bcast_path;
     tc_redop_t r;
-    int rc;
+    tc_err_t rc;
     if (tc_redop_init(&r, count, dt, op) != 0) {
         path = TC_PATH_PMPI_OP;
         goto fn_pmpi;
@@ -156,7 +157,7 @@ static int tc_scan_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, v
                     tc_redop_unpack(&r, tmp, recvbuf);
                     free(tmp);
                 } else {
-                    rc = MPI_ERR_NO_MEM;
+                    rc = tc_err(TC_ERR_NOMEM);
                 }
             }
         }
@@ -194,7 +195,7 @@ static int tc_scan_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, v
             return rc;
         }
         rc = tc_scan_staged(ctx, &r, sendbuf, recvbuf, exclusive);
-        if (rc != -1) {
+        if (tc_err_kind(rc) != TC_ERR_NOTSUP) {
             tc_race_end(&ctx->race, &race);
             tc_redop_free(&r);
             tc_stats_count(which, TC_PATH_SHM);

@@ -105,23 +105,23 @@ static inline void tc_lock_wait_init(tc_lock_wait_t *w, const tc_rwlock_t *lk)
 double tc_lock_now(void);
 
 /* Out of line: clock, deadline and broken-flag checks (every 16 yields). */
-int tc_lock_wait_check(tc_lock_wait_t *w);
+tc_err_t tc_lock_wait_check(tc_lock_wait_t *w);
 
 /* One pause of a wait loop: cpu relax for spin_polls polls, then sched_yield() so
  * that oversubscribed runs (8 processes on 2 cores) make progress.
- * @return 0 to keep waiting, ETIMEDOUT past the deadline, ENOTRECOVERABLE if the
+ * @return TC_OK to keep waiting, TC_ERR_TIMEOUT past the deadline, TC_ERR_NOTRECOVERABLE if the
  * lock was marked broken meanwhile. */
-static inline int tc_lock_wait_pause(tc_lock_wait_t *w)
+static inline tc_err_t tc_lock_wait_pause(tc_lock_wait_t *w)
 {
     if (w->polls < w->lk->opts.spin_polls) {
         w->polls++;
         tc_cpu_relax();
-        return 0;
+        return TC_OK;
     }
     sched_yield();
     if ((w->yields++ & 15u) == 0)
         return tc_lock_wait_check(w);
-    return 0;
+    return TC_OK;
 }
 
 /* ---- robust process-shared mutexes ------------------------------------ */
@@ -132,28 +132,28 @@ typedef struct tc_lock_mutex {
 } tc_lock_mutex_t;
 _Static_assert(sizeof(tc_lock_mutex_t) % TC_CACHELINE == 0, "mutex padded to lines");
 
-int tc_lock_mutex_init(tc_lock_mutex_t *m);
-int tc_lock_mutex_destroy(tc_lock_mutex_t *m);
+tc_err_t tc_lock_mutex_init(tc_lock_mutex_t *m);
+tc_err_t tc_lock_mutex_destroy(tc_lock_mutex_t *m);
 
-/* Lock; on EOWNERDEAD make the mutex consistent, log, and return EOWNERDEAD with
- * the mutex held. Any other nonzero return: not held. */
-int tc_lock_mutex_take(const tc_rwlock_t *lk, tc_lock_mutex_t *m, const char *what, int x);
+/* Lock; on EOWNERDEAD make the mutex consistent, log, and return
+ * TC_ERR_OWNERDEAD with the mutex held. Any other error: not held. */
+tc_err_t tc_lock_mutex_take(const tc_rwlock_t *lk, tc_lock_mutex_t *m, const char *what, int x);
 
-/* trylock with the same EOWNERDEAD handling; EBUSY if held by someone alive. */
-int tc_lock_mutex_try(const tc_rwlock_t *lk, tc_lock_mutex_t *m, const char *what, int x);
+/* trylock with the same EOWNERDEAD handling; TC_ERR_BUSY if held by someone alive. */
+tc_err_t tc_lock_mutex_try(const tc_rwlock_t *lk, tc_lock_mutex_t *m, const char *what, int x);
 
-static inline int tc_lock_mutex_give(tc_lock_mutex_t *m)
+static inline tc_err_t tc_lock_mutex_give(tc_lock_mutex_t *m)
 {
-    return pthread_mutex_unlock(&m->m);
+    return tc_err_from_errno(pthread_mutex_unlock(&m->m));
 }
 
-/* Keep the "worst" code when several locks are taken: an error beats EOWNERDEAD,
- * EOWNERDEAD beats 0. */
-static inline int tc_lock_rc_merge(int acc, int rc)
+/* Keep the "worst" code when several locks are taken: an error beats
+ * TC_ERR_OWNERDEAD, TC_ERR_OWNERDEAD beats TC_OK. */
+static inline tc_err_t tc_lock_rc_merge(tc_err_t acc, tc_err_t rc)
 {
-    if (acc != 0 && acc != EOWNERDEAD)
+    if (acc != TC_OK && tc_err_kind(acc) != TC_ERR_OWNERDEAD)
         return acc;
-    return rc != 0 ? rc : acc;
+    return rc != TC_OK ? rc : acc;
 }
 
 /* ---- scheme table ------------------------------------------------------ */
@@ -161,12 +161,12 @@ static inline int tc_lock_rc_merge(int acc, int rc)
 typedef struct tc_lock_ops {
     const char *name;
     size_t (*body_size)(int nreaders); /* bytes after the header, multiple of a line */
-    int (*init)(tc_rwlock_t *lk);
-    int (*destroy)(tc_rwlock_t *lk);
-    int (*rdlock)(tc_rwlock_t *lk, int x);
-    int (*rdunlock)(tc_rwlock_t *lk, int x);
-    int (*wrlock)(tc_rwlock_t *lk);
-    int (*wrunlock)(tc_rwlock_t *lk);
+    tc_err_t (*init)(tc_rwlock_t *lk);
+    tc_err_t (*destroy)(tc_rwlock_t *lk);
+    tc_err_t (*rdlock)(tc_rwlock_t *lk, int x);
+    tc_err_t (*rdunlock)(tc_rwlock_t *lk, int x);
+    tc_err_t (*wrlock)(tc_rwlock_t *lk);
+    tc_err_t (*wrunlock)(tc_rwlock_t *lk);
 } tc_lock_ops_t;
 
 extern const tc_lock_ops_t tc_lock_ops_rwlock;

@@ -47,33 +47,33 @@ static size_t tc_lock_nms_body_size(int nreaders)
     return sizeof(tc_lock_nms_t) + (size_t)nreaders * sizeof(tc_lock_nms_reader_t);
 }
 
-static int tc_lock_nms_init(tc_rwlock_t *lk)
+static tc_err_t tc_lock_nms_init(tc_rwlock_t *lk)
 {
     tc_lock_nms_t *s = tc_lock_nms(lk);
-    int rc = tc_lock_mutex_init(&s->wm);
-    for (int i = 0; rc == 0 && i < lk->nreaders; i++) {
+    tc_err_t rc = tc_lock_mutex_init(&s->wm);
+    for (int i = 0; rc == TC_OK && i < lk->nreaders; i++) {
         tc_lock_store_relaxed(&s->r[i].vs.vs, 0);
         rc = tc_lock_mutex_init(&s->r[i].lp);
     }
     return rc;
 }
 
-static int tc_lock_nms_destroy(tc_rwlock_t *lk)
+static tc_err_t tc_lock_nms_destroy(tc_rwlock_t *lk)
 {
     tc_lock_nms_t *s = tc_lock_nms(lk);
-    int acc = tc_lock_mutex_destroy(&s->wm);
+    tc_err_t acc = tc_lock_mutex_destroy(&s->wm);
     for (int i = 0; i < lk->nreaders; i++)
         acc = tc_lock_rc_merge(acc, tc_lock_mutex_destroy(&s->r[i].lp));
     return acc;
 }
 
-/* Reader x has seen VS[x] raised for a while: is a writer alive? EBUSY: yes, keep
- * waiting. 0 / EOWNERDEAD: no writer is active (a dead one's signals were cleared). */
-static int tc_lock_nms_probe(tc_rwlock_t *lk, int x)
+/* Reader x has seen VS[x] raised for a while: is a writer alive? TC_ERR_BUSY: yes, keep
+ * waiting. TC_OK / TC_ERR_OWNERDEAD: no writer is active (a dead one's signals were cleared). */
+static tc_err_t tc_lock_nms_probe(tc_rwlock_t *lk, int x)
 {
     tc_lock_nms_t *s = tc_lock_nms(lk);
-    int rc = tc_lock_mutex_try(lk, &s->wm, "reader probing the writer mutex", x);
-    if (rc != 0 && rc != EOWNERDEAD)
+    tc_err_t rc = tc_lock_mutex_try(lk, &s->wm, "reader probing the writer mutex", x);
+    if (rc != TC_OK && tc_err_kind(rc) != TC_ERR_OWNERDEAD)
         return rc;
     /* Holding WM: no writer is between raising and clearing the signals, so any
      * raised VS is left by a writer that died. */
@@ -83,11 +83,11 @@ static int tc_lock_nms_probe(tc_rwlock_t *lk, int x)
     return rc;
 }
 
-static int tc_lock_nms_rdlock(tc_rwlock_t *lk, int x)
+static tc_err_t tc_lock_nms_rdlock(tc_rwlock_t *lk, int x)
 {
     tc_lock_nms_reader_t *r = &tc_lock_nms(lk)->r[x];
     uint32_t polls = 0, yields = 0;
-    int acc = 0;
+    tc_err_t acc = TC_OK;
     /* relaxed: VS is advice; LP[x] below provides the acquire. */
     while (tc_lock_load_relaxed(&r->vs.vs)) {
         if (polls < lk->opts.spin_polls) {
@@ -97,33 +97,33 @@ static int tc_lock_nms_rdlock(tc_rwlock_t *lk, int x)
         }
         sched_yield();
         if ((++yields & 63u) == 0) {
-            int rc = tc_lock_nms_probe(lk, x);
-            if (rc == EOWNERDEAD)
-                acc = EOWNERDEAD;
-            else if (rc != 0 && rc != EBUSY)
+            tc_err_t rc = tc_lock_nms_probe(lk, x);
+            if (tc_err_kind(rc) == TC_ERR_OWNERDEAD)
+                acc = rc;
+            else if (rc != TC_OK && tc_err_kind(rc) != TC_ERR_BUSY)
                 return rc;
         }
     }
     return tc_lock_rc_merge(acc, tc_lock_mutex_take(lk, &r->lp, "reader data mutex", x));
 }
 
-static int tc_lock_nms_rdunlock(tc_rwlock_t *lk, int x)
+static tc_err_t tc_lock_nms_rdunlock(tc_rwlock_t *lk, int x)
 {
     return tc_lock_mutex_give(&tc_lock_nms(lk)->r[x].lp);
 }
 
-static int tc_lock_nms_wrlock(tc_rwlock_t *lk)
+static tc_err_t tc_lock_nms_wrlock(tc_rwlock_t *lk)
 {
     tc_lock_nms_t *s = tc_lock_nms(lk);
     const int n = lk->nreaders;
-    int acc = tc_lock_mutex_take(lk, &s->wm, "writer mutex", 0);
-    if (acc != 0 && acc != EOWNERDEAD)
+    tc_err_t acc = tc_lock_mutex_take(lk, &s->wm, "writer mutex", 0);
+    if (acc != TC_OK && tc_err_kind(acc) != TC_ERR_OWNERDEAD)
         return acc;
     for (int i = 0; i < n; i++)
         tc_lock_store_relaxed(&s->r[i].vs.vs, 1); /* relaxed: advice, see the top */
     for (int i = 0; i < n; i++) {
-        int rc = tc_lock_mutex_take(lk, &s->r[i].lp, "writer: data mutex", i);
-        if (rc != 0 && rc != EOWNERDEAD) {
+        tc_err_t rc = tc_lock_mutex_take(lk, &s->r[i].lp, "writer: data mutex", i);
+        if (rc != TC_OK && tc_err_kind(rc) != TC_ERR_OWNERDEAD) {
             while (i-- > 0)
                 tc_lock_mutex_give(&s->r[i].lp);
             for (int k = 0; k < n; k++)
@@ -136,10 +136,10 @@ static int tc_lock_nms_wrlock(tc_rwlock_t *lk)
     return acc;
 }
 
-static int tc_lock_nms_wrunlock(tc_rwlock_t *lk)
+static tc_err_t tc_lock_nms_wrunlock(tc_rwlock_t *lk)
 {
     tc_lock_nms_t *s = tc_lock_nms(lk);
-    int acc = 0;
+    tc_err_t acc = TC_OK;
     for (int i = 0; i < lk->nreaders; i++) {
         acc = tc_lock_rc_merge(acc, tc_lock_mutex_give(&s->r[i].lp));
         tc_lock_store_relaxed(&s->r[i].vs.vs, 0);

@@ -59,17 +59,17 @@ static size_t tc_nmcs_body_size(int nreaders)
     return sizeof(tc_nmcs_t) + (size_t)nreaders * sizeof(tc_nmcs_lock_t);
 }
 
-static int tc_nmcs_init(tc_rwlock_t *lk)
+static tc_err_t tc_nmcs_init(tc_rwlock_t *lk)
 {
     /* tc_rwlock_init() zeroed the memory: every head free, gate open. */
     (void)lk;
-    return 0;
+    return TC_OK;
 }
 
-static int tc_nmcs_destroy(tc_rwlock_t *lk)
+static tc_err_t tc_nmcs_destroy(tc_rwlock_t *lk)
 {
     (void)lk;
-    return 0;
+    return TC_OK;
 }
 
 static int tc_nmcs_broken(const tc_rwlock_t *lk)
@@ -78,9 +78,9 @@ static int tc_nmcs_broken(const tc_rwlock_t *lk)
     return tc_lock_load_relaxed(&tc_lock_hdr(lk)->broken) != 0;
 }
 
-static int tc_nmcs_give_up(const tc_rwlock_t *lk, int rc, const char *what, int x)
+static tc_err_t tc_nmcs_give_up(const tc_rwlock_t *lk, tc_err_t rc, const char *what, int x)
 {
-    if (rc == ETIMEDOUT) {
+    if (tc_err_kind(rc) == TC_ERR_TIMEOUT) {
         tc_lock_store_relaxed(&tc_lock_hdr(lk)->broken, 1);
         tc_lock_log(lk,
                     "%s %d: gave up after %.3g s (the other party died or stalled); lock "
@@ -90,12 +90,12 @@ static int tc_nmcs_give_up(const tc_rwlock_t *lk, int rc, const char *what, int 
     return rc;
 }
 
-static int tc_nmcs_acquire(tc_rwlock_t *lk, int x, uint32_t me)
+static tc_err_t tc_nmcs_acquire(tc_rwlock_t *lk, int x, uint32_t me)
 {
     tc_nmcs_lock_t *q = &tc_nmcs(lk)->q[x];
     tc_nmcs_rec_t *r = &q->rec[me - 1];
     if (tc_nmcs_broken(lk))
-        return ENOTRECOVERABLE;
+        return tc_err(TC_ERR_NOTRECOVERABLE);
     /* relaxed: published to our successor by the release half of the swap below. */
     tc_lock_store_relaxed(&r->next, 0);
     /* acq_rel: acquire pairs with the release CAS in tc_nmcs_release() (lock handed
@@ -103,7 +103,7 @@ static int tc_nmcs_acquire(tc_rwlock_t *lk, int x, uint32_t me)
      * to our `next` is ordered after our reset above. */
     uint32_t prev = tc_lock_exchange_acq_rel(&q->h.head, me);
     if (prev == TC_NMCS_FREE)
-        return 0;
+        return TC_OK;
     /* relaxed: ordered before the predecessor's hand-over by the release below. */
     tc_lock_store_relaxed(&r->blocked, 1);
     /* release: pairs with the acquire load of `next` in the predecessor's
@@ -114,81 +114,81 @@ static int tc_nmcs_acquire(tc_rwlock_t *lk, int x, uint32_t me)
     /* acquire: pairs with the release store of blocked = 0 in the predecessor's
      * tc_nmcs_release(): its critical section happens before ours. */
     while (tc_lock_load_acquire(&r->blocked)) {
-        int rc = tc_lock_wait_pause(&w);
-        if (rc != 0)
+        tc_err_t rc = tc_lock_wait_pause(&w);
+        if (rc != TC_OK)
             return tc_nmcs_give_up(lk, rc, me == TC_NMCS_CLIENT ? "reader" : "writer on lock", x);
     }
-    return 0;
+    return TC_OK;
 }
 
-static int tc_nmcs_release(tc_rwlock_t *lk, int x, uint32_t me)
+static tc_err_t tc_nmcs_release(tc_rwlock_t *lk, int x, uint32_t me)
 {
     tc_nmcs_lock_t *q = &tc_nmcs(lk)->q[x];
     tc_nmcs_rec_t *r = &q->rec[me - 1];
     if (tc_nmcs_broken(lk))
-        return ENOTRECOVERABLE;
+        return tc_err(TC_ERR_NOTRECOVERABLE);
     /* release: pairs with the acquire half of the next acquirer's swap. */
     if (tc_lock_cas_release(&q->h.head, me, TC_NMCS_FREE))
-        return 0;
+        return TC_OK;
     /* A successor swapped head; wait until it links itself. */
     tc_lock_wait_t w;
     tc_lock_wait_init(&w, lk);
     uint32_t nx;
     /* acquire: pairs with the successor's release store of our `next`. */
     while ((nx = tc_lock_load_acquire(&r->next)) == TC_NMCS_FREE) {
-        int rc = tc_lock_wait_pause(&w);
-        if (rc != 0)
+        tc_err_t rc = tc_lock_wait_pause(&w);
+        if (rc != TC_OK)
             return tc_nmcs_give_up(
                 lk, rc, me == TC_NMCS_CLIENT ? "reader (release)" : "writer (release)", x);
     }
     /* release: pairs with the successor's acquire spin on `blocked`; hands over our
      * critical section. */
     tc_lock_store_release(&q->rec[nx - 1].blocked, 0);
-    return 0;
+    return TC_OK;
 }
 
-static int tc_nmcs_rdlock(tc_rwlock_t *lk, int x)
+static tc_err_t tc_nmcs_rdlock(tc_rwlock_t *lk, int x)
 {
     return tc_nmcs_acquire(lk, x, TC_NMCS_CLIENT);
 }
 
-static int tc_nmcs_rdunlock(tc_rwlock_t *lk, int x)
+static tc_err_t tc_nmcs_rdunlock(tc_rwlock_t *lk, int x)
 {
     return tc_nmcs_release(lk, x, TC_NMCS_CLIENT);
 }
 
-static int tc_nmcs_wrlock(tc_rwlock_t *lk)
+static tc_err_t tc_nmcs_wrlock(tc_rwlock_t *lk)
 {
     tc_lock_atomic_u32_t *gate = &tc_nmcs(lk)->gate.head;
     tc_lock_wait_t w;
     tc_lock_wait_init(&w, lk);
     if (tc_nmcs_broken(lk))
-        return ENOTRECOVERABLE;
+        return tc_err(TC_ERR_NOTRECOVERABLE);
     /* acquire: pairs with the release store opening the gate in tc_nmcs_wrunlock().
      * The relaxed pre-check keeps waiting writers off the line (test-and-test-and-set). */
     while (tc_lock_load_relaxed(gate) != 0 || !tc_lock_cas_acquire(gate, 0, 1)) {
-        int rc = tc_lock_wait_pause(&w);
-        if (rc != 0)
+        tc_err_t rc = tc_lock_wait_pause(&w);
+        if (rc != TC_OK)
             return tc_nmcs_give_up(lk, rc, "writer gate", 0);
     }
     for (int i = 0; i < lk->nreaders; i++) {
-        int rc = tc_nmcs_acquire(lk, i, TC_NMCS_SERVER);
-        if (rc != 0)
+        tc_err_t rc = tc_nmcs_acquire(lk, i, TC_NMCS_SERVER);
+        if (rc != TC_OK)
             return rc; /* the lock is broken now: nothing to hand back */
     }
-    return 0;
+    return TC_OK;
 }
 
-static int tc_nmcs_wrunlock(tc_rwlock_t *lk)
+static tc_err_t tc_nmcs_wrunlock(tc_rwlock_t *lk)
 {
     for (int i = lk->nreaders - 1; i >= 0; i--) {
-        int rc = tc_nmcs_release(lk, i, TC_NMCS_SERVER);
-        if (rc != 0)
+        tc_err_t rc = tc_nmcs_release(lk, i, TC_NMCS_SERVER);
+        if (rc != TC_OK)
             return rc;
     }
     /* release: pairs with the acquire CAS of the next writer in tc_nmcs_wrlock(). */
     tc_lock_store_release(&tc_nmcs(lk)->gate.head, 0);
-    return 0;
+    return TC_OK;
 }
 
 int tc_rwlock_nmcs_tail(const tc_rwlock_t *lk, int x)

@@ -7,3 +7,6 @@ set(TOPOCOLL_LOCKS_SOURCES
     locks/mutex_signal.c
     locks/nmcs.c)
 list(APPEND TOPOCOLL_SOURCES ${TOPOCOLL_LOCKS_SOURCES})
+# The module's tunable (TC_LOCK_SCHEME), for the library only: it needs the
+# configuration engine (src/base), which the benchmark does not compile.
+list(APPEND TOPOCOLL_SOURCES locks/settings.c)

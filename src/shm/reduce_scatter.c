@@ -112,13 +112,13 @@ static void tc_rs_inline(tc_shm_comm_t *s, const char *mine, size_t nbytes, char
     tc_red_finish(s, TC_SHM_RLINE_DONE_INLINE, k);
 }
 
-int tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, const int *counts,
-                          int stride, size_t scale, const tc_redop_t *op)
+tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf,
+                               const int *counts, int stride, size_t scale, const tc_redop_t *op)
 {
     const size_t e = op->elem;
     const int p = s->p, me = s->rank;
     if (s->layout.rslots == 0 || e == 0 || e > s->layout.rslot_bytes)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     size_t total = 0, lo = 0;
     for (int i = 0; i < p; i++) {
         if (i == me)
@@ -127,17 +127,17 @@ int tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, 
     }
     const size_t hi = lo + tc_rs_count(counts, stride, scale, me), nbytes = total * e;
     if (total == 0)
-        return 0;
+        return TC_OK;
     const char *mine = sendbuf ? sendbuf : recvbuf;
     char *out = recvbuf;
     if (p == 1) {
         if (sendbuf)
             memcpy(out, mine, nbytes);
-        return 0;
+        return TC_OK;
     }
     if (nbytes <= TC_SHM_INLINE_MAX) {
         tc_rs_inline(s, mine, nbytes, out, lo, hi - lo, op);
-        return 0;
+        return TC_OK;
     }
 
     /* Paper 000's fragment rule, per message, in whole elements (reduce.c). */
@@ -174,5 +174,5 @@ int tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, 
     }
     s->red_frags = base + nfrag;
     tc_shm_copy_end(&copy);
-    return 0;
+    return TC_OK;
 }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "base/err.h"
 #include "base/redop.h"
 #include "segment.h"
 
@@ -22,9 +23,10 @@
  * @p recvbuf: n_me elements of result.
  * Every process of the segment calls it with the same counts, stride, scale
  * and op->elem.
- * Returns 0, or -1 (on every process alike, before anything moves) when the
- * segment has no reduce area or an element does not fit in a slot. */
-int tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, const int *counts,
-                          int stride, size_t scale, const tc_redop_t *op);
+ * Returns TC_OK, or TC_ERR_NOTSUP (on every process alike, before anything
+ * moves) when the segment has no reduce area or an element does not fit in
+ * a slot. */
+tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf,
+                               const int *counts, int stride, size_t scale, const tc_redop_t *op);
 
 #endif /* TC_SHM_REDUCE_SCATTER_H */

@@ -80,25 +80,25 @@ static void tc_scan_step(tc_shm_comm_t *s, uint64_t k, const char *own, char *ou
     tc_red_finish(s, done, k);
 }
 
-int tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
-                const tc_redop_t *op, bool exclusive)
+tc_err_t tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
+                     const tc_redop_t *op, bool exclusive)
 {
     const size_t e = op->elem, nbytes = nelem * e;
     if (s->layout.rslots == 0 || e == 0 || e > s->layout.rslot_bytes)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     if (nelem == 0)
-        return 0;
+        return TC_OK;
     const char *own = sendbuf ? sendbuf : recvbuf;
     char *out = recvbuf;
     if (s->p == 1) {
         if (!exclusive && sendbuf)
             memcpy(out, own, nbytes);
-        return 0;
+        return TC_OK;
     }
     if (nbytes <= TC_SHM_INLINE_MAX) {
         tc_scan_step(s, s->red_inline, own, out, nelem, nbytes, op, exclusive, true);
         s->red_inline++;
-        return 0;
+        return TC_OK;
     }
     /* Paper 000's fragment rule, per message, in whole elements (reduce.c):
      * the chain fills in p - 1 fragment times, so smaller fragments than a
@@ -113,5 +113,5 @@ int tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nel
                      false);
     }
     s->red_frags = base + nfrag;
-    return 0;
+    return TC_OK;
 }

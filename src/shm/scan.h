@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/err.h"
 #include "base/redop.h"
 #include "segment.h"
 
@@ -18,9 +19,10 @@
  * @p sendbuf: this process's contribution, contiguous packed elements; NULL:
  * "in place", the contribution is in @p recvbuf and the result replaces it.
  * Every process calls with the same nelem, op->elem and exclusive.
- * Returns 0, or -1 (on every process alike, before anything moves) when the
- * segment has no reduce area or an element does not fit in a slot. */
-int tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
-                const tc_redop_t *op, bool exclusive);
+ * Returns TC_OK, or TC_ERR_NOTSUP (on every process alike, before anything
+ * moves) when the segment has no reduce area or an element does not fit in
+ * a slot. */
+tc_err_t tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
+                     const tc_redop_t *op, bool exclusive);
 
 #endif /* TC_SHM_SCAN_H */

@@ -1,4 +1,5 @@
-/* Tunables table and parser (src/core/config.c): every default parses, good
+/* The tunables tables (each module's settings.c, gathered in
+ * src/core/settings.c) and the configuration engine (src/base/config.c): every default parses, good
  * and bad values of every type, the error text, and loading from the
  * environment. Plain C, no MPI. Expected values are literal arithmetic. */
 #include <math.h>
@@ -10,11 +11,110 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "barrier/barrier.h"
+#include "barrier/settings.h"
 #include "base/config.h"
 #include "base/log.h"
+#include "base/settings.h"
 #include "base/wait.h"
+#include "core/settings.h"
+#include "hier/hier.h"
+#include "hier/settings.h"
+#include "locks/rwlock.h"
+#include "locks/settings.h"
+#include "model/settings.h"
+#include "rma/settings.h"
+#include "shm/settings.h"
+#include "shm/tree.h"
 
 static int failures;
+
+/* The tests name variables as a user does; these find them in the gathered
+ * table (core/settings.c) and call the engine with the module and its id. */
+static tc_cfg_module_t *find(const char *name, int *id)
+{
+    tc_cfg_module_t *m = tc_config_find(tc_settings_modules, tc_settings_nmodules, name, id);
+    if (!m) {
+        fprintf(stderr, "FAIL: %s is not in the table\n", name);
+        exit(1);
+    }
+    return m;
+}
+
+static int nall(void)
+{
+    int n = 0;
+    for (int i = 0; i < tc_settings_nmodules; i++)
+        n += tc_settings_modules[i]->count;
+    return n;
+}
+
+/* The name of entry @p k of the printed table. */
+static const char *nth(int k)
+{
+    for (int i = 0; i < tc_settings_nmodules; i++) {
+        if (k < tc_settings_modules[i]->count)
+            return tc_settings_modules[i]->table[k].name;
+        k -= tc_settings_modules[i]->count;
+    }
+    return "?";
+}
+
+static const tc_cfg_desc_t *desc(const char *name)
+{
+    int id;
+    tc_cfg_module_t *m = find(name, &id);
+    return tc_config_desc(m, id);
+}
+
+static int64_t cint(const char *name)
+{
+    int id;
+    tc_cfg_module_t *m = find(name, &id);
+    return tc_config_int(m, id);
+}
+
+static double cdouble(const char *name)
+{
+    int id;
+    tc_cfg_module_t *m = find(name, &id);
+    return tc_config_double(m, id);
+}
+
+static tc_cfg_source_t csource(const char *name)
+{
+    int id;
+    tc_cfg_module_t *m = find(name, &id);
+    return tc_config_source(m, id);
+}
+
+static const char *craw(const char *name)
+{
+    int id;
+    tc_cfg_module_t *m = find(name, &id);
+    return tc_config_raw(m, id);
+}
+
+static const char *cstring(const char *name)
+{
+    int id;
+    tc_cfg_module_t *m = find(name, &id);
+    return tc_config_string(m, id);
+}
+
+static const char *cenum(const char *name, int64_t index)
+{
+    int id;
+    tc_cfg_module_t *m = find(name, &id);
+    return tc_config_enum_name(m, id, index);
+}
+
+static void ctext(const char *name, char *buf, size_t len)
+{
+    int id;
+    tc_cfg_module_t *m = find(name, &id);
+    tc_config_value_text(m, id, buf, len);
+}
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
@@ -29,11 +129,11 @@ static void fail(const char *fmt, ...)
 }
 
 /* Parse @p text for @p id and expect success with integer value @p want. */
-static void expect_int(tc_cfg_id_t id, const char *text, int64_t want)
+static void expect_int(const char *id, const char *text, int64_t want)
 {
     tc_cfg_value_t v = {-7, -7};
     char err[256] = "";
-    const tc_cfg_desc_t *d = tc_config_desc(id);
+    const tc_cfg_desc_t *d = desc(id);
     if (tc_config_parse(d, text, &v, err, sizeof err) != 0) {
         fail("%s=\"%s\": rejected (%s), expected %lld", d->name, text, err, (long long)want);
         return;
@@ -43,11 +143,11 @@ static void expect_int(tc_cfg_id_t id, const char *text, int64_t want)
              (long long)want);
 }
 
-static void expect_double(tc_cfg_id_t id, const char *text, double want)
+static void expect_double(const char *id, const char *text, double want)
 {
     tc_cfg_value_t v = {-7, -7};
     char err[256] = "";
-    const tc_cfg_desc_t *d = tc_config_desc(id);
+    const tc_cfg_desc_t *d = desc(id);
     if (tc_config_parse(d, text, &v, err, sizeof err) != 0) {
         fail("%s=\"%s\": rejected (%s), expected %g", d->name, text, err, want);
         return;
@@ -58,12 +158,12 @@ static void expect_double(tc_cfg_id_t id, const char *text, double want)
 
 /* Expect rejection with a message naming the variable, quoting @p text and
  * containing @p accepted (what is accepted). */
-static void expect_bad(tc_cfg_id_t id, const char *text, const char *accepted)
+static void expect_bad(const char *id, const char *text, const char *accepted)
 {
     tc_cfg_value_t v = {-7, -7};
     char err[512] = "";
     char head[256];
-    const tc_cfg_desc_t *d = tc_config_desc(id);
+    const tc_cfg_desc_t *d = desc(id);
     if (tc_config_parse(d, text, &v, err, sizeof err) == 0) {
         fail("%s=\"%s\": accepted (i=%lld d=%g), expected an error", d->name, text, (long long)v.i,
              v.d);
@@ -78,9 +178,9 @@ static void expect_bad(tc_cfg_id_t id, const char *text, const char *accepted)
 
 static void test_table(void)
 {
-    const char *seen[TC_CFG_LAST];
-    for (int id = 0; id < TC_CFG_LAST; id++) {
-        const tc_cfg_desc_t *d = tc_config_desc((tc_cfg_id_t)id);
+    const char *seen[256];
+    for (int id = 0; id < nall(); id++) {
+        const tc_cfg_desc_t *d = desc(nth(id));
         tc_cfg_value_t v;
         char err[256];
         if (!d || !d->name || !d->def || !d->doc) {
@@ -102,119 +202,142 @@ static void test_table(void)
         if (d->type != TC_CFG_TYPE_ENUM && d->type != TC_CFG_TYPE_BOOL && !(d->min <= d->max))
             fail("%s: bounds %g..%g", d->name, d->min, d->max);
     }
-    if (tc_config_desc(TC_CFG_LAST) != NULL)
-        fail("tc_config_desc(TC_CFG_LAST) should be NULL");
+    /* Each module's table: its id enum indexes it, the ids past it have no entry. */
+    for (int i = 0; i < tc_settings_nmodules; i++) {
+        tc_cfg_module_t *m = tc_settings_modules[i];
+        if (!m->name || m->count <= 0 || !m->table || !m->slots)
+            fail("module %d incomplete", i);
+        if (tc_config_desc(m, m->count) != NULL || tc_config_desc(m, -1) != NULL ||
+            tc_config_int(m, m->count) != 0 || tc_config_raw(m, -1) != NULL)
+            fail("module %s: an id out of range should have no entry", m->name);
+        for (int j = 0; j < i; j++)
+            if (tc_settings_modules[j] == m || strcmp(tc_settings_modules[j]->name, m->name) == 0)
+                fail("module %s gathered twice", m->name);
+    }
+    static const struct {
+        tc_cfg_module_t *m;
+        int last;
+    } lasts[] = {{&tc_base_config, TC_BASE_CFG_LAST},       {&tc_shm_config, TC_SHM_CFG_LAST},
+                 {&tc_core_config, TC_CORE_CFG_LAST},       {&tc_hier_config, TC_HIER_CFG_LAST},
+                 {&tc_barrier_config, TC_BARRIER_CFG_LAST}, {&tc_model_config, TC_MODEL_CFG_LAST},
+                 {&tc_locks_config, TC_LOCKS_CFG_LAST},     {&tc_rma_config, TC_RMA_CFG_LAST}};
+    if ((int)(sizeof lasts / sizeof lasts[0]) != tc_settings_nmodules)
+        fail("%d modules gathered, expected %d", tc_settings_nmodules,
+             (int)(sizeof lasts / sizeof lasts[0]));
+    for (size_t i = 0; i < sizeof lasts / sizeof lasts[0]; i++)
+        if (tc_settings_modules[i] != lasts[i].m || lasts[i].m->count != lasts[i].last)
+            fail("module %zu: not %s with %d entries", i, lasts[i].m->name, lasts[i].last);
 
     /* Names as the README and the design documents spell them. */
     static const struct {
-        tc_cfg_id_t id;
+        const char *id;
         const char *name;
-    } names[] = {{TC_CFG_VERBOSE, "TC_VERBOSE"},
-                 {TC_CFG_STATS, "TC_STATS"},
-                 {TC_CFG_WAIT_TIMEOUT, "TC_WAIT_TIMEOUT"},
-                 {TC_CFG_SPIN_COUNT, "TC_SPIN_COUNT"},
-                 {TC_CFG_WAIT, "TC_WAIT"},
-                 {TC_CFG_SHM, "TC_SHM"},
-                 {TC_CFG_SHM_FRAGMENT_SIZE, "TC_SHM_FRAGMENT_SIZE"},
-                 {TC_CFG_SHM_QUEUE_LENGTH, "TC_SHM_QUEUE_LENGTH"},
-                 {TC_CFG_SHM_BANKS, "TC_SHM_BANKS"},
-                 {TC_CFG_SHM_QUEUE_BYTES, "TC_SHM_QUEUE_BYTES"},
-                 {TC_CFG_SHM_DESIGN_SIZE, "TC_SHM_DESIGN_SIZE"},
-                 {TC_CFG_SHM_TREE, "TC_SHM_TREE"},
-                 {TC_CFG_SHM_TREE_ARITY, "TC_SHM_TREE_ARITY"},
-                 {TC_CFG_SHM_MAX_SEGMENT, "TC_SHM_MAX_SEGMENT"},
-                 {TC_CFG_SHM_MAX_TOTAL, "TC_SHM_MAX_TOTAL"},
-                 {TC_CFG_SHM_MAX_NODE, "TC_SHM_MAX_NODE"},
-                 {TC_CFG_SHM_PLACEMENT, "TC_SHM_PLACEMENT"},
-                 {TC_CFG_SHM_MECHANISM, "TC_SHM_MECHANISM"},
-                 {TC_CFG_SHM_TW_RATIO, "TC_SHM_TW_RATIO"},
-                 {TC_CFG_SHM_STREAM_BYTES, "TC_SHM_STREAM_BYTES"},
-                 {TC_CFG_SHM_REDUCE_SLOTS, "TC_SHM_REDUCE_SLOTS"},
-                 {TC_CFG_SHM_REDUCE_SLOT_BYTES, "TC_SHM_REDUCE_SLOT_BYTES"},
-                 {TC_CFG_SHM_REDUCE_SLICE_MIN, "TC_SHM_REDUCE_SLICE_MIN"},
-                 {TC_CFG_SHM_REDUCE_TREE_MAX, "TC_SHM_REDUCE_TREE_MAX"},
-                 {TC_CFG_SHM_REDUCE_TREE_ARITY, "TC_SHM_REDUCE_TREE_ARITY"},
-                 {TC_CFG_SHM_REDUCE_COPY, "TC_SHM_REDUCE_COPY"},
-                 {TC_CFG_SHM_BCAST_COPY, "TC_SHM_BCAST_COPY"},
-                 {TC_CFG_PMPI_RACE_MIN, "TC_PMPI_RACE_MIN"},
-                 {TC_CFG_HIER, "TC_HIER"},
-                 {TC_CFG_HIER_LEVELS, "TC_HIER_LEVELS"},
-                 {TC_CFG_NETWORK_TOPOLOGY_FILE, "TC_NETWORK_TOPOLOGY_FILE"},
-                 {TC_CFG_LOCALITY_FILE, "TC_LOCALITY_FILE"},
-                 {TC_CFG_HIER_SHM_LEVEL, "TC_HIER_SHM_LEVEL"},
-                 {TC_CFG_HIER_BCAST, "TC_HIER_BCAST"},
-                 {TC_CFG_HIER_REDUCE, "TC_HIER_REDUCE"},
-                 {TC_CFG_HIER_ALLREDUCE, "TC_HIER_ALLREDUCE"},
-                 {TC_CFG_HIER_ALLREDUCE_TOP, "TC_HIER_ALLREDUCE_TOP"},
-                 {TC_CFG_HIER_LARGE, "TC_HIER_LARGE"},
-                 {TC_CFG_HIER_SEGMENT, "TC_HIER_SEGMENT"},
-                 {TC_CFG_BARRIER, "TC_BARRIER"},
-                 {TC_CFG_BARRIER_ARITY, "TC_BARRIER_ARITY"},
-                 {TC_CFG_SHM_BARRIER, "TC_SHM_BARRIER"},
-                 {TC_CFG_SHM_BARRIER_ARITY, "TC_SHM_BARRIER_ARITY"},
-                 {TC_CFG_LOGP_FILE, "TC_LOGP_FILE"},
-                 {TC_CFG_LOGP, "TC_LOGP"},
-                 {TC_CFG_TUNING_FILE, "TC_TUNING_FILE"},
-                 {TC_CFG_MODEL_GAMMA, "TC_MODEL_GAMMA"},
-                 {TC_CFG_HIER_MODEL, "TC_HIER_MODEL"},
-                 {TC_CFG_LOCK_SCHEME, "TC_LOCK_SCHEME"},
-                 {TC_CFG_RMA_BCAST, "TC_RMA_BCAST"},
-                 {TC_CFG_RMA_BCAST_SWITCH, "TC_RMA_BCAST_SWITCH"},
-                 {TC_CFG_RMA_PUTLOOP, "TC_RMA_PUTLOOP"},
-                 {TC_CFG_RMA_POLL_SPIN, "TC_RMA_POLL_SPIN"},
-                 {TC_CFG_RMA_POLL_MIN_US, "TC_RMA_POLL_MIN_US"},
-                 {TC_CFG_RMA_POLL_MAX_US, "TC_RMA_POLL_MAX_US"}};
-    if (sizeof names / sizeof names[0] != TC_CFG_LAST)
+    } names[] = {{"TC_VERBOSE", "TC_VERBOSE"},
+                 {"TC_STATS", "TC_STATS"},
+                 {"TC_WAIT_TIMEOUT", "TC_WAIT_TIMEOUT"},
+                 {"TC_SPIN_COUNT", "TC_SPIN_COUNT"},
+                 {"TC_WAIT", "TC_WAIT"},
+                 {"TC_SHM", "TC_SHM"},
+                 {"TC_SHM_FRAGMENT_SIZE", "TC_SHM_FRAGMENT_SIZE"},
+                 {"TC_SHM_QUEUE_LENGTH", "TC_SHM_QUEUE_LENGTH"},
+                 {"TC_SHM_BANKS", "TC_SHM_BANKS"},
+                 {"TC_SHM_QUEUE_BYTES", "TC_SHM_QUEUE_BYTES"},
+                 {"TC_SHM_DESIGN_SIZE", "TC_SHM_DESIGN_SIZE"},
+                 {"TC_SHM_TREE", "TC_SHM_TREE"},
+                 {"TC_SHM_TREE_ARITY", "TC_SHM_TREE_ARITY"},
+                 {"TC_SHM_MAX_SEGMENT", "TC_SHM_MAX_SEGMENT"},
+                 {"TC_SHM_MAX_TOTAL", "TC_SHM_MAX_TOTAL"},
+                 {"TC_SHM_MAX_NODE", "TC_SHM_MAX_NODE"},
+                 {"TC_SHM_PLACEMENT", "TC_SHM_PLACEMENT"},
+                 {"TC_SHM_MECHANISM", "TC_SHM_MECHANISM"},
+                 {"TC_SHM_TW_RATIO", "TC_SHM_TW_RATIO"},
+                 {"TC_SHM_STREAM_BYTES", "TC_SHM_STREAM_BYTES"},
+                 {"TC_SHM_REDUCE_SLOTS", "TC_SHM_REDUCE_SLOTS"},
+                 {"TC_SHM_REDUCE_SLOT_BYTES", "TC_SHM_REDUCE_SLOT_BYTES"},
+                 {"TC_SHM_REDUCE_SLICE_MIN", "TC_SHM_REDUCE_SLICE_MIN"},
+                 {"TC_SHM_REDUCE_TREE_MAX", "TC_SHM_REDUCE_TREE_MAX"},
+                 {"TC_SHM_REDUCE_TREE_ARITY", "TC_SHM_REDUCE_TREE_ARITY"},
+                 {"TC_SHM_REDUCE_COPY", "TC_SHM_REDUCE_COPY"},
+                 {"TC_SHM_BCAST_COPY", "TC_SHM_BCAST_COPY"},
+                 {"TC_PMPI_RACE_MIN", "TC_PMPI_RACE_MIN"},
+                 {"TC_HIER", "TC_HIER"},
+                 {"TC_HIER_LEVELS", "TC_HIER_LEVELS"},
+                 {"TC_NETWORK_TOPOLOGY_FILE", "TC_NETWORK_TOPOLOGY_FILE"},
+                 {"TC_LOCALITY_FILE", "TC_LOCALITY_FILE"},
+                 {"TC_HIER_SHM_LEVEL", "TC_HIER_SHM_LEVEL"},
+                 {"TC_HIER_BCAST", "TC_HIER_BCAST"},
+                 {"TC_HIER_REDUCE", "TC_HIER_REDUCE"},
+                 {"TC_HIER_ALLREDUCE", "TC_HIER_ALLREDUCE"},
+                 {"TC_HIER_ALLREDUCE_TOP", "TC_HIER_ALLREDUCE_TOP"},
+                 {"TC_HIER_LARGE", "TC_HIER_LARGE"},
+                 {"TC_HIER_SEGMENT", "TC_HIER_SEGMENT"},
+                 {"TC_BARRIER", "TC_BARRIER"},
+                 {"TC_BARRIER_ARITY", "TC_BARRIER_ARITY"},
+                 {"TC_SHM_BARRIER", "TC_SHM_BARRIER"},
+                 {"TC_SHM_BARRIER_ARITY", "TC_SHM_BARRIER_ARITY"},
+                 {"TC_LOGP_FILE", "TC_LOGP_FILE"},
+                 {"TC_LOGP", "TC_LOGP"},
+                 {"TC_TUNING_FILE", "TC_TUNING_FILE"},
+                 {"TC_MODEL_GAMMA", "TC_MODEL_GAMMA"},
+                 {"TC_HIER_MODEL", "TC_HIER_MODEL"},
+                 {"TC_LOCK_SCHEME", "TC_LOCK_SCHEME"},
+                 {"TC_RMA_BCAST", "TC_RMA_BCAST"},
+                 {"TC_RMA_BCAST_SWITCH", "TC_RMA_BCAST_SWITCH"},
+                 {"TC_RMA_PUTLOOP", "TC_RMA_PUTLOOP"},
+                 {"TC_RMA_POLL_SPIN", "TC_RMA_POLL_SPIN"},
+                 {"TC_RMA_POLL_MIN_US", "TC_RMA_POLL_MIN_US"},
+                 {"TC_RMA_POLL_MAX_US", "TC_RMA_POLL_MAX_US"}};
+    /* ... and in the printed order (docs/tunables.md). */
+    if (sizeof names / sizeof names[0] != (size_t)nall())
         fail("test list out of date");
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(tc_config_desc(names[i].id)->name, names[i].name) != 0)
-            fail("entry %d is %s, expected %s", (int)names[i].id, tc_config_desc(names[i].id)->name,
-                 names[i].name);
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && (int)i < nall(); i++)
+        if (strcmp(nth((int)i), names[i].name) != 0 || strcmp(desc(names[i].id)->name, names[i].id))
+            fail("entry %d is %s, expected %s", (int)i, nth((int)i), names[i].name);
 }
 
 /* The default values, stated independently of the table's text. */
 static void test_defaults(void)
 {
     const struct {
-        tc_cfg_id_t id;
+        const char *id;
         double want;
-    } defs[] = {{TC_CFG_VERBOSE, 0},
-                {TC_CFG_STATS, 0},
-                {TC_CFG_WAIT_TIMEOUT, 600},
-                {TC_CFG_SPIN_COUNT, 200},
-                {TC_CFG_SHM, 1},
-                {TC_CFG_SHM_FRAGMENT_SIZE, 0},
-                {TC_CFG_SHM_QUEUE_LENGTH, 0},
-                {TC_CFG_SHM_BANKS, 16},
-                {TC_CFG_SHM_QUEUE_BYTES, 1024 * 1024},
-                {TC_CFG_SHM_DESIGN_SIZE, 1024 * 1024},
-                {TC_CFG_SHM_TREE, TC_TREE_KARY},
-                {TC_CFG_SHM_TREE_ARITY, 2},
-                {TC_CFG_SHM_MAX_SEGMENT, 256.0 * 1024 * 1024},
-                {TC_CFG_SHM_MAX_TOTAL, 1024.0 * 1024 * 1024},
-                {TC_CFG_SHM_MAX_NODE, 4.0 * 1024 * 1024 * 1024},
-                {TC_CFG_SHM_PLACEMENT, TC_PLACEMENT_TOUCH},
-                {TC_CFG_SHM_MECHANISM, TC_SHM_MECHANISM_AUTO},
-                {TC_CFG_LOCK_SCHEME, TC_LOCK_SCHEME_CFG_N_MCS},
-                {TC_CFG_SHM_TW_RATIO, 1000},
-                {TC_CFG_SHM_STREAM_BYTES, 128 * 1024},
-                {TC_CFG_SHM_REDUCE_SLOTS, 8},
-                {TC_CFG_SHM_REDUCE_SLOT_BYTES, 32 * 1024},
-                {TC_CFG_SHM_REDUCE_SLICE_MIN, 16 * 1024},
-                {TC_CFG_HIER, 1},
-                {TC_CFG_HIER_SHM_LEVEL, TC_HIER_SHM_LEVEL_AUTO},
-                {TC_CFG_HIER_ALLREDUCE, TC_HIER_SCHEME_RAB},
-                {TC_CFG_HIER_ALLREDUCE_TOP, TC_HIER_TOP_AUTO},
-                {TC_CFG_HIER_LARGE, 64 * 1024},
-                {TC_CFG_HIER_SEGMENT, 1024 * 1024},
+    } defs[] = {{"TC_VERBOSE", 0},
+                {"TC_STATS", 0},
+                {"TC_WAIT_TIMEOUT", 600},
+                {"TC_SPIN_COUNT", 200},
+                {"TC_SHM", 1},
+                {"TC_SHM_FRAGMENT_SIZE", 0},
+                {"TC_SHM_QUEUE_LENGTH", 0},
+                {"TC_SHM_BANKS", 16},
+                {"TC_SHM_QUEUE_BYTES", 1024 * 1024},
+                {"TC_SHM_DESIGN_SIZE", 1024 * 1024},
+                {"TC_SHM_TREE", TC_TREE_KARY},
+                {"TC_SHM_TREE_ARITY", 2},
+                {"TC_SHM_MAX_SEGMENT", 256.0 * 1024 * 1024},
+                {"TC_SHM_MAX_TOTAL", 1024.0 * 1024 * 1024},
+                {"TC_SHM_MAX_NODE", 4.0 * 1024 * 1024 * 1024},
+                {"TC_SHM_PLACEMENT", TC_PLACEMENT_TOUCH},
+                {"TC_SHM_MECHANISM", TC_SHM_MECHANISM_AUTO},
+                {"TC_LOCK_SCHEME", TC_LOCK_SCHEME_N_MCS},
+                {"TC_SHM_TW_RATIO", 1000},
+                {"TC_SHM_STREAM_BYTES", 128 * 1024},
+                {"TC_SHM_REDUCE_SLOTS", 8},
+                {"TC_SHM_REDUCE_SLOT_BYTES", 32 * 1024},
+                {"TC_SHM_REDUCE_SLICE_MIN", 16 * 1024},
+                {"TC_HIER", 1},
+                {"TC_HIER_SHM_LEVEL", TC_HIER_SHM_LEVEL_AUTO},
+                {"TC_HIER_ALLREDUCE", TC_HIER_ALLREDUCE_RAB},
+                {"TC_HIER_ALLREDUCE_TOP", TC_HIER_TOP_AUTO},
+                {"TC_HIER_LARGE", 64 * 1024},
+                {"TC_HIER_SEGMENT", 1024 * 1024},
                 /* STRING: the value is the trimmed length */
-                {TC_CFG_HIER_LEVELS, 49},
-                {TC_CFG_NETWORK_TOPOLOGY_FILE, 0},
-                {TC_CFG_LOCALITY_FILE, 0},
-                {TC_CFG_HIER_BCAST, 4},
-                {TC_CFG_HIER_REDUCE, 4}};
+                {"TC_HIER_LEVELS", 49},
+                {"TC_NETWORK_TOPOLOGY_FILE", 0},
+                {"TC_LOCALITY_FILE", 0},
+                {"TC_HIER_BCAST", 4},
+                {"TC_HIER_REDUCE", 4}};
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
-        const tc_cfg_desc_t *d = tc_config_desc(defs[i].id);
+        const tc_cfg_desc_t *d = desc(defs[i].id);
         tc_cfg_value_t v = {-7, -7};
         if (tc_config_parse(d, d->def, &v, NULL, 0) != 0 || v.d != defs[i].want)
             fail("%s: default gives %g, expected %g", d->name, v.d, defs[i].want);
@@ -226,59 +349,59 @@ static void test_bool(void)
     const char *yes[] = {"1", "yes", "YES", "on", "On", "true", "TRUE", " true ", "\tyes\n"};
     const char *no[] = {"0", "no", "No", "off", "OFF", "false", "False", "  0"};
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
-        expect_int(TC_CFG_SHM, yes[i], 1);
+        expect_int("TC_SHM", yes[i], 1);
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
-        expect_int(TC_CFG_STATS, no[i], 0);
+        expect_int("TC_STATS", no[i], 0);
     const char *bad[] = {"", "  ", "2", "-1", "y", "n", "yess", "truee", "on1", "0x1", "1 1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        expect_bad(TC_CFG_SHM, bad[i], "0, 1, yes, no, on, off, true, false");
+        expect_bad("TC_SHM", bad[i], "0, 1, yes, no, on, off, true, false");
 }
 
 static void test_int(void)
 {
-    expect_int(TC_CFG_VERBOSE, "0", 0);
-    expect_int(TC_CFG_VERBOSE, "3", 3);
-    expect_int(TC_CFG_VERBOSE, " 2 ", 2);
-    expect_int(TC_CFG_VERBOSE, "+1", 1);
-    expect_int(TC_CFG_SHM_BANKS, "1", 1);
-    expect_int(TC_CFG_SHM_BANKS, "63", 63);
-    expect_int(TC_CFG_SHM_BANKS, "007", 7);
-    expect_int(TC_CFG_SPIN_COUNT, "10000000", 10 * 1000 * 1000);
-    expect_int(TC_CFG_SPIN_COUNT, "0", 0);
-    expect_int(TC_CFG_SHM_TREE_ARITY, "2", 2);
+    expect_int("TC_VERBOSE", "0", 0);
+    expect_int("TC_VERBOSE", "3", 3);
+    expect_int("TC_VERBOSE", " 2 ", 2);
+    expect_int("TC_VERBOSE", "+1", 1);
+    expect_int("TC_SHM_BANKS", "1", 1);
+    expect_int("TC_SHM_BANKS", "63", 63);
+    expect_int("TC_SHM_BANKS", "007", 7);
+    expect_int("TC_SPIN_COUNT", "10000000", 10 * 1000 * 1000);
+    expect_int("TC_SPIN_COUNT", "0", 0);
+    expect_int("TC_SHM_TREE_ARITY", "2", 2);
 
-    expect_bad(TC_CFG_SHM_BANKS, "0", "an integer in 1..63");
-    expect_bad(TC_CFG_SHM_BANKS, "64", "an integer in 1..63");
-    expect_bad(TC_CFG_SHM_BANKS, "-1", "an integer in 1..63");
-    expect_bad(TC_CFG_SHM_BANKS, "2x", "an integer in 1..63");
-    expect_bad(TC_CFG_SHM_BANKS, "2 2", "an integer in 1..63");
-    expect_bad(TC_CFG_SHM_BANKS, "2.0", "an integer in 1..63");
-    expect_bad(TC_CFG_SHM_BANKS, "0x2", "an integer in 1..63");
-    expect_bad(TC_CFG_SHM_BANKS, "", "an integer in 1..63");
-    expect_bad(TC_CFG_SHM_BANKS, "+", "an integer in 1..63");
-    expect_bad(TC_CFG_SHM_BANKS, "- 2", "an integer in 1..63");
-    expect_bad(TC_CFG_SHM_BANKS, "auto", "an integer in 1..63"); /* not an auto field */
-    expect_bad(TC_CFG_SHM_BANKS, "99999999999999999999", "an integer in 1..63");
-    expect_bad(TC_CFG_VERBOSE, "4", "an integer in 0..3");
-    expect_bad(TC_CFG_SPIN_COUNT, "10000001", "an integer in 0..10000000");
-    expect_bad(TC_CFG_SHM_TREE_ARITY, "1", "an integer in 2..64");
+    expect_bad("TC_SHM_BANKS", "0", "an integer in 1..63");
+    expect_bad("TC_SHM_BANKS", "64", "an integer in 1..63");
+    expect_bad("TC_SHM_BANKS", "-1", "an integer in 1..63");
+    expect_bad("TC_SHM_BANKS", "2x", "an integer in 1..63");
+    expect_bad("TC_SHM_BANKS", "2 2", "an integer in 1..63");
+    expect_bad("TC_SHM_BANKS", "2.0", "an integer in 1..63");
+    expect_bad("TC_SHM_BANKS", "0x2", "an integer in 1..63");
+    expect_bad("TC_SHM_BANKS", "", "an integer in 1..63");
+    expect_bad("TC_SHM_BANKS", "+", "an integer in 1..63");
+    expect_bad("TC_SHM_BANKS", "- 2", "an integer in 1..63");
+    expect_bad("TC_SHM_BANKS", "auto", "an integer in 1..63"); /* not an auto field */
+    expect_bad("TC_SHM_BANKS", "99999999999999999999", "an integer in 1..63");
+    expect_bad("TC_VERBOSE", "4", "an integer in 0..3");
+    expect_bad("TC_SPIN_COUNT", "10000001", "an integer in 0..10000000");
+    expect_bad("TC_SHM_TREE_ARITY", "1", "an integer in 2..64");
 
     /* auto field: auto/0 = 0, explicit values 1..65536 */
-    expect_int(TC_CFG_SHM_QUEUE_LENGTH, "auto", 0);
-    expect_int(TC_CFG_SHM_QUEUE_LENGTH, "AUTO", 0);
-    expect_int(TC_CFG_SHM_QUEUE_LENGTH, " Auto ", 0);
-    expect_int(TC_CFG_SHM_QUEUE_LENGTH, "0", 0);
-    expect_int(TC_CFG_SHM_QUEUE_LENGTH, "1", 1);
-    expect_int(TC_CFG_SHM_QUEUE_LENGTH, "65536", 65536);
-    expect_bad(TC_CFG_SHM_QUEUE_LENGTH, "65537", "auto (or 0) or an integer in 1..65536");
-    expect_bad(TC_CFG_SHM_QUEUE_LENGTH, "-1", "1..65536");
-    expect_bad(TC_CFG_SHM_QUEUE_LENGTH, "autox", "1..65536");
-    expect_bad(TC_CFG_SHM_QUEUE_LENGTH, "au to", "1..65536");
+    expect_int("TC_SHM_QUEUE_LENGTH", "auto", 0);
+    expect_int("TC_SHM_QUEUE_LENGTH", "AUTO", 0);
+    expect_int("TC_SHM_QUEUE_LENGTH", " Auto ", 0);
+    expect_int("TC_SHM_QUEUE_LENGTH", "0", 0);
+    expect_int("TC_SHM_QUEUE_LENGTH", "1", 1);
+    expect_int("TC_SHM_QUEUE_LENGTH", "65536", 65536);
+    expect_bad("TC_SHM_QUEUE_LENGTH", "65537", "auto (or 0) or an integer in 1..65536");
+    expect_bad("TC_SHM_QUEUE_LENGTH", "-1", "1..65536");
+    expect_bad("TC_SHM_QUEUE_LENGTH", "autox", "1..65536");
+    expect_bad("TC_SHM_QUEUE_LENGTH", "au to", "1..65536");
 }
 
 static void test_size(void)
 {
-    const tc_cfg_id_t qb = TC_CFG_SHM_QUEUE_BYTES; /* 4096..1G */
+    const char *qb = "TC_SHM_QUEUE_BYTES"; /* 4096..1G */
     expect_int(qb, "4096", 4096);
     expect_int(qb, "8k", 8 * 1024);
     expect_int(qb, "8K", 8 * 1024);
@@ -320,16 +443,16 @@ static void test_size(void)
     expect_bad(qb, "8589934592G", range);          /* 2^33 G = 2^63: just too big */
 
     /* Bounds with G suffix and above 4 GiB. */
-    expect_int(TC_CFG_SHM_MAX_SEGMENT, "64G", 64LL * 1024 * 1024 * 1024);
-    expect_int(TC_CFG_SHM_MAX_SEGMENT, "4096", 4096);
-    expect_bad(TC_CFG_SHM_MAX_SEGMENT, "65537M", "4096..64G");
-    expect_int(TC_CFG_SHM_MAX_TOTAL, "1024G", 1024LL * 1024 * 1024 * 1024);
-    expect_bad(TC_CFG_SHM_MAX_TOTAL, "1025G", "4096..1024G");
-    expect_int(TC_CFG_SHM_DESIGN_SIZE, "1", 1);
-    expect_bad(TC_CFG_SHM_DESIGN_SIZE, "0", "1..1G");
+    expect_int("TC_SHM_MAX_SEGMENT", "64G", 64LL * 1024 * 1024 * 1024);
+    expect_int("TC_SHM_MAX_SEGMENT", "4096", 4096);
+    expect_bad("TC_SHM_MAX_SEGMENT", "65537M", "4096..64G");
+    expect_int("TC_SHM_MAX_TOTAL", "1024G", 1024LL * 1024 * 1024 * 1024);
+    expect_bad("TC_SHM_MAX_TOTAL", "1025G", "4096..1024G");
+    expect_int("TC_SHM_DESIGN_SIZE", "1", 1);
+    expect_bad("TC_SHM_DESIGN_SIZE", "0", "1..1G");
 
     /* auto field: auto/0 = 0, otherwise 4096..16M */
-    const tc_cfg_id_t fs = TC_CFG_SHM_FRAGMENT_SIZE;
+    const char *fs = "TC_SHM_FRAGMENT_SIZE";
     expect_int(fs, "auto", 0);
     expect_int(fs, "AUTO", 0);
     expect_int(fs, "0", 0);
@@ -349,7 +472,7 @@ static void test_size(void)
 
 static void test_double(void)
 {
-    const tc_cfg_id_t wt = TC_CFG_WAIT_TIMEOUT; /* 0..1e6 */
+    const char *wt = "TC_WAIT_TIMEOUT"; /* 0..1e6 */
     expect_double(wt, "0", 0);
     expect_double(wt, "600", 600);
     expect_double(wt, "0.5", 0.5);
@@ -375,45 +498,43 @@ static void test_double(void)
 
 static void test_enum(void)
 {
-    expect_int(TC_CFG_SHM_TREE, "flat", TC_TREE_FLAT);
-    expect_int(TC_CFG_SHM_TREE, "chain", TC_TREE_CHAIN);
-    expect_int(TC_CFG_SHM_TREE, "kary", TC_TREE_KARY);
-    expect_int(TC_CFG_SHM_TREE, "knomial", TC_TREE_KNOMIAL);
-    expect_int(TC_CFG_SHM_TREE, "KNOMIAL", TC_TREE_KNOMIAL);
-    expect_int(TC_CFG_SHM_TREE, " Chain\n", TC_TREE_CHAIN);
-    expect_int(TC_CFG_SHM_PLACEMENT, "touch", TC_PLACEMENT_TOUCH);
-    expect_int(TC_CFG_SHM_PLACEMENT, "MBind", TC_PLACEMENT_MBIND);
-    expect_int(TC_CFG_SHM_PLACEMENT, "none", TC_PLACEMENT_NONE);
+    expect_int("TC_SHM_TREE", "flat", TC_TREE_FLAT);
+    expect_int("TC_SHM_TREE", "chain", TC_TREE_CHAIN);
+    expect_int("TC_SHM_TREE", "kary", TC_TREE_KARY);
+    expect_int("TC_SHM_TREE", "knomial", TC_TREE_KNOMIAL);
+    expect_int("TC_SHM_TREE", "KNOMIAL", TC_TREE_KNOMIAL);
+    expect_int("TC_SHM_TREE", " Chain\n", TC_TREE_CHAIN);
+    expect_int("TC_SHM_PLACEMENT", "touch", TC_PLACEMENT_TOUCH);
+    expect_int("TC_SHM_PLACEMENT", "MBind", TC_PLACEMENT_MBIND);
+    expect_int("TC_SHM_PLACEMENT", "none", TC_PLACEMENT_NONE);
 
     const char *trees = "one of flat,chain,kary,knomial";
     const char *bad[] = {"", "k", "kar", "karyy", "flat,chain", ",", "0", "1", "k-ary", "fl at"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        expect_bad(TC_CFG_SHM_TREE, bad[i], trees);
-    expect_bad(TC_CFG_SHM_PLACEMENT, "first-touch", "one of touch,mbind,none");
-    expect_int(TC_CFG_SHM_MECHANISM, "auto", TC_SHM_MECHANISM_AUTO);
-    expect_int(TC_CFG_SHM_MECHANISM, "MemFD", TC_SHM_MECHANISM_MEMFD);
-    expect_int(TC_CFG_SHM_MECHANISM, "named", TC_SHM_MECHANISM_NAMED);
-    expect_bad(TC_CFG_SHM_MECHANISM, "shm_open", "one of auto,memfd,named");
-    if (strcmp(tc_config_enum_name(TC_CFG_SHM_MECHANISM, TC_SHM_MECHANISM_NAMED), "named") != 0 ||
-        strcmp(tc_config_enum_name(TC_CFG_SHM_MECHANISM, TC_SHM_MECHANISM_LAST), "?") != 0)
+        expect_bad("TC_SHM_TREE", bad[i], trees);
+    expect_bad("TC_SHM_PLACEMENT", "first-touch", "one of touch,mbind,none");
+    expect_int("TC_SHM_MECHANISM", "auto", TC_SHM_MECHANISM_AUTO);
+    expect_int("TC_SHM_MECHANISM", "MemFD", TC_SHM_MECHANISM_MEMFD);
+    expect_int("TC_SHM_MECHANISM", "named", TC_SHM_MECHANISM_NAMED);
+    expect_bad("TC_SHM_MECHANISM", "shm_open", "one of auto,memfd,named");
+    if (strcmp(cenum("TC_SHM_MECHANISM", TC_SHM_MECHANISM_NAMED), "named") != 0 ||
+        strcmp(cenum("TC_SHM_MECHANISM", TC_SHM_MECHANISM_LAST), "?") != 0)
         fail("enum names of TC_SHM_MECHANISM");
 
     /* tc_config_enum_name spells the accepted list, in the C enums' order. */
     const char *tree_names[] = {"flat", "chain", "kary", "knomial"};
     for (int i = 0; i < TC_TREE_LAST; i++)
-        if (strcmp(tc_config_enum_name(TC_CFG_SHM_TREE, i), tree_names[i]) != 0)
-            fail("enum_name(SHM_TREE, %d) = %s", i, tc_config_enum_name(TC_CFG_SHM_TREE, i));
+        if (strcmp(cenum("TC_SHM_TREE", i), tree_names[i]) != 0)
+            fail("enum_name(SHM_TREE, %d) = %s", i, cenum("TC_SHM_TREE", i));
     const char *place_names[] = {"touch", "mbind", "none"};
     for (int i = 0; i < TC_PLACEMENT_LAST; i++)
-        if (strcmp(tc_config_enum_name(TC_CFG_SHM_PLACEMENT, i), place_names[i]) != 0)
-            fail("enum_name(SHM_PLACEMENT, %d) = %s", i,
-                 tc_config_enum_name(TC_CFG_SHM_PLACEMENT, i));
-    if (strcmp(tc_config_desc(TC_CFG_SHM_TREE)->accepted, "flat,chain,kary,knomial") != 0 ||
-        strcmp(tc_config_desc(TC_CFG_SHM_PLACEMENT)->accepted, "touch,mbind,none") != 0)
+        if (strcmp(cenum("TC_SHM_PLACEMENT", i), place_names[i]) != 0)
+            fail("enum_name(SHM_PLACEMENT, %d) = %s", i, cenum("TC_SHM_PLACEMENT", i));
+    if (strcmp(desc("TC_SHM_TREE")->accepted, "flat,chain,kary,knomial") != 0 ||
+        strcmp(desc("TC_SHM_PLACEMENT")->accepted, "touch,mbind,none") != 0)
         fail("enum accepted lists changed");
-    if (strcmp(tc_config_enum_name(TC_CFG_SHM_TREE, TC_TREE_LAST), "?") != 0 ||
-        strcmp(tc_config_enum_name(TC_CFG_SHM_TREE, -1), "?") != 0 ||
-        strcmp(tc_config_enum_name(TC_CFG_SHM_BANKS, 0), "?") != 0)
+    if (strcmp(cenum("TC_SHM_TREE", TC_TREE_LAST), "?") != 0 ||
+        strcmp(cenum("TC_SHM_TREE", -1), "?") != 0 || strcmp(cenum("TC_SHM_BANKS", 0), "?") != 0)
         fail("enum_name out of range should be \"?\"");
 }
 
@@ -422,56 +543,55 @@ static void test_hier_enums(void)
 {
     const char *shm[] = {"auto", "none", "l2", "l3", "numa", "package", "node"};
     for (int i = 0; i < TC_HIER_SHM_LEVEL_LAST; i++) {
-        expect_int(TC_CFG_HIER_SHM_LEVEL, shm[i], i);
-        if (strcmp(tc_config_enum_name(TC_CFG_HIER_SHM_LEVEL, i), shm[i]) != 0)
-            fail("enum_name(HIER_SHM_LEVEL, %d) = %s", i,
-                 tc_config_enum_name(TC_CFG_HIER_SHM_LEVEL, i));
+        expect_int("TC_HIER_SHM_LEVEL", shm[i], i);
+        if (strcmp(cenum("TC_HIER_SHM_LEVEL", i), shm[i]) != 0)
+            fail("enum_name(HIER_SHM_LEVEL, %d) = %s", i, cenum("TC_HIER_SHM_LEVEL", i));
     }
-    expect_int(TC_CFG_HIER_SHM_LEVEL, "NUMA", TC_HIER_SHM_LEVEL_NUMA);
-    expect_bad(TC_CFG_HIER_SHM_LEVEL, "socket", "one of auto,none,l2,l3,numa,package,node");
-    expect_bad(TC_CFG_HIER_SHM_LEVEL, "core", "one of auto,none,l2,l3,numa,package,node");
-    expect_int(TC_CFG_HIER_ALLREDUCE, "rab", TC_HIER_SCHEME_RAB);
-    expect_int(TC_CFG_HIER_ALLREDUCE, "RB", TC_HIER_SCHEME_RB);
-    expect_bad(TC_CFG_HIER_ALLREDUCE, "ring", "one of rab,rb");
-    expect_int(TC_CFG_HIER_ALLREDUCE_TOP, "recdbl", TC_HIER_TOP_RECDBL);
-    expect_int(TC_CFG_HIER_ALLREDUCE_TOP, "ring", TC_HIER_TOP_RING);
-    expect_int(TC_CFG_HIER_ALLREDUCE_TOP, "auto", TC_HIER_TOP_AUTO);
-    if (strcmp(tc_config_enum_name(TC_CFG_HIER_ALLREDUCE, TC_HIER_SCHEME_RB), "rb") != 0 ||
-        strcmp(tc_config_enum_name(TC_CFG_HIER_ALLREDUCE_TOP, TC_HIER_TOP_RING), "ring") != 0 ||
-        strcmp(tc_config_enum_name(TC_CFG_HIER_ALLREDUCE_TOP, TC_HIER_TOP_LAST), "?") != 0)
+    expect_int("TC_HIER_SHM_LEVEL", "NUMA", TC_HIER_SHM_LEVEL_NUMA);
+    expect_bad("TC_HIER_SHM_LEVEL", "socket", "one of auto,none,l2,l3,numa,package,node");
+    expect_bad("TC_HIER_SHM_LEVEL", "core", "one of auto,none,l2,l3,numa,package,node");
+    expect_int("TC_HIER_ALLREDUCE", "rab", TC_HIER_ALLREDUCE_RAB);
+    expect_int("TC_HIER_ALLREDUCE", "RB", TC_HIER_ALLREDUCE_RB);
+    expect_bad("TC_HIER_ALLREDUCE", "ring", "one of rab,rb");
+    expect_int("TC_HIER_ALLREDUCE_TOP", "recdbl", TC_HIER_TOP_RECDBL);
+    expect_int("TC_HIER_ALLREDUCE_TOP", "ring", TC_HIER_TOP_RING);
+    expect_int("TC_HIER_ALLREDUCE_TOP", "auto", TC_HIER_TOP_AUTO);
+    if (strcmp(cenum("TC_HIER_ALLREDUCE", TC_HIER_ALLREDUCE_RB), "rb") != 0 ||
+        strcmp(cenum("TC_HIER_ALLREDUCE_TOP", TC_HIER_TOP_RING), "ring") != 0 ||
+        strcmp(cenum("TC_HIER_ALLREDUCE_TOP", TC_HIER_TOP_LAST), "?") != 0)
         fail("enum names of the hierarchy's enums");
 
     /* TC_WAIT: the words in the order of tc_wait_policy_t (core/wait.h). */
     const char *waitw[] = {"auto", "spin", "yield", "futex"};
     _Static_assert(sizeof waitw / sizeof waitw[0] == TC_WAIT_LAST, "TC_WAIT words");
     for (int i = 0; i < TC_WAIT_LAST; i++)
-        expect_int(TC_CFG_WAIT, waitw[i], i);
-    expect_bad(TC_CFG_WAIT, "sleep", "one of auto,spin,yield,futex");
+        expect_int("TC_WAIT", waitw[i], i);
+    expect_bad("TC_WAIT", "sleep", "one of auto,spin,yield,futex");
 
     /* Sizes of the new entries: bounds as documented. */
-    expect_int(TC_CFG_SHM_REDUCE_SLOT_BYTES, "1K", 1024);
-    expect_int(TC_CFG_SHM_REDUCE_SLOT_BYTES, "16M", 16 * 1024 * 1024);
-    expect_bad(TC_CFG_SHM_REDUCE_SLOT_BYTES, "1023", "1024..16M");
-    expect_int(TC_CFG_SHM_REDUCE_SLOTS, "2", 2);
-    expect_bad(TC_CFG_SHM_REDUCE_SLOTS, "1", "an integer in 2..1024");
-    expect_bad(TC_CFG_SHM_REDUCE_SLOTS, "1025", "an integer in 2..1024");
-    expect_int(TC_CFG_HIER_LARGE, "0", 0);
-    expect_int(TC_CFG_HIER_SEGMENT, "4K", 4096);
+    expect_int("TC_SHM_REDUCE_SLOT_BYTES", "1K", 1024);
+    expect_int("TC_SHM_REDUCE_SLOT_BYTES", "16M", 16 * 1024 * 1024);
+    expect_bad("TC_SHM_REDUCE_SLOT_BYTES", "1023", "1024..16M");
+    expect_int("TC_SHM_REDUCE_SLOTS", "2", 2);
+    expect_bad("TC_SHM_REDUCE_SLOTS", "1", "an integer in 2..1024");
+    expect_bad("TC_SHM_REDUCE_SLOTS", "1025", "an integer in 2..1024");
+    expect_int("TC_HIER_LARGE", "0", 0);
+    expect_int("TC_HIER_SEGMENT", "4K", 4096);
     /* Barrier choices: 0 = auto, then the algorithms in tc_barrier_alg_t order + 1. */
-    expect_int(TC_CFG_BARRIER, "auto", 0);
-    expect_int(TC_CFG_BARRIER, "central", 1);
-    expect_int(TC_CFG_BARRIER, "pairwise", 5);
-    expect_int(TC_CFG_SHM_BARRIER, "tournament", 4);
-    expect_bad(TC_CFG_SHM_BARRIER, "pairwise", "one of auto,central,tree,dissemination,tournament");
-    expect_bad(TC_CFG_BARRIER_ARITY, "1", "an integer in 2..64");
-    expect_bad(TC_CFG_HIER_SEGMENT, "4095", "4096..1G");
+    expect_int("TC_BARRIER", "auto", 0);
+    expect_int("TC_BARRIER", "central", 1);
+    expect_int("TC_BARRIER", "pairwise", 5);
+    expect_int("TC_SHM_BARRIER", "tournament", 4);
+    expect_bad("TC_SHM_BARRIER", "pairwise", "one of auto,central,tree,dissemination,tournament");
+    expect_bad("TC_BARRIER_ARITY", "1", "an integer in 2..64");
+    expect_bad("TC_HIER_SEGMENT", "4095", "4096..1G");
 }
 
 /* STRING: any text up to TC_CFG_STRING_MAX bytes after trimming; the value
  * is its trimmed length; tc_config_string gives the text or the default. */
 static void test_string(void)
 {
-    const tc_cfg_id_t lf = TC_CFG_LOCALITY_FILE;
+    const char *lf = "TC_LOCALITY_FILE";
     expect_int(lf, "", 0);
     expect_int(lf, "   ", 0);
     expect_int(lf, "/tmp/x.txt", 10);
@@ -492,25 +612,25 @@ static void test_string(void)
         /* Too long: quoted cut (test_messages), so check the tail of the message. */
         tc_cfg_value_t v = {-7, -7};
         char err[512] = "";
-        if (tc_config_parse(tc_config_desc(lf), big, &v, err, sizeof err) == 0 ||
+        if (tc_config_parse(desc(lf), big, &v, err, sizeof err) == 0 ||
             !strstr(err, "TC_LOCALITY_FILE=\"xxx") ||
             !strstr(err, "...\": expected at most 4096 bytes of text"))
             fail("4097 bytes of text: \"%s\"", err);
     }
     free(big);
 
-    for (int id = 0; id < TC_CFG_LAST; id++)
-        unsetenv(tc_config_desc((tc_cfg_id_t)id)->name);
+    for (int id = 0; id < nall(); id++)
+        unsetenv(desc(nth(id))->name);
     tc_config_reset();
-    if (strcmp(tc_config_string(TC_CFG_HIER_LEVELS),
-               "numa,package,node,switch1,switch2,switch3,switch4") != 0 ||
-        strcmp(tc_config_string(TC_CFG_LOCALITY_FILE), "") != 0 ||
-        strcmp(tc_config_string(TC_CFG_HIER_BCAST), "auto") != 0 ||
-        tc_config_source(TC_CFG_HIER_BCAST) != TC_CFG_SRC_DEFAULT)
-        fail("string defaults: \"%s\" \"%s\" \"%s\"", tc_config_string(TC_CFG_HIER_LEVELS),
-             tc_config_string(TC_CFG_LOCALITY_FILE), tc_config_string(TC_CFG_HIER_BCAST));
-    if (strcmp(tc_config_string(TC_CFG_SHM_BANKS), "") != 0 ||
-        strcmp(tc_config_string(TC_CFG_LAST), "") != 0)
+    if (strcmp(cstring("TC_HIER_LEVELS"), "numa,package,node,switch1,switch2,switch3,switch4") !=
+            0 ||
+        strcmp(cstring("TC_LOCALITY_FILE"), "") != 0 ||
+        strcmp(cstring("TC_HIER_BCAST"), "auto") != 0 ||
+        csource("TC_HIER_BCAST") != TC_CFG_SRC_DEFAULT)
+        fail("string defaults: \"%s\" \"%s\" \"%s\"", cstring("TC_HIER_LEVELS"),
+             cstring("TC_LOCALITY_FILE"), cstring("TC_HIER_BCAST"));
+    if (strcmp(cstring("TC_SHM_BANKS"), "") != 0 ||
+        strcmp(tc_config_string(&tc_shm_config, TC_SHM_CFG_LAST), "") != 0)
         fail("tc_config_string of a non-string should be \"\"");
 
     setenv("TC_HIER_BCAST", "  numa:flat , node:knomial:4\t", 1);
@@ -524,34 +644,33 @@ static void test_string(void)
     }
     tc_config_reset();
     fprintf(stderr, "(one 'TC_NETWORK_TOPOLOGY_FILE=...' message is expected next)\n");
-    tc_config_load();
-    if (strcmp(tc_config_string(TC_CFG_HIER_BCAST), "numa:flat , node:knomial:4") != 0 ||
-        tc_config_source(TC_CFG_HIER_BCAST) != TC_CFG_SRC_ENV ||
-        tc_config_int(TC_CFG_HIER_BCAST) != 26)
-        fail("loaded string: \"%s\" source %d", tc_config_string(TC_CFG_HIER_BCAST),
-             (int)tc_config_source(TC_CFG_HIER_BCAST));
-    if (strcmp(tc_config_string(TC_CFG_LOCALITY_FILE), "") != 0 ||
-        tc_config_source(TC_CFG_LOCALITY_FILE) != TC_CFG_SRC_ENV)
+    tc_settings_load();
+    if (strcmp(cstring("TC_HIER_BCAST"), "numa:flat , node:knomial:4") != 0 ||
+        csource("TC_HIER_BCAST") != TC_CFG_SRC_ENV || cint("TC_HIER_BCAST") != 26)
+        fail("loaded string: \"%s\" source %d", cstring("TC_HIER_BCAST"),
+             (int)csource("TC_HIER_BCAST"));
+    if (strcmp(cstring("TC_LOCALITY_FILE"), "") != 0 ||
+        csource("TC_LOCALITY_FILE") != TC_CFG_SRC_ENV)
         fail("empty string from the environment");
-    if (strcmp(tc_config_string(TC_CFG_NETWORK_TOPOLOGY_FILE), "") != 0 ||
-        tc_config_source(TC_CFG_NETWORK_TOPOLOGY_FILE) != TC_CFG_SRC_INVALID)
+    if (strcmp(cstring("TC_NETWORK_TOPOLOGY_FILE"), "") != 0 ||
+        csource("TC_NETWORK_TOPOLOGY_FILE") != TC_CFG_SRC_INVALID)
         fail("too long a string should be invalid and give the default");
     /* The loaded text is a copy. */
     setenv("TC_HIER_BCAST", "flat", 1);
-    if (strcmp(tc_config_string(TC_CFG_HIER_BCAST), "numa:flat , node:knomial:4") != 0)
+    if (strcmp(cstring("TC_HIER_BCAST"), "numa:flat , node:knomial:4") != 0)
         fail("string follows the environment");
-    for (int id = 0; id < TC_CFG_LAST; id++)
-        unsetenv(tc_config_desc((tc_cfg_id_t)id)->name);
+    for (int id = 0; id < nall(); id++)
+        unsetenv(desc(nth(id))->name);
     tc_config_reset();
-    if (strcmp(tc_config_string(TC_CFG_HIER_BCAST), "auto") != 0)
-        fail("string after reset: \"%s\"", tc_config_string(TC_CFG_HIER_BCAST));
+    if (strcmp(cstring("TC_HIER_BCAST"), "auto") != 0)
+        fail("string after reset: \"%s\"", cstring("TC_HIER_BCAST"));
 }
 
 static void test_messages(void)
 {
     tc_cfg_value_t v;
     char err[512];
-    const tc_cfg_desc_t *d = tc_config_desc(TC_CFG_SHM_BANKS);
+    const tc_cfg_desc_t *d = desc("TC_SHM_BANKS");
 
     /* The example of the brief, verbatim. */
     if (tc_config_parse(d, "0", &v, err, sizeof err) == 0 ||
@@ -589,19 +708,17 @@ static void test_messages(void)
 static void test_load(void)
 {
     /* Unset everything we touch so the results do not depend on the caller. */
-    for (int id = 0; id < TC_CFG_LAST; id++)
-        unsetenv(tc_config_desc((tc_cfg_id_t)id)->name);
+    for (int id = 0; id < nall(); id++)
+        unsetenv(desc(nth(id))->name);
 
     tc_config_reset();
     /* Accessors load on first use. */
-    if (tc_config_int(TC_CFG_SHM_BANKS) != 16 ||
-        tc_config_source(TC_CFG_SHM_BANKS) != TC_CFG_SRC_DEFAULT ||
-        tc_config_raw(TC_CFG_SHM_BANKS) != NULL)
-        fail("defaults: banks %lld source %d", (long long)tc_config_int(TC_CFG_SHM_BANKS),
-             (int)tc_config_source(TC_CFG_SHM_BANKS));
-    if (tc_config_double(TC_CFG_WAIT_TIMEOUT) != 600 || tc_log_level != 0)
-        fail("defaults: timeout %g log level %d", tc_config_double(TC_CFG_WAIT_TIMEOUT),
-             tc_log_level);
+    if (cint("TC_SHM_BANKS") != 16 || csource("TC_SHM_BANKS") != TC_CFG_SRC_DEFAULT ||
+        craw("TC_SHM_BANKS") != NULL)
+        fail("defaults: banks %lld source %d", (long long)cint("TC_SHM_BANKS"),
+             (int)csource("TC_SHM_BANKS"));
+    if (cdouble("TC_WAIT_TIMEOUT") != 600 || tc_log_level != 0)
+        fail("defaults: timeout %g log level %d", cdouble("TC_WAIT_TIMEOUT"), tc_log_level);
 
     setenv("TC_SHM_BANKS", "0", 1);           /* invalid: default 16 */
     setenv("TC_SHM_QUEUE_BYTES", " 2M ", 1);  /* valid */
@@ -615,64 +732,100 @@ static void test_load(void)
     setenv("TC_SHM_PLACEMENT", "first", 1);   /* invalid */
 
     /* Loaded values stay until reset. */
-    tc_config_load();
-    if (tc_config_int(TC_CFG_SHM_BANKS) != 16 ||
-        tc_config_source(TC_CFG_SHM_BANKS) != TC_CFG_SRC_DEFAULT)
+    tc_settings_load();
+    if (cint("TC_SHM_BANKS") != 16 || csource("TC_SHM_BANKS") != TC_CFG_SRC_DEFAULT)
         fail("not re-read without reset");
     tc_config_reset();
     fprintf(stderr, "(four 'topocoll: ...; using the default' lines are expected next)\n");
-    tc_config_load();
-    tc_config_load(); /* second call does nothing (no second set of messages) */
+    tc_settings_load();
+    tc_settings_load(); /* second call does nothing (no second set of messages) */
 
     struct {
-        tc_cfg_id_t id;
+        const char *id;
         tc_cfg_source_t src;
         double want;
         const char *raw;
     } cases[] = {
-        {TC_CFG_SHM_BANKS, TC_CFG_SRC_INVALID, 16, "0"},
-        {TC_CFG_SHM_QUEUE_BYTES, TC_CFG_SRC_ENV, 2 * 1024 * 1024, " 2M "},
-        {TC_CFG_SHM_TREE, TC_CFG_SRC_ENV, TC_TREE_KNOMIAL, "Knomial"},
-        {TC_CFG_WAIT_TIMEOUT, TC_CFG_SRC_INVALID, 600, "forever"},
-        {TC_CFG_SHM_FRAGMENT_SIZE, TC_CFG_SRC_ENV, 64 * 1024, "64K"},
-        {TC_CFG_SHM_QUEUE_LENGTH, TC_CFG_SRC_ENV, 0, "auto"},
-        {TC_CFG_SHM, TC_CFG_SRC_ENV, 0, "off"},
-        {TC_CFG_VERBOSE, TC_CFG_SRC_ENV, 3, "3"},
-        {TC_CFG_SHM_MAX_TOTAL, TC_CFG_SRC_INVALID, 1024.0 * 1024 * 1024, ""},
-        {TC_CFG_SHM_PLACEMENT, TC_CFG_SRC_INVALID, TC_PLACEMENT_TOUCH, "first"},
-        {TC_CFG_SHM_MAX_SEGMENT, TC_CFG_SRC_DEFAULT, 256.0 * 1024 * 1024, NULL},
-        {TC_CFG_SPIN_COUNT, TC_CFG_SRC_DEFAULT, 200, NULL},
+        {"TC_SHM_BANKS", TC_CFG_SRC_INVALID, 16, "0"},
+        {"TC_SHM_QUEUE_BYTES", TC_CFG_SRC_ENV, 2 * 1024 * 1024, " 2M "},
+        {"TC_SHM_TREE", TC_CFG_SRC_ENV, TC_TREE_KNOMIAL, "Knomial"},
+        {"TC_WAIT_TIMEOUT", TC_CFG_SRC_INVALID, 600, "forever"},
+        {"TC_SHM_FRAGMENT_SIZE", TC_CFG_SRC_ENV, 64 * 1024, "64K"},
+        {"TC_SHM_QUEUE_LENGTH", TC_CFG_SRC_ENV, 0, "auto"},
+        {"TC_SHM", TC_CFG_SRC_ENV, 0, "off"},
+        {"TC_VERBOSE", TC_CFG_SRC_ENV, 3, "3"},
+        {"TC_SHM_MAX_TOTAL", TC_CFG_SRC_INVALID, 1024.0 * 1024 * 1024, ""},
+        {"TC_SHM_PLACEMENT", TC_CFG_SRC_INVALID, TC_PLACEMENT_TOUCH, "first"},
+        {"TC_SHM_MAX_SEGMENT", TC_CFG_SRC_DEFAULT, 256.0 * 1024 * 1024, NULL},
+        {"TC_SPIN_COUNT", TC_CFG_SRC_DEFAULT, 200, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const char *name = tc_config_desc(cases[i].id)->name;
-        const char *raw = tc_config_raw(cases[i].id);
-        if (tc_config_source(cases[i].id) != cases[i].src)
-            fail("load %s: source %d, expected %d", name, (int)tc_config_source(cases[i].id),
+        const char *name = desc(cases[i].id)->name;
+        const char *raw = craw(cases[i].id);
+        if (csource(cases[i].id) != cases[i].src)
+            fail("load %s: source %d, expected %d", name, (int)csource(cases[i].id),
                  (int)cases[i].src);
-        if (tc_config_double(cases[i].id) != cases[i].want ||
-            tc_config_int(cases[i].id) != (int64_t)cases[i].want)
-            fail("load %s: value %g, expected %g", name, tc_config_double(cases[i].id),
-                 cases[i].want);
+        if (cdouble(cases[i].id) != cases[i].want || cint(cases[i].id) != (int64_t)cases[i].want)
+            fail("load %s: value %g, expected %g", name, cdouble(cases[i].id), cases[i].want);
         if ((raw == NULL) != (cases[i].raw == NULL) || (raw && strcmp(raw, cases[i].raw) != 0))
             fail("load %s: raw \"%s\", expected \"%s\"", name, raw ? raw : "(null)",
                  cases[i].raw ? cases[i].raw : "(null)");
     }
-    if (strcmp(tc_config_enum_name(TC_CFG_SHM_TREE, tc_config_int(TC_CFG_SHM_TREE)), "knomial"))
+    if (strcmp(cenum("TC_SHM_TREE", cint("TC_SHM_TREE")), "knomial"))
         fail("enum name of loaded tree");
     if (tc_log_level != 3)
         fail("tc_log_level %d after TC_VERBOSE=3", tc_log_level);
 
     /* The raw text is a copy: changing the environment does not change it. */
     setenv("TC_SHM_TREE", "flat", 1);
-    if (strcmp(tc_config_raw(TC_CFG_SHM_TREE), "Knomial") != 0)
+    if (strcmp(craw("TC_SHM_TREE"), "Knomial") != 0)
         fail("raw text follows the environment");
 
-    for (int id = 0; id < TC_CFG_LAST; id++)
-        unsetenv(tc_config_desc((tc_cfg_id_t)id)->name);
+    for (int id = 0; id < nall(); id++)
+        unsetenv(desc(nth(id))->name);
     tc_config_reset();
-    if (tc_config_int(TC_CFG_SHM_TREE) != TC_TREE_KARY || tc_log_level != 0 ||
-        tc_config_source(TC_CFG_SHM_TREE) != TC_CFG_SRC_DEFAULT)
+    /* A module loads on the first read of one of its variables, the others
+     * stay as they were until read (or tc_settings_load). */
+    if (cint("TC_SHM_TREE") != TC_TREE_KARY || csource("TC_SHM_TREE") != TC_CFG_SRC_DEFAULT)
         fail("reset and reload did not return to the defaults");
+    if (!tc_load_relaxed_u64(&tc_shm_config.loaded) || tc_load_relaxed_u64(&tc_rma_config.loaded))
+        fail("reading TC_SHM_TREE should load shm alone");
+    tc_settings_load();
+    for (int i = 0; i < tc_settings_nmodules; i++)
+        if (!tc_load_relaxed_u64(&tc_settings_modules[i]->loaded))
+            fail("tc_settings_load left %s unloaded", tc_settings_modules[i]->name);
+    if (tc_log_level != 0)
+        fail("tc_log_level %d after reset to the defaults", tc_log_level);
+
+    /* The modules' own handles read the same values as the names. */
+    setenv("TC_SHM_BANKS", "8", 1);
+    setenv("TC_LOCK_SCHEME", "rwlock", 1);
+    setenv("TC_HIER_ALLREDUCE_TOP", "ring", 1);
+    setenv("TC_BARRIER", "tournament", 1);
+    setenv("TC_RMA_POLL_MAX_US", "77", 1);
+    setenv("TC_MODEL_GAMMA", "0.5", 1);
+    setenv("TC_PMPI_RACE_MIN", "0", 1);
+    setenv("TC_STATS", "yes", 1);
+    tc_config_reset();
+    if (tc_config_int(&tc_shm_config, TC_SHM_CFG_BANKS) != 8 ||
+        tc_config_int(&tc_locks_config, TC_LOCKS_CFG_SCHEME) != TC_LOCK_SCHEME_RWLOCK ||
+        tc_config_int(&tc_hier_config, TC_HIER_CFG_ALLREDUCE_TOP) != TC_HIER_TOP_RING ||
+        tc_config_int(&tc_barrier_config, TC_BARRIER_CFG_ALG) != 1 + TC_BARRIER_TOURNAMENT ||
+        tc_config_int(&tc_rma_config, TC_RMA_CFG_POLL_MAX_US) != 77 ||
+        tc_config_double(&tc_model_config, TC_MODEL_CFG_GAMMA) != 0.5 ||
+        tc_config_source(&tc_core_config, TC_CORE_CFG_PMPI_RACE_MIN) != TC_CFG_SRC_ENV ||
+        tc_config_int(&tc_core_config, TC_CORE_CFG_PMPI_RACE_MIN) != 0 ||
+        tc_config_int(&tc_base_config, TC_BASE_CFG_STATS) != 1)
+        fail("module handles do not read the environment's values");
+    tc_barrier_settings_t bs;
+    tc_barrier_settings_get(&bs);
+    if (bs.msg_override != 1 + TC_BARRIER_TOURNAMENT || bs.msg_arity != 4 || bs.shm_override != 0 ||
+        bs.shm_arity != 4)
+        fail("barrier settings %d %d %d %d", bs.msg_override, bs.msg_arity, bs.shm_override,
+             bs.shm_arity);
+    for (int id = 0; id < nall(); id++)
+        unsetenv(desc(nth(id))->name);
+    tc_config_reset();
 }
 
 /* Concurrent first use: every thread sees the loaded values (run under
@@ -680,7 +833,7 @@ static void test_load(void)
 static void *load_thread(void *arg)
 {
     int64_t *got = arg;
-    *got = tc_config_int(TC_CFG_SHM_TREE_ARITY);
+    *got = cint("TC_SHM_TREE_ARITY");
     return NULL;
 }
 
@@ -710,78 +863,78 @@ static void test_load_threads(void)
 
 /* tc_config_value_text: every loaded value printed as a user would write it
  * (topocoll-info's table): words, not enum indices or string lengths. */
-static void expect_text(tc_cfg_id_t id, const char *want)
+static void expect_text(const char *id, const char *want)
 {
     char got[TC_CFG_STRING_MAX + 1];
-    tc_config_value_text(id, got, sizeof got);
+    ctext(id, got, sizeof got);
     if (strcmp(got, want) != 0)
-        fail("value_text(%s) = \"%s\", expected \"%s\"", tc_config_desc(id)->name, got, want);
+        fail("value_text(%s) = \"%s\", expected \"%s\"", desc(id)->name, got, want);
 }
 
 static void test_value_text(void)
 {
     char text[TC_CFG_STRING_MAX + 1];
 
-    for (int id = 0; id < TC_CFG_LAST; id++)
-        unsetenv(tc_config_desc((tc_cfg_id_t)id)->name);
+    for (int id = 0; id < nall(); id++)
+        unsetenv(desc(nth(id))->name);
     tc_config_reset();
 
     /* The defaults that topocoll-info printed as "?", a number or 0. */
-    expect_text(TC_CFG_SHM_REDUCE_COPY, "auto");
-    expect_text(TC_CFG_SHM_BCAST_COPY, "auto");
-    expect_text(TC_CFG_BARRIER, "auto");
-    expect_text(TC_CFG_SHM_BARRIER, "auto");
-    expect_text(TC_CFG_RMA_BCAST, "auto");
-    expect_text(TC_CFG_RMA_PUTLOOP, "down");
-    expect_text(TC_CFG_HIER_LEVELS, "numa,package,node,switch1,switch2,switch3,switch4");
-    expect_text(TC_CFG_HIER_BCAST, "auto");
-    expect_text(TC_CFG_HIER_REDUCE, "auto");
-    expect_text(TC_CFG_NETWORK_TOPOLOGY_FILE, "(unset)");
-    expect_text(TC_CFG_LOCALITY_FILE, "(unset)");
-    expect_text(TC_CFG_LOGP_FILE, "(unset)");
-    expect_text(TC_CFG_LOCK_SCHEME, "n-mcs");
-    expect_text(TC_CFG_HIER_SHM_LEVEL, "auto");
-    expect_text(TC_CFG_HIER_ALLREDUCE, "rab");
-    expect_text(TC_CFG_SHM_TREE, "kary");
-    expect_text(TC_CFG_SHM_PLACEMENT, "touch");
-    expect_text(TC_CFG_SHM_FRAGMENT_SIZE, "auto");
-    expect_text(TC_CFG_SHM_QUEUE_LENGTH, "auto");
-    expect_text(TC_CFG_HIER_LARGE, "64K");
-    expect_text(TC_CFG_HIER_SEGMENT, "1M");
-    expect_text(TC_CFG_SHM_MAX_TOTAL, "1G");
-    expect_text(TC_CFG_SHM_BANKS, "16");
-    expect_text(TC_CFG_SHM, "1");
-    expect_text(TC_CFG_STATS, "0");
-    expect_text(TC_CFG_WAIT_TIMEOUT, "600");
-    expect_text(TC_CFG_MODEL_GAMMA, "6.6667e-05");
+    expect_text("TC_SHM_REDUCE_COPY", "auto");
+    expect_text("TC_SHM_BCAST_COPY", "auto");
+    expect_text("TC_BARRIER", "auto");
+    expect_text("TC_SHM_BARRIER", "auto");
+    expect_text("TC_RMA_BCAST", "auto");
+    expect_text("TC_RMA_PUTLOOP", "down");
+    expect_text("TC_HIER_LEVELS", "numa,package,node,switch1,switch2,switch3,switch4");
+    expect_text("TC_HIER_BCAST", "auto");
+    expect_text("TC_HIER_REDUCE", "auto");
+    expect_text("TC_NETWORK_TOPOLOGY_FILE", "(unset)");
+    expect_text("TC_LOCALITY_FILE", "(unset)");
+    expect_text("TC_LOGP_FILE", "(unset)");
+    expect_text("TC_LOCK_SCHEME", "n-mcs");
+    expect_text("TC_HIER_SHM_LEVEL", "auto");
+    expect_text("TC_HIER_ALLREDUCE", "rab");
+    expect_text("TC_SHM_TREE", "kary");
+    expect_text("TC_SHM_PLACEMENT", "touch");
+    expect_text("TC_SHM_FRAGMENT_SIZE", "auto");
+    expect_text("TC_SHM_QUEUE_LENGTH", "auto");
+    expect_text("TC_HIER_LARGE", "64K");
+    expect_text("TC_HIER_SEGMENT", "1M");
+    expect_text("TC_SHM_MAX_TOTAL", "1G");
+    expect_text("TC_SHM_BANKS", "16");
+    expect_text("TC_SHM", "1");
+    expect_text("TC_STATS", "0");
+    expect_text("TC_WAIT_TIMEOUT", "600");
+    expect_text("TC_MODEL_GAMMA", "6.6667e-05");
 
     /* Every entry, including ones added later: an ENUM never prints "?", and
      * what is printed parses back to the loaded value. */
-    for (int id = 0; id < TC_CFG_LAST; id++) {
-        const tc_cfg_desc_t *d = tc_config_desc((tc_cfg_id_t)id);
+    for (int id = 0; id < nall(); id++) {
+        const tc_cfg_desc_t *d = desc(nth(id));
         tc_cfg_value_t v = {-7, -7};
-        tc_config_value_text((tc_cfg_id_t)id, text, sizeof text);
+        ctext(nth(id), text, sizeof text);
         if (d->type == TC_CFG_TYPE_STRING) {
             if (strcmp(text, d->def[0] ? d->def : "(unset)") != 0)
                 fail("value_text(%s) = \"%s\", expected its default", d->name, text);
             continue;
         }
         if (strcmp(text, "?") == 0 || tc_config_parse(d, text, &v, NULL, 0) != 0 ||
-            v.i != tc_config_int((tc_cfg_id_t)id) || v.d != tc_config_double((tc_cfg_id_t)id))
+            v.i != cint(nth(id)) || v.d != cdouble(nth(id)))
             fail("value_text(%s) = \"%s\" does not parse back to the loaded value", d->name, text);
     }
 
     /* Every ENUM word, at its index, for every entry (the accepted list is
      * the one source of the names). */
-    for (int id = 0; id < TC_CFG_LAST; id++) {
-        const tc_cfg_desc_t *d = tc_config_desc((tc_cfg_id_t)id);
+    for (int id = 0; id < nall(); id++) {
+        const tc_cfg_desc_t *d = desc(nth(id));
         int64_t k = 0;
         if (d->type != TC_CFG_TYPE_ENUM)
             continue;
         for (const char *w = d->accepted;; k++) {
             const char *comma = strchr(w, ',');
             size_t wl = comma ? (size_t)(comma - w) : strlen(w);
-            const char *name = tc_config_enum_name((tc_cfg_id_t)id, k);
+            const char *name = cenum(nth(id), k);
             if (strlen(name) != wl || strncmp(name, w, wl) != 0)
                 fail("enum_name(%s, %lld) = \"%s\", expected \"%.*s\"", d->name, (long long)k, name,
                      (int)wl, w);
@@ -789,11 +942,11 @@ static void test_value_text(void)
                 break;
             w = comma + 1;
         }
-        if (strcmp(tc_config_enum_name((tc_cfg_id_t)id, k + 1), "?") != 0)
+        if (strcmp(cenum(nth(id), k + 1), "?") != 0)
             fail("enum_name(%s, %lld) past the list is not \"?\"", d->name, (long long)(k + 1));
     }
-    if (strcmp(tc_config_enum_word(TC_CFG_SHM_BANKS, 0), "?") != 0)
-        fail("enum_word of a non-ENUM entry is not \"?\"");
+    if (strcmp(cenum("TC_SHM_BANKS", 0), "?") != 0)
+        fail("enum_name of a non-ENUM entry is not \"?\"");
 
     /* Values from the environment. */
     setenv("TC_SHM_BCAST_COPY", "Stream", 1);
@@ -809,25 +962,25 @@ static void test_value_text(void)
     tc_config_reset();
     fprintf(stderr,
             "(one 'topocoll: TC_RMA_BCAST=...; using the default' line is expected next)\n");
-    expect_text(TC_CFG_SHM_BCAST_COPY, "stream");
-    expect_text(TC_CFG_BARRIER, "dissemination");
-    expect_text(TC_CFG_NETWORK_TOPOLOGY_FILE, "/tmp/net file.txt");
-    expect_text(TC_CFG_HIER_BCAST, "numa:flat,node:knomial:4");
-    expect_text(TC_CFG_SHM_QUEUE_BYTES, "2M");
-    expect_text(TC_CFG_HIER_SEGMENT, "1536K");
-    expect_text(TC_CFG_HIER_LARGE, "1000");
-    expect_text(TC_CFG_SHM_FRAGMENT_SIZE, "auto");
-    expect_text(TC_CFG_SHM, "0");
-    expect_text(TC_CFG_RMA_BCAST, "auto");
+    expect_text("TC_SHM_BCAST_COPY", "stream");
+    expect_text("TC_BARRIER", "dissemination");
+    expect_text("TC_NETWORK_TOPOLOGY_FILE", "/tmp/net file.txt");
+    expect_text("TC_HIER_BCAST", "numa:flat,node:knomial:4");
+    expect_text("TC_SHM_QUEUE_BYTES", "2M");
+    expect_text("TC_HIER_SEGMENT", "1536K");
+    expect_text("TC_HIER_LARGE", "1000");
+    expect_text("TC_SHM_FRAGMENT_SIZE", "auto");
+    expect_text("TC_SHM", "0");
+    expect_text("TC_RMA_BCAST", "auto");
 
     /* A short buffer is cut, not overrun. */
     char small[4] = {'x', 'x', 'x', 'x'};
-    tc_config_value_text(TC_CFG_BARRIER, small, sizeof small);
+    ctext("TC_BARRIER", small, sizeof small);
     if (strcmp(small, "dis") != 0)
         fail("value_text into 4 bytes = \"%s\", expected \"dis\"", small);
 
-    for (int id = 0; id < TC_CFG_LAST; id++)
-        unsetenv(tc_config_desc((tc_cfg_id_t)id)->name);
+    for (int id = 0; id < nall(); id++)
+        unsetenv(desc(nth(id))->name);
     tc_config_reset();
 }
 

@@ -366,32 +366,38 @@ static void test_barrier(void)
     h.level[0].shm = 1;
     make_inputs(&in, "barrier top 0 central\nbarrier shm 0 tree:8\n");
     /* file beats model */
-    tc_select_barrier_plan(&plan, &t, &in, &h, 4, 0, 0, 0, 4, 0, 4);
+    tc_select_barrier_plan(&plan, &t, &in, &h, &(tc_select_scope_t){4, 0, 0},
+                           &(tc_barrier_settings_t){0, 4, 0, 4});
     CHECK(plan.msg_alg == TC_BARRIER_CENTRAL && plan.msg_why == TC_CHOICE_FILE);
     CHECK(plan.shm_alg == TC_BARRIER_TREE && plan.shm_why == TC_CHOICE_FILE);
     CHECK(plan.shm_arity == 8 && plan.msg_arity == 4);
     CHECK(plan.shm_cost[TC_BARRIER_TREE] ==
           tc_model_shm_barrier_cost(TC_MODEL_BARRIER_TREE, 4, 8, &t.shm));
     /* override beats the file */
-    tc_select_barrier_plan(&plan, &t, &in, &h, 4, 0, 0, 1 + TC_BARRIER_DISSEMINATION, 4,
-                           1 + TC_BARRIER_TOURNAMENT, 4);
+    tc_select_barrier_plan(
+        &plan, &t, &in, &h, &(tc_select_scope_t){4, 0, 0},
+        &(tc_barrier_settings_t){1 + TC_BARRIER_DISSEMINATION, 4, 1 + TC_BARRIER_TOURNAMENT, 4});
     CHECK(plan.msg_alg == TC_BARRIER_TOURNAMENT && plan.msg_why == TC_CHOICE_OVERRIDE);
     CHECK(plan.shm_alg == TC_BARRIER_DISSEMINATION && plan.shm_why == TC_CHOICE_OVERRIDE);
     CHECK(plan.shm_arity == 4);
     /* no file: the model's argmin */
-    tc_select_barrier_plan(&plan, &t, NULL, &h, 4, 0, 0, 0, 4, 0, 4);
+    tc_select_barrier_plan(&plan, &t, NULL, &h, &(tc_select_scope_t){4, 0, 0},
+                           &(tc_barrier_settings_t){0, 4, 0, 4});
     CHECK(plan.msg_why == TC_CHOICE_MODEL &&
           (int)plan.msg_alg ==
               (int)tc_model_barrier_argmin(31, 8, 4, &t.level[TC_MODEL_LEVEL_SWITCH1], NULL));
     CHECK(!strcmp(tc_select_why_name(TC_CHOICE_FILE), "file"));
     /* oversubscribed: the central counter where the model chose the segment's
      * algorithm; the file and overrides stand */
-    tc_select_barrier_plan(&plan, &t, NULL, &h, 4, 0, 1, 0, 4, 0, 4);
+    tc_select_barrier_plan(&plan, &t, NULL, &h, &(tc_select_scope_t){4, 0, 1},
+                           &(tc_barrier_settings_t){0, 4, 0, 4});
     CHECK(plan.shm_alg == TC_BARRIER_CENTRAL && plan.shm_why == TC_CHOICE_OVERSUB);
     CHECK(plan.msg_why == TC_CHOICE_MODEL);
-    tc_select_barrier_plan(&plan, &t, &in, &h, 4, 0, 1, 0, 4, 0, 4);
+    tc_select_barrier_plan(&plan, &t, &in, &h, &(tc_select_scope_t){4, 0, 1},
+                           &(tc_barrier_settings_t){0, 4, 0, 4});
     CHECK(plan.shm_alg == TC_BARRIER_TREE && plan.shm_why == TC_CHOICE_FILE);
-    tc_select_barrier_plan(&plan, &t, NULL, &h, 4, 0, 1, 1 + TC_BARRIER_TOURNAMENT, 4, 0, 4);
+    tc_select_barrier_plan(&plan, &t, NULL, &h, &(tc_select_scope_t){4, 0, 1},
+                           &(tc_barrier_settings_t){1 + TC_BARRIER_TOURNAMENT, 4, 0, 4});
     CHECK(plan.shm_alg == TC_BARRIER_TOURNAMENT && plan.shm_why == TC_CHOICE_OVERRIDE);
 }
 

@@ -100,7 +100,7 @@ static void test_good(void)
         CHECK(is(c, l, TC_HIER_REDUCE_RSG, 2));
 }
 
-/* Bad lists: -EINVAL, everything auto, one message naming the variable, the
+/* Bad lists: TC_ERR_PARSE, everything auto, one message naming the variable, the
  * value and the bad word. */
 static void expect_bad(const char *text, tc_hier_list_kind_t kind, const char *word)
 {
@@ -108,7 +108,7 @@ static void expect_bad(const char *text, tc_hier_list_kind_t kind, const char *w
     char err[1024], want[128];
     int rc = tc_hier_alglist_parse(text, kind, "TC_HIER_XX", c, err, sizeof err);
 
-    CHECK(rc == -EINVAL);
+    CHECK(rc == tc_err(TC_ERR_PARSE));
     CHECK(all_auto(c));
     snprintf(want, sizeof want, "bad word \"%s\"", word);
     if (!strstr(err, want) || !strstr(err, "TC_HIER_XX=\"") ||
@@ -146,10 +146,12 @@ static void test_bad(void)
     tc_hier_alg_choice_t c[TC_HIER_MAX_GROUPS];
     char small[16];
     memset(small, 'x', sizeof small);
-    CHECK(tc_hier_alglist_parse("bogus", B, "TC_HIER_BCAST", c, small, sizeof small) == -EINVAL);
+    CHECK(tc_hier_alglist_parse("bogus", B, "TC_HIER_BCAST", c, small, sizeof small) ==
+          tc_err(TC_ERR_PARSE));
     CHECK(small[15] == '\0' && strlen(small) == 15);
-    CHECK(tc_hier_alglist_parse("bogus", B, "TC_HIER_BCAST", c, NULL, 0) == -EINVAL);
-    CHECK(tc_hier_alglist_parse("flat", (tc_hier_list_kind_t)7, "X", c, NULL, 0) == -EINVAL);
+    CHECK(tc_hier_alglist_parse("bogus", B, "TC_HIER_BCAST", c, NULL, 0) == tc_err(TC_ERR_PARSE));
+    CHECK(tc_hier_alglist_parse("flat", (tc_hier_list_kind_t)7, "X", c, NULL, 0) ==
+          tc_err(TC_ERR_ARG));
 }
 
 int main(void)

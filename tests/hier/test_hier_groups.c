@@ -507,10 +507,10 @@ static void test_small(void)
     tc_hier_groups_free(&one);
 
     /* Bad arguments. */
-    CHECK(tc_hier_groups_build(locs, 0, 0, 0, &one) == -EINVAL && one.nlevels == 0);
-    CHECK(tc_hier_groups_build(locs, 1, 1, 0, &one) == -EINVAL);
-    CHECK(tc_hier_groups_build(NULL, 1, 0, 0, &one) == -EINVAL);
-    CHECK(tc_hier_groups_build(locs, 1, 0, 0, NULL) == -EINVAL);
+    CHECK(tc_hier_groups_build(locs, 0, 0, 0, &one) == tc_err(TC_ERR_ARG) && one.nlevels == 0);
+    CHECK(tc_hier_groups_build(locs, 1, 1, 0, &one) == tc_err(TC_ERR_ARG));
+    CHECK(tc_hier_groups_build(NULL, 1, 0, 0, &one) == tc_err(TC_ERR_ARG));
+    CHECK(tc_hier_groups_build(locs, 1, 0, 0, NULL) == tc_err(TC_ERR_ARG));
     tc_hier_groups_free(NULL);
 }
 
@@ -583,18 +583,20 @@ static void test_parse(void)
     CHECK(tc_hier_levels_parse("numa", &m, NULL, 0) == 0 && m == nm);
 
     m = 12345;
-    CHECK(tc_hier_levels_parse("numa,bogus", &m, err, sizeof err) == -EINVAL && m == 12345);
+    CHECK(tc_hier_levels_parse("numa,bogus", &m, err, sizeof err) == tc_err(TC_ERR_PARSE) &&
+          m == 12345);
     CHECK(strstr(err, "\"bogus\"") && strstr(err, "numa") && strstr(err, "NM-SK-ND-SW"));
-    CHECK(tc_hier_levels_parse("NM-XX-ND", &m, err, sizeof err) == -EINVAL);
+    CHECK(tc_hier_levels_parse("NM-XX-ND", &m, err, sizeof err) == tc_err(TC_ERR_PARSE));
     CHECK(strstr(err, "\"XX\"") != NULL);
-    CHECK(tc_hier_levels_parse("", &m, err, sizeof err) == -EINVAL && strstr(err, "empty"));
-    CHECK(tc_hier_levels_parse("numa,", &m, err, sizeof err) == -EINVAL);
-    CHECK(tc_hier_levels_parse("numa,,node", &m, err, sizeof err) == -EINVAL);
-    CHECK(tc_hier_levels_parse("-NM", &m, err, sizeof err) == -EINVAL);
-    CHECK(tc_hier_levels_parse("numa node", &m, err, sizeof err) == -EINVAL &&
+    CHECK(tc_hier_levels_parse("", &m, err, sizeof err) == tc_err(TC_ERR_PARSE) &&
+          strstr(err, "empty"));
+    CHECK(tc_hier_levels_parse("numa,", &m, err, sizeof err) == tc_err(TC_ERR_PARSE));
+    CHECK(tc_hier_levels_parse("numa,,node", &m, err, sizeof err) == tc_err(TC_ERR_PARSE));
+    CHECK(tc_hier_levels_parse("-NM", &m, err, sizeof err) == tc_err(TC_ERR_PARSE));
+    CHECK(tc_hier_levels_parse("numa node", &m, err, sizeof err) == tc_err(TC_ERR_PARSE) &&
           strstr(err, "\"numa node\""));
-    CHECK(tc_hier_levels_parse("switch5", &m, err, 8) == -EINVAL && strlen(err) == 7);
-    CHECK(tc_hier_levels_parse(NULL, &m, err, sizeof err) == -EINVAL);
+    CHECK(tc_hier_levels_parse("switch5", &m, err, 8) == tc_err(TC_ERR_PARSE) && strlen(err) == 7);
+    CHECK(tc_hier_levels_parse(NULL, &m, err, sizeof err) == tc_err(TC_ERR_PARSE));
     CHECK(m == 12345);
 
     CHECK(strcmp(tc_hier_level_name(TC_LEVEL_CORE), "core") == 0);

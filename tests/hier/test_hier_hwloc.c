@@ -220,9 +220,10 @@ static void test_errors(void)
     tc_hier_loc_t loc;
     unsigned known = 0xdead;
 
-    CHECK(tc_hier_topo_load_synthetic("pack:2 bogus:3", &bad) == -1 && bad == NULL);
-    CHECK(tc_hier_topo_load_synthetic(NULL, &bad) == -1);
-    CHECK(tc_hier_topo_load_xml("<not xml", &bad) == -1 && bad == NULL);
+    CHECK(tc_hier_topo_load_synthetic("pack:2 bogus:3", &bad) == tc_err(TC_ERR_PARSE) &&
+          bad == NULL);
+    CHECK(tc_hier_topo_load_synthetic(NULL, &bad) == tc_err(TC_ERR_ARG));
+    CHECK(tc_hier_topo_load_xml("<not xml", &bad) == tc_err(TC_ERR_PARSE) && bad == NULL);
     tc_hier_topo_destroy(NULL);
     CHECK(tc_hier_topo_nesting_mask(NULL, NULL) == 0);
     CHECK(tc_hier_topo_load_synthetic("pack:2 core:2 pu:1", &topo) == 0);
@@ -234,10 +235,10 @@ static void test_errors(void)
         CHECK(loc.id[l] == U);
     hwloc_bitmap_only(set, 1000);
     CHECK(tc_hier_topo_locality(topo, set, &loc, &known) == 0 && known == 0);
-    CHECK(tc_hier_topo_locality(NULL, set, &loc, &known) == -1 && known == 0);
+    CHECK(tc_hier_topo_locality(NULL, set, &loc, &known) == tc_err(TC_ERR_ARG) && known == 0);
     CHECK(loc.id[TC_LEVEL_CORE] == U);
-    CHECK(tc_hier_topo_locality(topo, NULL, &loc, NULL) == -1);
-    CHECK(tc_hier_topo_locality(topo, set, NULL, &known) == -1);
+    CHECK(tc_hier_topo_locality(topo, NULL, &loc, NULL) == tc_err(TC_ERR_ARG));
+    CHECK(tc_hier_topo_locality(topo, set, NULL, &known) == tc_err(TC_ERR_ARG));
     hwloc_bitmap_free(set);
     tc_hier_topo_destroy(topo);
 }

@@ -41,7 +41,7 @@ static void expect_error(int line, const char *text, size_t len, const char *msg
     tc_hier_netfile_t nf;
     char err[512] = "";
     int rc = tc_hier_netfile_parse(text, len, "net", &nf, err, sizeof(err));
-    if (rc != -1 || strcmp(err, msg) != 0) {
+    if (rc >= 0 || strcmp(err, msg) != 0) {
         fprintf(stderr, "%s:%d: rc %d, message \"%s\", expected \"%s\"\n", __FILE__, line, rc, err,
                 msg);
         tu_failures++;
@@ -94,7 +94,7 @@ static void test_paper_file(void)
     int64_t sw[TC_HIER_MAX_SWITCH];
     int d = 7;
     rc = tc_hier_netfile_lookup(&nf, "node65", sw, &d, err, sizeof(err));
-    CHECK(rc == -1);
+    CHECK(tc_err_kind(rc) == TC_ERR_NOTFOUND);
     char want[4300];
     snprintf(want, sizeof(want), "%s: node 'node65' not listed", path);
     CHECK(strcmp(err, want) == 0);
@@ -131,7 +131,8 @@ static void test_depth1_syntax(void)
     CHECK(tc_hier_netfile_nnodes(&nf) == 0 && nf.depth == 0);
     int64_t sw[TC_HIER_MAX_SWITCH];
     int d;
-    CHECK(tc_hier_netfile_lookup(&nf, "a", sw, &d, err, sizeof(err)) == -1);
+    CHECK(tc_err_kind(tc_hier_netfile_lookup(&nf, "a", sw, &d, err, sizeof(err))) ==
+          TC_ERR_NOTFOUND);
     CHECK(strcmp(err, "net: node 'a' not listed") == 0);
     tc_hier_netfile_free(&nf);
 
@@ -203,16 +204,18 @@ static void test_errors(void)
     EXPECT_ERROR(text, msg);
 
     /* Unreadable file. */
-    CHECK(tc_hier_netfile_load("/nonexistent/topo.txt", &nf, err, sizeof(err)) == -1);
+    CHECK(tc_hier_netfile_load("/nonexistent/topo.txt", &nf, err, sizeof(err)) ==
+          tc_err_sys(ENOENT));
     CHECK(strcmp(err, "/nonexistent/topo.txt: cannot read: No such file or directory") == 0);
-    CHECK(tc_hier_netfile_load("/", &nf, err, sizeof(err)) == -1); /* a directory */
+    CHECK(tc_err_kind(tc_hier_netfile_load("/", &nf, err, sizeof(err))) ==
+          TC_ERR_SYS); /* a directory */
     CHECK(strncmp(err, "/: cannot read: ", 16) == 0);
     tc_hier_netfile_free(&nf);
 
     /* No message buffer, or a tiny one: no crash, truncated message. */
-    CHECK(parse("a\n", &nf, NULL, 0) == -1);
+    CHECK(parse("a\n", &nf, NULL, 0) < 0);
     char small[8];
-    CHECK(parse("a\n", &nf, small, sizeof(small)) == -1);
+    CHECK(parse("a\n", &nf, small, sizeof(small)) < 0);
     CHECK(strcmp(small, "net:1: ") == 0);
 }
 

@@ -43,7 +43,7 @@ lh_shared_t *lh_shared_create(tc_lock_scheme_t scheme, int nreaders, tc_rwlock_t
     int rc = tc_rwlock_init(lk, sh->lock_mem, lock_bytes, scheme, nreaders, opts);
     if (rc != 0) {
         fprintf(stderr, "tc_rwlock_init(%s, %d): %s\n", tc_lock_scheme_name(scheme), nreaders,
-                strerror(rc));
+                LH_ERRSTR(rc));
         munmap(p, lh_map_bytes);
         return NULL;
     }
@@ -279,7 +279,7 @@ static int lh_attach(lh_shared_t *sh, tc_rwlock_t *lk)
     tc_lock_opts_t o = lh_opts(LH_WAIT_S);
     int rc = tc_rwlock_attach(lk, sh->lock_mem, lh_lock_bytes(sh), &o);
     if (rc != 0)
-        lh_fail(sh, "tc_rwlock_attach: %s", strerror(rc));
+        lh_fail(sh, "tc_rwlock_attach: %s", LH_ERRSTR(rc));
     return rc;
 }
 
@@ -302,7 +302,7 @@ static int lh_validate_reader(void *arg)
         int rc = tc_rwlock_rdlock(&lk, x);
         if (rc != 0) {
             lh_fail(sh, "%s reader %d: rdlock returned %s",
-                    lk.mem ? tc_lock_scheme_name(lk.scheme) : "?", x, strerror(rc));
+                    lk.mem ? tc_lock_scheme_name(lk.scheme) : "?", x, LH_ERRSTR(rc));
             return 1;
         }
         uint64_t occ = atomic_fetch_add_explicit(&sh->occupancy, 1, memory_order_relaxed);
@@ -324,7 +324,7 @@ static int lh_validate_reader(void *arg)
         atomic_fetch_sub_explicit(&sh->occupancy, 1, memory_order_relaxed);
         rc = tc_rwlock_rdunlock(&lk, x);
         if (rc != 0) {
-            lh_fail(sh, "reader %d: rdunlock returned %s", x, strerror(rc));
+            lh_fail(sh, "reader %d: rdunlock returned %s", x, LH_ERRSTR(rc));
             return 1;
         }
         atomic_fetch_add_explicit(&sh->reads, 1, memory_order_relaxed);
@@ -345,7 +345,7 @@ static int lh_validate_writer(void *arg)
     for (int k = 0; k < v->p->writes; k++) {
         int rc = tc_rwlock_wrlock(&lk);
         if (rc != 0) {
-            lh_fail(sh, "writer %d: wrlock returned %s", v->index, strerror(rc));
+            lh_fail(sh, "writer %d: wrlock returned %s", v->index, LH_ERRSTR(rc));
             return 1;
         }
         uint64_t occ =
@@ -359,7 +359,7 @@ static int lh_validate_writer(void *arg)
         atomic_fetch_sub_explicit(&sh->occupancy, UINT64_C(1) << 32, memory_order_relaxed);
         rc = tc_rwlock_wrunlock(&lk);
         if (rc != 0) {
-            lh_fail(sh, "writer %d: wrunlock returned %s", v->index, strerror(rc));
+            lh_fail(sh, "writer %d: wrunlock returned %s", v->index, LH_ERRSTR(rc));
             return 1;
         }
         atomic_fetch_add_explicit(&sh->writes, 1, memory_order_relaxed);
@@ -436,7 +436,7 @@ int lh_validate(const lh_validate_params_t *p)
     lh_validate_run(sh, p);
     int rc = tc_rwlock_destroy(&lk);
     if (rc != 0)
-        lh_fail(sh, "destroy: %s", strerror(rc));
+        lh_fail(sh, "destroy: %s", LH_ERRSTR(rc));
     int failures = atomic_load(&sh->failures);
     lh_shared_free(sh);
     return failures;

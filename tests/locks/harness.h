@@ -11,6 +11,9 @@
 
 #include "locks/rwlock.h"
 
+/* A lock result in words, for messages (a temporary buffer per use). */
+#define LH_ERRSTR(rc) tc_err_string((rc), (char[128]){0}, 128)
+
 #define LH_WORDS       14
 #define LH_MAX_WORKERS 16
 

@@ -65,10 +65,11 @@ static void test_names(void)
     tc_lock_scheme_t got = TC_LOCK_SCHEME_1N_MUTEX;
     CHECK(tc_lock_scheme_parse("N-MCS", &got) == 0 && got == TC_LOCK_SCHEME_N_MCS, "upper case");
     got = TC_LOCK_SCHEME_1N_MUTEX;
-    CHECK(tc_lock_scheme_parse("mcs", &got) == EINVAL && got == TC_LOCK_SCHEME_1N_MUTEX,
+    CHECK(tc_err_kind(tc_lock_scheme_parse("mcs", &got)) == TC_ERR_ARG &&
+              got == TC_LOCK_SCHEME_1N_MUTEX,
           "unknown name leaves the output alone");
-    CHECK(tc_lock_scheme_parse("", &got) == EINVAL, "empty");
-    CHECK(tc_lock_scheme_parse(NULL, &got) == EINVAL, "NULL");
+    CHECK(tc_err_kind(tc_lock_scheme_parse("", &got)) == TC_ERR_ARG, "empty");
+    CHECK(tc_err_kind(tc_lock_scheme_parse(NULL, &got)) == TC_ERR_ARG, "NULL");
     CHECK(tc_lock_scheme_name(TC_LOCK_SCHEME_LAST) == NULL, "LAST has no name");
 }
 
@@ -105,20 +106,25 @@ static void test_args_and_attach(tc_lock_scheme_t s)
     tc_lock_opts_t o = {.timeout_s = 5.0, .spin_polls = 16, .log = test_log};
     tc_rwlock_t lk, lk2;
     const char *name = tc_lock_scheme_name(s);
-    CHECK(tc_rwlock_attach(&lk2, mem, sz, &o) == EAGAIN, "%s: attach before init", name);
-    CHECK(tc_rwlock_init(&lk, mem + 8, sz, s, n, &o) == EINVAL, "%s: misaligned", name);
-    CHECK(tc_rwlock_init(&lk, mem, sz - 1, s, n, &o) == EINVAL, "%s: short", name);
-    CHECK(tc_rwlock_init(&lk, mem, sz, s, 0, &o) == EINVAL, "%s: no readers", name);
+    CHECK(tc_err_kind(tc_rwlock_attach(&lk2, mem, sz, &o)) == TC_ERR_BUSY, "%s: attach before init",
+          name);
+    CHECK(tc_err_kind(tc_rwlock_init(&lk, mem + 8, sz, s, n, &o)) == TC_ERR_ARG, "%s: misaligned",
+          name);
+    CHECK(tc_err_kind(tc_rwlock_init(&lk, mem, sz - 1, s, n, &o)) == TC_ERR_ARG, "%s: short", name);
+    CHECK(tc_err_kind(tc_rwlock_init(&lk, mem, sz, s, 0, &o)) == TC_ERR_ARG, "%s: no readers",
+          name);
     tc_lock_opts_t bad = o;
     bad.timeout_s = -1.0;
-    CHECK(tc_rwlock_init(&lk, mem, sz, s, n, &bad) == EINVAL, "%s: negative timeout", name);
+    CHECK(tc_err_kind(tc_rwlock_init(&lk, mem, sz, s, n, &bad)) == TC_ERR_ARG,
+          "%s: negative timeout", name);
     CHECK(tc_rwlock_init(&lk, mem, sz, s, n, &o) == 0, "%s: init", name);
-    CHECK(tc_rwlock_attach(&lk2, mem, sz - 1, &o) == EINVAL, "%s: attach short", name);
+    CHECK(tc_err_kind(tc_rwlock_attach(&lk2, mem, sz - 1, &o)) == TC_ERR_ARG, "%s: attach short",
+          name);
     CHECK(tc_rwlock_attach(&lk2, mem, sz, &o) == 0, "%s: attach", name);
     CHECK(lk2.scheme == s && lk2.nreaders == n, "%s: attach read scheme and N", name);
-    CHECK(tc_rwlock_rdlock(&lk, -1) == EINVAL, "%s: index -1", name);
-    CHECK(tc_rwlock_rdlock(&lk, n) == EINVAL, "%s: index N", name);
-    CHECK(tc_rwlock_rdunlock(&lk, n) == EINVAL, "%s: unlock index N", name);
+    CHECK(tc_err_kind(tc_rwlock_rdlock(&lk, -1)) == TC_ERR_ARG, "%s: index -1", name);
+    CHECK(tc_err_kind(tc_rwlock_rdlock(&lk, n)) == TC_ERR_ARG, "%s: index N", name);
+    CHECK(tc_err_kind(tc_rwlock_rdunlock(&lk, n)) == TC_ERR_ARG, "%s: unlock index N", name);
 
     /* Each reader alone, twice (the second time through the released state), then
      * the writer through the other handle. (One thread never holds two reader locks:
@@ -138,8 +144,9 @@ static void test_args_and_attach(tc_lock_scheme_t s)
     for (int x = 0; x < n; x++)
         CHECK(tc_rwlock_nmcs_tail(&lk, x) == (s == TC_LOCK_SCHEME_N_MCS ? 0 : -1), "tail");
     CHECK(tc_rwlock_destroy(&lk) == 0, "%s: destroy", name);
-    CHECK(tc_rwlock_attach(&lk2, mem, sz, &o) == EAGAIN, "%s: attach after destroy", name);
-    CHECK(tc_rwlock_destroy(&lk) == EINVAL, "%s: destroy twice", name);
+    CHECK(tc_err_kind(tc_rwlock_attach(&lk2, mem, sz, &o)) == TC_ERR_BUSY,
+          "%s: attach after destroy", name);
+    CHECK(tc_err_kind(tc_rwlock_destroy(&lk)) == TC_ERR_ARG, "%s: destroy twice", name);
     munmap(mem, sz + 2 * TC_CACHELINE);
 }
 
@@ -160,17 +167,17 @@ static void test_timeout(tc_lock_scheme_t s)
     double t0 = now_s();
     int rc = tc_rwlock_wrlock(&lk);
     double dt = now_s() - t0;
-    CHECK(rc == ETIMEDOUT, "%s: wrlock behind a held reader returned %d (%s)", name, rc,
-          strerror(rc));
+    CHECK(tc_err_kind(rc) == TC_ERR_TIMEOUT, "%s: wrlock behind a held reader returned %d (%s)",
+          name, rc, tc_err_string(rc, (char[128]){0}, 128));
     /* Not early; no upper bound (a busy machine may deschedule us past it). */
     CHECK(dt >= 0.19, "%s: gave up after %.3f s, before the timeout 0.2 s", name, dt);
     CHECK(log_calls == calls + 1 && strstr(log_last, "gave up") != NULL,
           "%s: one message (got %d: '%s')", name, log_calls - calls, log_last);
     if (s == TC_LOCK_SCHEME_N_MCS) {
         CHECK(strstr(log_last, "broken") != NULL, "message says broken: '%s'", log_last);
-        CHECK(tc_rwlock_rdunlock(&lk, 1) == ENOTRECOVERABLE, "broken: rdunlock");
-        CHECK(tc_rwlock_rdlock(&lk, 0) == ENOTRECOVERABLE, "broken: rdlock");
-        CHECK(tc_rwlock_wrlock(&lk) == ENOTRECOVERABLE, "broken: wrlock");
+        CHECK(tc_err_kind(tc_rwlock_rdunlock(&lk, 1)) == TC_ERR_NOTRECOVERABLE, "broken: rdunlock");
+        CHECK(tc_err_kind(tc_rwlock_rdlock(&lk, 0)) == TC_ERR_NOTRECOVERABLE, "broken: rdlock");
+        CHECK(tc_err_kind(tc_rwlock_wrlock(&lk)) == TC_ERR_NOTRECOVERABLE, "broken: wrlock");
     } else {
         CHECK(tc_rwlock_rdunlock(&lk, 1) == 0, "%s: rdunlock", name);
         CHECK(tc_rwlock_wrlock(&lk) == 0, "%s: wrlock after the reader left", name);

@@ -221,7 +221,7 @@ static void test_files(void)
     CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
     close(fd);
     reset_msgs();
-    CHECK(tc_tuning_load_file(&t, path, collect, NULL) == 1);
+    CHECK(tc_tuning_load_file(&t, path, collect, NULL) == tc_err(TC_ERR_PARSE) && t.nbad == 1);
     char want[256];
     snprintf(want, sizeof want,
              "%s:2: unknown reduce algorithm \"bogus\" (expected flat, binomial, rsg); line "
@@ -232,11 +232,11 @@ static void test_files(void)
     unlink(path);
 
     reset_msgs();
-    CHECK(tc_tuning_load_file(&t, "/nonexistent/tuning.txt", collect, NULL) == -1);
+    CHECK(tc_tuning_load_file(&t, "/nonexistent/tuning.txt", collect, NULL) == tc_err_sys(ENOENT));
     CHECK(t.n == 0 && !strcmp(msgs, "/nonexistent/tuning.txt: cannot read: No such file or "
                                     "directory; no tuning file is used\n"));
     reset_msgs();
-    CHECK(tc_tuning_load_file(&t, "/tmp", collect, NULL) == -1 && nmsgs == 1 &&
+    CHECK(tc_err_kind(tc_tuning_load_file(&t, "/tmp", collect, NULL)) == TC_ERR_SYS && nmsgs == 1 &&
           strstr(msgs, "/tmp: cannot read: "));
 }
 

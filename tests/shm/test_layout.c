@@ -91,9 +91,9 @@ int main(void)
     CHECK_EQ("region_size", l.region_size, 8192 + 63 * 4096 + 4096);
     /* Bad reduce areas: one slot, slot not a line multiple. */
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 2, 2, 1, 4096, 1, 1024, 4096, 64),
-             (unsigned long long)-1);
+             (unsigned long long)tc_err(TC_ERR_ARG));
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 2, 2, 1, 4096, 4, 1000, 4096, 64),
-             (unsigned long long)-1);
+             (unsigned long long)tc_err(TC_ERR_ARG));
     checks += 21;
 
     /* Every block page aligned, regions disjoint, lines distinct, for many shapes. */
@@ -144,7 +144,7 @@ int main(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         checks++;
         if (tc_shm_layout_compute(&l, bad[i].p, bad[i].S, bad[i].q, bad[i].f, bad[i].page,
-                                  bad[i].line) != -1) {
+                                  bad[i].line) != tc_err(TC_ERR_ARG)) {
             fprintf(stderr, "FAIL: invalid shape #%zu accepted\n", i);
             failures++;
         }
@@ -165,9 +165,9 @@ int main(void)
     CHECK_EQ("queue(3)", tc_shm_layout_queue(&l, 3), 20480 + 3 * 69632 + 4096);
     checks += 10;
     /* Bad sizes leave the layout as it was; (0, 0) removes the store. */
-    CHECK_EQ("rc", tc_shm_layout_add_store(&l, 0, 64), (unsigned long long)-1);
+    CHECK_EQ("rc", tc_shm_layout_add_store(&l, 0, 64), (unsigned long long)tc_err(TC_ERR_ARG));
     CHECK_EQ("rc", tc_shm_layout_add_store(&l, ((size_t)1 << 30) + 1, 16384),
-             (unsigned long long)-1);
+             (unsigned long long)tc_err(TC_ERR_ARG));
     CHECK_EQ("header_size", l.header_size, 20480);
     CHECK_EQ("rc", tc_shm_layout_add_store(&l, 0, 0), 0);
     CHECK_EQ("header_size", l.header_size, 4096);

@@ -1,8 +1,12 @@
-/* f and S selection (src/shm/params.c): the paper-000 model, by hand. */
+/* f and S selection (src/shm/params.c): the paper-000 model, by hand; a
+ * segment's parameters from the settings (tc_shm_params_local, _settle). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "shm/params.h"
+#include "shm/segment.h"
 
 static int failures, checks;
 
@@ -19,6 +23,75 @@ static void check(const char *what, double got, double want)
 static double up_to_line(double x)
 {
     return ceil(x / TC_CACHELINE) * TC_CACHELINE;
+}
+
+/* A segment's parameters as the context proposes them, from the environment. */
+static void test_local(void)
+{
+    const double page = (double)sysconf(_SC_PAGESIZE);
+    tc_shm_params_t p;
+    tc_shm_policy_t pol;
+
+    for (int id = 0; id < tc_shm_config.count; id++)
+        unsetenv(tc_shm_config.table[id].name);
+    unsetenv("TC_LOCK_SCHEME");
+    /* Defaults: f for TC_SHM_DESIGN_SIZE = 1M and TC_SHM_TW_RATIO = 1000, S from
+     * TC_SHM_QUEUE_BYTES = 1M with 16 banks. */
+    tc_config_reset();
+    tc_shm_params_local(&p, 0);
+    const double f = ceil(sqrt(1048576.0 * 1000) / page) * page;
+    check("local f", (double)p.f, f);
+    check("local S", p.S, tc_shm_params_queue_length(1 << 20, (size_t)f, 16));
+    check("local q", p.q, 16);
+    check("local tree", p.tree, TC_TREE_KARY);
+    check("local tw", p.tw_over_t, 1000);
+    check("local slot bytes", (double)p.reduce_slot_bytes, 32768);
+    check("local tree max", (double)p.reduce_tree_max, 16384);
+    check("local lock", p.lock_scheme, TC_LOCK_SCHEME_N_MCS);
+    check("enabled", tc_shm_params_enabled(), 1);
+    tc_shm_params_local(&p, 1); /* oversubscribed: no reduction tree unless set */
+    check("local tree max oversubscribed", (double)p.reduce_tree_max, 0);
+    tc_shm_params_policy(&pol);
+    check("policy placement", pol.placement, TC_PLACEMENT_TOUCH);
+    check("policy max segment", (double)pol.max_segment, 256.0 * 1024 * 1024);
+
+    /* Explicit values: f rounded up to a page, slots down to a cache line, the
+     * tree kept when set even oversubscribed. */
+    setenv("TC_SHM_FRAGMENT_SIZE", "5000", 1);
+    setenv("TC_SHM_QUEUE_LENGTH", "7", 1);
+    setenv("TC_SHM_BANKS", "3", 1);
+    setenv("TC_SHM_REDUCE_SLOT_BYTES", "1100", 1);
+    setenv("TC_SHM_REDUCE_TREE_MAX", "8K", 1);
+    setenv("TC_SHM", "0", 1);
+    setenv("TC_SHM_MECHANISM", "named", 1);
+    tc_config_reset();
+    tc_shm_params_local(&p, 1);
+    check("set f", (double)p.f, ceil(5000 / page) * page);
+    check("set S", p.S, 7);
+    check("set q", p.q, 3);
+    check("set slot bytes", (double)p.reduce_slot_bytes,
+          floor(1100.0 / TC_CACHELINE) * TC_CACHELINE);
+    check("set tree max oversubscribed", (double)p.reduce_tree_max, 8192);
+    check("disabled", tc_shm_params_enabled(), 0);
+    tc_shm_params_policy(&pol);
+    check("policy mechanism", pol.mechanism, TC_SHM_MECHANISM_NAMED);
+    /* After agreement: S a multiple of q, q <= S. */
+    tc_shm_params_settle(&p);
+    check("settle S", p.S, 6);
+    check("settle q", p.q, 3);
+    p.S = 2;
+    p.q = 5;
+    tc_shm_params_settle(&p);
+    check("settle small S", p.S, 2);
+    check("settle small q", p.q, 2);
+    unsetenv("TC_SHM_FRAGMENT_SIZE");
+    unsetenv("TC_SHM_QUEUE_LENGTH");
+    unsetenv("TC_SHM_BANKS");
+    unsetenv("TC_SHM_REDUCE_SLOT_BYTES");
+    unsetenv("TC_SHM_REDUCE_TREE_MAX");
+    unsetenv("TC_SHM");
+    unsetenv("TC_SHM_MECHANISM");
+    tc_config_reset();
 }
 
 int main(void)
@@ -114,6 +187,7 @@ int main(void)
         fprintf(stderr, "FAIL: model argmin %zu far from f* %zu\n", best_f, fstar);
         failures++;
     }
+    test_local();
     printf("test_params: %d checks, %d failures\n", checks, failures);
     return failures != 0;
 }

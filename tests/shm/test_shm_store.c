@@ -86,7 +86,8 @@ static void check_keys(tc_shm_comm_t *s, const char *phase)
         int rc = tc_shm_store_get(s, name, buf, sizeof buf, &len, &ver);
         long bad;
         if (rc != 0)
-            tt_fail("%s: get(%s) = %d (%s)", phase, name, rc, strerror(rc));
+            tt_fail("%s: get(%s) = %d (%s)", phase, name, rc,
+                    tc_err_string(rc, (char[128]){0}, 128));
         else if (len != key_len[k] || ver != key_ver[k])
             tt_fail("%s: get(%s): len %zu version %llu, expected %zu %llu", phase, name, len,
                     (unsigned long long)ver, key_len[k], (unsigned long long)key_ver[k]);
@@ -96,7 +97,7 @@ static void check_keys(tc_shm_comm_t *s, const char *phase)
 }
 
 static int computes;
-static int gop_compute(void *buf, size_t len, void *arg)
+static tc_err_t gop_compute(void *buf, size_t len, void *arg)
 {
     computes++;
     val_fill(buf, *(int *)arg, 7, len);
@@ -115,7 +116,8 @@ static void phase_basic(tc_shm_comm_t *s)
             val_fill(buf, k, 1, key_len[k]);
             int rc = tc_shm_store_put(s, name, buf, key_len[k]);
             if (rc != 0)
-                tt_fail("put(%s, %zu bytes) = %d (%s)", name, key_len[k], rc, strerror(rc));
+                tt_fail("put(%s, %zu bytes) = %d (%s)", name, key_len[k], rc,
+                        tc_err_string(rc, (char[128]){0}, 128));
         }
         /* Rewrite key-5 in place (same length): version 2. */
         key_ver[5] = 2;
@@ -128,24 +130,26 @@ static void phase_basic(tc_shm_comm_t *s)
             key_ver[k] = k == 5 ? 2 : 1;
         }
         int rc = tc_shm_store_put(s, "key-0", buf, 1);
-        if (rc != EPERM)
+        if (tc_err_cause(rc) != EPERM)
             tt_fail("put by rank %d = %d, expected EPERM", me, rc);
     }
     /* Bad keys and arguments, everywhere. */
     static const char long_key[] = "0123456789012345678901234567890123";
     int rc;
-    if ((rc = tc_shm_store_put(s, "", buf, 1)) != EINVAL)
+    if (tc_err_kind(rc = tc_shm_store_put(s, "", buf, 1)) != TC_ERR_ARG)
         tt_fail("put(\"\") = %d, expected EINVAL", rc);
-    if ((rc = tc_shm_store_get(s, long_key, buf, sizeof buf, NULL, NULL)) != EINVAL)
+    if (tc_err_kind(rc = tc_shm_store_get(s, long_key, buf, sizeof buf, NULL, NULL)) != TC_ERR_ARG)
         tt_fail("get(long key) = %d, expected EINVAL", rc);
     MPI_Barrier(MPI_COMM_WORLD);
 
     check_keys(s, "basic");
     size_t len = 0;
-    if ((rc = tc_shm_store_get(s, "no-such-key", buf, sizeof buf, &len, NULL)) != ENOENT)
+    if (tc_err_kind(rc = tc_shm_store_get(s, "no-such-key", buf, sizeof buf, &len, NULL)) !=
+        TC_ERR_NOTFOUND)
         tt_fail("get(no-such-key) = %d, expected ENOENT", rc);
     len = 0;
-    if ((rc = tc_shm_store_get(s, "key-5", buf, 999, &len, NULL)) != ENOBUFS || len != 1000)
+    if (tc_err_kind(rc = tc_shm_store_get(s, "key-5", buf, 999, &len, NULL)) != TC_ERR_BUFFER ||
+        len != 1000)
         tt_fail("get(key-5, 999-byte buffer) = %d len %zu, expected ENOBUFS len 1000", rc, len);
     if ((rc = tc_shm_store_get(s, "key-0", NULL, 0, &len, NULL)) != 0 || len != 0)
         tt_fail("get(key-0, empty value) = %d len %zu", rc, len);
@@ -223,10 +227,10 @@ static void phase_live(tc_shm_comm_t *s, int nupd)
             size_t len = 0;
             uint64_t ver = 0;
             int rc = tc_shm_store_get(s, "live", buf, sizeof buf, &len, &ver);
-            if (rc == ENOENT && last == 0) {
+            if (tc_err_kind(rc) == TC_ERR_NOTFOUND && last == 0) {
                 /* not put yet */
             } else if (rc != 0) {
-                tt_fail("get(live) = %d (%s)", rc, strerror(rc));
+                tt_fail("get(live) = %d (%s)", rc, tc_err_string(rc, (char[128]){0}, 128));
                 break;
             } else {
                 long bad;
@@ -273,10 +277,11 @@ static void phase_overflow(tc_shm_comm_t *s, int nupd, int *nfill)
         for (int k = 0; k < NKEYS; k++)
             used += TC_SHM_STORE_RECORD_BYTES(key_len[k]);
         size_t fr = TC_SHM_STORE_CAPACITY - used;
-        if ((rc = tc_shm_store_put(s, "huge", buf, TC_SHM_STORE_CAPACITY)) != ENOSPC)
+        if (tc_err_kind(rc = tc_shm_store_put(s, "huge", buf, TC_SHM_STORE_CAPACITY)) !=
+            TC_ERR_LIMIT)
             tt_fail("put(huge) = %d, expected ENOSPC", rc);
         /* Growing key-0 beyond the free space fails and leaves it as it was. */
-        if ((rc = tc_shm_store_put(s, "key-0", buf, fr + 1)) != ENOSPC)
+        if (tc_err_kind(rc = tc_shm_store_put(s, "key-0", buf, fr + 1)) != TC_ERR_LIMIT)
             tt_fail("put(key-0, %zu bytes) = %d, expected ENOSPC", fr + 1, rc);
         int expect = (int)(fr / TC_SHM_STORE_RECORD_BYTES(1000)), n = 0;
         for (;; n++) {
@@ -286,7 +291,7 @@ static void phase_overflow(tc_shm_comm_t *s, int nupd, int *nfill)
             if ((rc = tc_shm_store_put(s, name, buf, 1000)) != 0)
                 break;
         }
-        if (rc != ENOSPC || n != expect)
+        if (tc_err_kind(rc) != TC_ERR_LIMIT || n != expect)
             tt_fail("fill: %d records then %d, expected %d then ENOSPC (%zu bytes free)", n, rc,
                     expect, fr);
         size_t rest = fr - (size_t)n * TC_SHM_STORE_RECORD_BYTES(1000);
@@ -296,7 +301,7 @@ static void phase_overflow(tc_shm_comm_t *s, int nupd, int *nfill)
             if ((rc = tc_shm_store_put(s, "rest", buf, rest - TC_CACHELINE)) != 0)
                 tt_fail("put(rest, %zu) = %d", rest - TC_CACHELINE, rc);
         }
-        if ((rc = tc_shm_store_put(s, "empty", buf, 0)) != ENOSPC)
+        if (tc_err_kind(rc = tc_shm_store_put(s, "empty", buf, 0)) != TC_ERR_LIMIT)
             tt_fail("put(empty) in a full store = %d, expected ENOSPC", rc);
         *nfill = n;
     }
@@ -359,14 +364,15 @@ static void phase_kill(tc_shm_comm_t *s, double timeout)
         double dt = now_s() - t0;
         if (robust && rc != 0)
             tt_fail("put after a reader died = %d (%s), expected 0 (robust scheme)", rc,
-                    strerror(rc));
+                    tc_err_string(rc, (char[128]){0}, 128));
         /* No upper bound on dt: on a busy machine the put may be descheduled
          * past its deadline; giving up early is the error. */
-        if (!robust && (rc != ENOTRECOVERABLE || dt < 0.9 * timeout))
+        if (!robust && (tc_err_kind(rc) != TC_ERR_NOTRECOVERABLE || dt < 0.9 * timeout))
             tt_fail("put after a reader died = %d after %.2f s, expected ENOTRECOVERABLE after "
                     "at least %.1f s",
                     rc, dt, timeout);
-        printf("kill: put after the reader died: %s after %.2f s\n", rc ? strerror(rc) : "ok", dt);
+        printf("kill: put after the reader died: %s after %.2f s\n",
+               rc ? tc_err_string(rc, (char[128]){0}, 128) : "ok", dt);
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rc == 0) {
@@ -377,10 +383,10 @@ static void phase_kill(tc_shm_comm_t *s, double timeout)
     } else {
         size_t len;
         int grc = tc_shm_store_get(s, "key-3", buf, sizeof buf, &len, NULL);
-        if (grc != ENOTRECOVERABLE || tc_shm_store_usable(s))
+        if (tc_err_kind(grc) != TC_ERR_NOTRECOVERABLE || tc_shm_store_usable(s))
             tt_fail("after the failed put: get = %d usable %d, expected ENOTRECOVERABLE, 0", grc,
                     tc_shm_store_usable(s));
-        if (me == 0 && tc_shm_store_put(s, "key-3", buf, 1) != ENOTRECOVERABLE)
+        if (me == 0 && tc_err_kind(tc_shm_store_put(s, "key-3", buf, 1)) != TC_ERR_NOTRECOVERABLE)
             tt_fail("put on an unusable store did not return ENOTRECOVERABLE");
     }
     MPI_Barrier(MPI_COMM_WORLD);

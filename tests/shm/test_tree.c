@@ -334,14 +334,15 @@ static void check_bad_args(void)
         memset(&t, 0xA5, sizeof(t)); /* garbage in: build must leave it freeable */
         int rc =
             tc_shm_tree_build(&t, bad[i].p, bad[i].me, (tc_tree_kind_t)bad[i].kind, bad[i].arity);
-        if (rc != -1 || t.parent != NULL || t.child_start != NULL || t.children != NULL) {
+        if (rc != tc_err(TC_ERR_ARG) || t.parent != NULL || t.child_start != NULL ||
+            t.children != NULL) {
             FAIL((tc_tree_kind_t)bad[i].kind, bad[i].arity, bad[i].p, -1, bad[i].me,
                  "bad arguments accepted (rc=%d) or struct not left empty", rc);
         }
         tc_shm_tree_free(&t);
         tc_shm_tree_free(&t);
     }
-    if (tc_shm_tree_build(NULL, 4, 0, TC_TREE_FLAT, 2) != -1) {
+    if (tc_shm_tree_build(NULL, 4, 0, TC_TREE_FLAT, 2) != tc_err(TC_ERR_ARG)) {
         FAIL(TC_TREE_FLAT, 2, 4, -1, 0, "NULL tree accepted");
     }
     if (tc_shm_tree_parent_rel(TC_TREE_KARY, 1, 4, 1) != -1 ||

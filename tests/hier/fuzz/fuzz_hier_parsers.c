@@ -78,7 +78,8 @@ void tc_fuzz_netfile_one(const uint8_t *data, size_t size)
     int64_t sw[TC_HIER_MAX_SWITCH];
     int depth;
     /* A name can never hold a space, so this lookup must fail. */
-    FUZZ_ASSERT(tc_hier_netfile_lookup(&nf, "no such node", sw, &depth, err, sizeof(err)) == -1);
+    FUZZ_ASSERT(tc_err_kind(tc_hier_netfile_lookup(&nf, "no such node", sw, &depth, err,
+                                                   sizeof(err))) == TC_ERR_NOTFOUND);
     tc_hier_netfile_free(&nf);
 }
 
