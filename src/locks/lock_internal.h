@@ -1,5 +1,5 @@
 /* Shared pieces of the lock schemes: the header line every lock memory starts
- * with, the spin-then-yield wait, robust-mutex helpers, the scheme table.
+ * with, the waits (through base/wait.h), robust-mutex helpers, the scheme table.
  * Private to src/locks. */
 #ifndef TC_LOCKS_LOCK_INTERNAL_H
 #define TC_LOCKS_LOCK_INTERNAL_H
@@ -11,7 +11,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "base/atomics.h" /* tc_cpu_relax */
+#include "base/atomics.h"
+#include "base/wait.h"
 #include "rwlock.h"
 
 /* ---- atomics with their order in the name (STYLE.md) ------------------- */
@@ -85,44 +86,36 @@ static inline void *tc_lock_body(const tc_rwlock_t *lk)
 
 void tc_lock_log(const tc_rwlock_t *lk, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- spin-then-yield wait with a deadline ------------------------------ */
+/* ---- waits: the base wait helper ---------------------------------------- */
 
+/* Every wait loop of the locks (N-MCS's hand-overs and writer gate, the
+ * N-mutex-signal reader's wait on VS) is base/wait.h's tc_wait_word(): spin
+ * opts.spin_polls polls, then (opts.wait_policy, default auto) sleep on a
+ * shared futex on the word itself, which the word's writer wakes with
+ * tc_wait_publish_u32() only when the lock's sleepers count says someone
+ * sleeps. The helper's waiter points at the info, so both live here. */
 typedef struct tc_lock_wait {
-    const tc_rwlock_t *lk;
-    uint32_t polls;
-    uint32_t yields;
-    double deadline; /* monotonic seconds; 0 until the first clock read */
+    tc_wait_info_t info;
+    tc_wait_word_t ww;
 } tc_lock_wait_t;
 
-static inline void tc_lock_wait_init(tc_lock_wait_t *w, const tc_rwlock_t *lk)
-{
-    w->lk = lk;
-    w->polls = 0;
-    w->yields = 0;
-    w->deadline = 0.0;
-}
+/* A wait of `lk` on words whose writers check `sleepers`; `check` (may be NULL)
+ * runs during long waits before the clock (see tc_wait_check_fn). The timeout is
+ * opts.timeout_s. Do not copy a tc_lock_wait_t once initialised. */
+void tc_lock_wait_init(tc_lock_wait_t *w, const tc_rwlock_t *lk, tc_atomic_u64_t *sleepers,
+                       tc_wait_check_fn check, void *check_arg, const char *stage, int peer);
 
-double tc_lock_now(void);
+/* The check every N-MCS wait runs: TC_ERR_NOTRECOVERABLE once the lock is marked
+ * broken. `arg` is the tc_rwlock_t. */
+tc_err_t tc_lock_check_broken(void *arg);
 
-/* Out of line: clock, deadline and broken-flag checks (every 16 yields). */
-tc_err_t tc_lock_wait_check(tc_lock_wait_t *w);
-
-/* One pause of a wait loop: cpu relax for spin_polls polls, then sched_yield() so
- * that oversubscribed runs (8 processes on 2 cores) make progress.
- * @return TC_OK to keep waiting, TC_ERR_TIMEOUT past the deadline, TC_ERR_NOTRECOVERABLE if the
- * lock was marked broken meanwhile. */
-static inline tc_err_t tc_lock_wait_pause(tc_lock_wait_t *w)
-{
-    if (w->polls < w->lk->opts.spin_polls) {
-        w->polls++;
-        tc_cpu_relax();
-        return TC_OK;
-    }
-    sched_yield();
-    if ((w->yields++ & 15u) == 0)
-        return tc_lock_wait_check(w);
-    return TC_OK;
-}
+/* A count of the processes asleep on some word of a lock, on its own line: written
+ * only by the sleepers (around a futex sleep), read by the words' writers at each
+ * publication (a line they only read while nobody sleeps). */
+typedef struct tc_lock_sleepers {
+    _Alignas(TC_CACHELINE) tc_atomic_u64_t n;
+} tc_lock_sleepers_t;
+_Static_assert(sizeof(tc_lock_sleepers_t) == TC_CACHELINE, "sleepers on one line");
 
 /* ---- robust process-shared mutexes ------------------------------------ */
 

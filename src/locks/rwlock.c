@@ -1,5 +1,5 @@
 /* The lock interface: scheme table, size, init/attach, dispatch, and the helpers
- * every scheme shares (wait deadline, robust mutexes, logging). */
+ * every scheme shares (waits, robust mutexes, logging). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,7 +52,8 @@ size_t tc_rwlock_size(tc_lock_scheme_t scheme, int nreaders)
 static tc_err_t tc_lock_args_check(const void *mem, size_t bytes, const tc_lock_opts_t *opts)
 {
     if (mem == NULL || opts == NULL || (uintptr_t)mem % TC_CACHELINE != 0 ||
-        bytes < sizeof(tc_lock_hdr_t) || !(opts->timeout_s >= 0.0))
+        bytes < sizeof(tc_lock_hdr_t) || !(opts->timeout_s >= 0.0) ||
+        (unsigned)opts->wait_policy >= TC_WAIT_LAST)
         return tc_err(TC_ERR_ARG);
     return TC_OK;
 }
@@ -149,24 +150,25 @@ void tc_lock_log(const tc_rwlock_t *lk, const char *fmt, ...)
     lk->opts.log(lk->opts.log_arg, msg);
 }
 
-double tc_lock_now(void)
+void tc_lock_wait_init(tc_lock_wait_t *w, const tc_rwlock_t *lk, tc_atomic_u64_t *sleepers,
+                       tc_wait_check_fn check, void *check_arg, const char *stage, int peer)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    /* The lock's waits return TC_ERR_TIMEOUT (they never call on_timeout), so the
+     * name is only for the helper's statistics. */
+    w->info = (tc_wait_info_t){
+        .comm_name = "lock",
+        .timeout_s = lk->opts.timeout_s,
+        .spin_polls = lk->opts.spin_polls,
+        .policy = lk->opts.wait_policy,
+    };
+    tc_wait_word_init(&w->ww, &w->info, sleepers, check, check_arg, stage, peer);
 }
 
-tc_err_t tc_lock_wait_check(tc_lock_wait_t *w)
+tc_err_t tc_lock_check_broken(void *arg)
 {
+    const tc_rwlock_t *lk = arg;
     /* relaxed: `broken` only tells a waiter to stop waiting; it publishes no data. */
-    if (tc_lock_load_relaxed(&tc_lock_hdr(w->lk)->broken))
-        return tc_err(TC_ERR_NOTRECOVERABLE);
-    if (w->lk->opts.timeout_s <= 0.0)
-        return TC_OK;
-    double now = tc_lock_now();
-    if (w->deadline == 0.0)
-        w->deadline = now + w->lk->opts.timeout_s;
-    return now > w->deadline ? tc_err(TC_ERR_TIMEOUT) : TC_OK;
+    return tc_lock_load_relaxed(&tc_lock_hdr(lk)->broken) ? tc_err(TC_ERR_NOTRECOVERABLE) : TC_OK;
 }
 
 tc_err_t tc_lock_mutex_init(tc_lock_mutex_t *m)

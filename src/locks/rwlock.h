@@ -8,8 +8,9 @@
  * at least tc_rwlock_size() bytes): one process calls tc_rwlock_init(), the others call
  * tc_rwlock_attach() on the same memory (or inherit the handle through fork()).
  *
- * Leaf module: includes only src/base. Timeouts, spin counts and the log
- * callback come in a tc_lock_opts_t.
+ * Leaf module: includes only src/base (the spinning schemes wait through its wait
+ * helper). Timeouts, spin counts, the wait policy and the log callback come in a
+ * tc_lock_opts_t.
  * Returns a tc_err_t (base/err.h); compare kinds (tc_err_kind), not values, since
  * a pthread_* result keeps its errno as the cause:
  *   TC_OK                  success
@@ -53,10 +54,12 @@ typedef enum tc_lock_scheme {
 typedef void (*tc_lock_log_fn)(void *arg, const char *msg);
 
 typedef struct tc_lock_opts {
-    double timeout_s;    /* give up a spin wait after this long; 0 = wait forever */
-    uint32_t spin_polls; /* polls before each wait starts calling sched_yield() */
+    double timeout_s;    /* give up a wait (N-MCS, rwlock) after this long; 0 = wait forever */
+    uint32_t spin_polls; /* polls before a wait yields or sleeps (TC_SPIN_COUNT) */
     tc_lock_log_fn log;  /* may be NULL */
     void *log_arg;
+    int wait_policy; /* how the spinning schemes wait after the spin: base/wait.h's
+                        tc_wait_policy_t (TC_WAIT); 0 = auto, sleep on a futex */
 } tc_lock_opts_t;
 
 /* Process-local handle; the state itself is in the shared memory. */

@@ -1,5 +1,6 @@
-# Sources of src/locks (included by src/CMakeLists.txt). A leaf module: the lock
-# benchmark compiles the same list on its own (TOPOCOLL_LOCKS_SOURCES), without MPI.
+# Sources of src/locks (included by src/CMakeLists.txt). It uses only src/base's
+# wait helper: the lock benchmark compiles this list and base/wait.c (no MPI) on
+# its own.
 set(TOPOCOLL_LOCKS_SOURCES
     locks/rwlock.c
     locks/posix_rwlock.c

@@ -79,6 +79,7 @@ static tc_lock_opts_t tc_shm_store_opts(tc_shm_comm_t *s)
         .spin_polls = s->wait ? s->wait->spin_polls : 100,
         .log = tc_shm_store_lock_log,
         .log_arg = s,
+        .wait_policy = s->wait ? s->wait->policy : TC_WAIT_AUTO,
     };
     return o;
 }

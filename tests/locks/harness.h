@@ -102,6 +102,7 @@ typedef struct lh_validate_params {
     int writes;
     int use_procs;
     uint64_t seed;
+    int wait_policy; /* tc_lock_opts_t.wait_policy (TC_WAIT); 0 = auto */
 } lh_validate_params_t;
 int lh_validate(const lh_validate_params_t *p);
 /* The same on an existing lock in `sh` (p->scheme and p->nreaders must match it);

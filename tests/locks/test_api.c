@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "base/wait.h" /* TC_WAIT_* */
 #include "locks/rwlock.h"
 
 #include "tc_unit.h"
@@ -32,8 +33,9 @@ static double now_s(void)
 
 /* Expected sizes from the documented layouts, TC_CACHELINE = L: a header line, then
  * rwlock: the rwlock padded to a line; 1n: one mutex line per reader; 2n: two;
- * n-mutex-signal: a writer-mutex line + (signal line + mutex line) per reader;
- * n-mcs: a gate line + (head + two records) per reader. */
+ * n-mutex-signal: a writer-mutex line, a sleepers line + (signal line + mutex line)
+ * per reader; n-mcs: a gate line + (head + two records) per reader (the sleepers
+ * counts share the gate and head lines). */
 static size_t expected_size(tc_lock_scheme_t s, int n)
 {
     const size_t L = TC_CACHELINE;
@@ -45,7 +47,7 @@ static size_t expected_size(tc_lock_scheme_t s, int n)
     case TC_LOCK_SCHEME_2N_MUTEX:
         return L + 2 * L * (size_t)n;
     case TC_LOCK_SCHEME_N_MUTEX_SIGNAL:
-        return 2 * L + 2 * L * (size_t)n;
+        return 3 * L + 2 * L * (size_t)n;
     case TC_LOCK_SCHEME_N_MCS:
         return 2 * L + 3 * L * (size_t)n;
     default:
@@ -117,6 +119,10 @@ static void test_args_and_attach(tc_lock_scheme_t s)
     bad.timeout_s = -1.0;
     CHECK(tc_err_kind(tc_rwlock_init(&lk, mem, sz, s, n, &bad)) == TC_ERR_ARG,
           "%s: negative timeout", name);
+    bad = o;
+    bad.wait_policy = TC_WAIT_LAST;
+    CHECK(tc_err_kind(tc_rwlock_init(&lk, mem, sz, s, n, &bad)) == TC_ERR_ARG,
+          "%s: bad wait policy", name);
     CHECK(tc_rwlock_init(&lk, mem, sz, s, n, &o) == 0, "%s: init", name);
     CHECK(tc_err_kind(tc_rwlock_attach(&lk2, mem, sz - 1, &o)) == TC_ERR_ARG, "%s: attach short",
           name);
@@ -153,12 +159,12 @@ static void test_args_and_attach(tc_lock_scheme_t s)
 /* The writer waits for a reader lock held by its own thread: it can never get it,
  * so a bounded wait must end with ETIMEDOUT and a message (N-MCS, rwlock). For
  * N-MCS the lock is then broken for everyone. */
-static void test_timeout(tc_lock_scheme_t s)
+static void test_timeout(tc_lock_scheme_t s, int policy)
 {
     const int n = 2;
     size_t sz = tc_rwlock_size(s, n);
     void *mem = map(sz);
-    tc_lock_opts_t o = {.timeout_s = 0.2, .spin_polls = 16, .log = test_log};
+    tc_lock_opts_t o = {.timeout_s = 0.2, .spin_polls = 16, .log = test_log, .wait_policy = policy};
     tc_rwlock_t lk;
     const char *name = tc_lock_scheme_name(s);
     CHECK(tc_rwlock_init(&lk, mem, sz, s, n, &o) == 0, "%s: init", name);
@@ -193,8 +199,10 @@ int main(void)
     test_sizes();
     for (int s = 0; s < TC_LOCK_SCHEME_LAST; s++)
         test_args_and_attach((tc_lock_scheme_t)s);
-    test_timeout(TC_LOCK_SCHEME_N_MCS);
-    test_timeout(TC_LOCK_SCHEME_RWLOCK);
+    /* N-MCS waits through the wait helper: its timeout under every TC_WAIT policy. */
+    for (int policy = 0; policy < TC_WAIT_LAST; policy++)
+        test_timeout(TC_LOCK_SCHEME_N_MCS, policy);
+    test_timeout(TC_LOCK_SCHEME_RWLOCK, TC_WAIT_AUTO);
     printf("%s\n", tu_failures ? "FAILED" : "locks api ok");
     return tu_failures ? 1 : 0;
 }
