@@ -261,7 +261,80 @@ static size_t allreduce_verify(const bench_args_t *a, int rank, uint32_t seed, s
     return red_verify(a, rank, seed, bad_at, 1);
 }
 
+/* ---- reduce_scatter_block ---------------------------------------------------------- */
+
+/* count elements per block: sbuf holds bench_np blocks, rbuf one. */
+static int rsb_tc(const bench_args_t *a)
+{
+    return TC_Reduce_scatter_block(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+static int rsb_mpi(const bench_args_t *a)
+{
+    return PMPI_Reduce_scatter_block(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+static void rsb_prepare(const bench_args_t *a, int rank, uint32_t seed)
+{
+    red_fill(a->sbuf, a->btype, (size_t)a->count * (size_t)bench_np, seed, rank);
+    red_poison(a->rbuf, a->btype, (size_t)a->count);
+}
+
+/* Every rank: its send buffer unchanged, and its block of the reduction:
+ * element i is element rank * count + i of red_check's reduction. */
+static size_t rsb_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    const size_t n = (size_t)a->count, g0 = (size_t)rank * n;
+    size_t bad = red_check(a->sbuf, a->btype, a->bop, n * (size_t)bench_np, seed, rank, 1, bad_at);
+    for (size_t i = 0; bad == 0 && i < n; i++) {
+        long long want = red_input(seed, 0, g0 + i);
+        for (int r = 1; r < bench_np; r++) {
+            int v = red_input(seed, r, g0 + i);
+            want = a->bop == BO_SUM ? want + v : (v > want ? v : want);
+        }
+        int ok;
+        if (a->btype == BT_FLOAT)
+            ok = ((const float *)a->rbuf)[i] == (float)want;
+        else if (a->btype == BT_DOUBLE)
+            ok = ((const double *)a->rbuf)[i] == (double)want;
+        else
+            ok = ((const int *)a->rbuf)[i] == (int)want;
+        if (!ok) {
+            bad = n - i;
+            *bad_at = i;
+        }
+    }
+    return bad;
+}
+
+/* ---- scan ------------------------------------------------------------------------- */
+
+static int scan_tc(const bench_args_t *a)
+{
+    return TC_Scan(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+static int scan_mpi(const bench_args_t *a)
+{
+    return PMPI_Scan(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+/* Every rank: its send buffer unchanged, and the reduction over ranks
+ * 0 .. rank. */
+static size_t scan_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    size_t n = (size_t)a->count;
+    size_t bad = red_check(a->sbuf, a->btype, a->bop, n, seed, rank, 1, bad_at);
+    if (bad == 0)
+        bad = red_check(a->rbuf, a->btype, a->bop, n, seed, 0, rank + 1, bad_at);
+    return bad;
+}
+
 /* ---- barrier ------------------------------------------------------------------------ */
+
+struct bench_op;
+/* The size is per block, and sbuf holds np blocks (reduce_scatter_block). */
+static int op_blocks(const struct bench_op *op);
 
 static int barrier_tc(const bench_args_t *a)
 {
@@ -330,8 +403,16 @@ static const bench_op_t bench_ops[] = {
      allreduce_verify},
     {"barrier", "Barrier", 0, 0, TC_COLL_BARRIER, barrier_tc, barrier_mpi, barrier_prepare,
      barrier_verify},
+    {"reduce_scatter_block", "Reduce_scatter_block", 0, 1, 0, rsb_tc, rsb_mpi, rsb_prepare,
+     rsb_verify},
+    {"scan", "Scan", 0, 1, 0, scan_tc, scan_mpi, red_prepare, scan_verify},
 };
 #define NOPS ((int)(sizeof(bench_ops) / sizeof(bench_ops[0])))
+
+static int op_blocks(const bench_op_t *op)
+{
+    return op->call_tc == rsb_tc;
+}
 
 /* ---- options ----------------------------------------------------------------------- */
 
@@ -776,7 +857,7 @@ static void next_buffers(bench_run_t *r, size_t n, bench_args_t *a)
 {
     size_t stride, nbuf, off = 0;
     if (r->o->off_cache) {
-        stride = round_up(n ? n : 1, TC_CACHELINE);
+        stride = round_up((n ? n : 1) * (op_blocks(r->o->op) ? (size_t)r->np : 1), TC_CACHELINE);
         nbuf = r->arena_size / stride;
         off = (r->cursor++ % nbuf) * stride;
     }
@@ -1079,6 +1160,8 @@ int main(int argc, char **argv)
     size_t largest = 1;
     for (int i = 0; i < nsizes; i++) /* --sizes need not be ascending */
         largest = sizes[i] > largest ? sizes[i] : largest;
+    if (op_blocks(o.op))
+        largest *= (size_t)r.np; /* the send buffers (receive buffers need less) */
     r.arena_size = round_up(largest, TC_CACHELINE);
     if (o.off_cache) {
         r.arena_size *= 2;

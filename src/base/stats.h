@@ -6,7 +6,17 @@
 
 #include <stdatomic.h>
 
-typedef enum { TC_OP_BCAST, TC_OP_REDUCE, TC_OP_ALLREDUCE, TC_OP_BARRIER, TC_OP_LAST } tc_op_t;
+typedef enum {
+    TC_OP_BCAST,
+    TC_OP_REDUCE,
+    TC_OP_ALLREDUCE,
+    TC_OP_BARRIER,
+    TC_OP_REDUCE_SCATTER_BLOCK,
+    TC_OP_REDUCE_SCATTER,
+    TC_OP_SCAN,
+    TC_OP_EXSCAN,
+    TC_OP_LAST
+} tc_op_t;
 
 typedef enum {
     TC_PATH_SHM,             /* shared-memory algorithm */
