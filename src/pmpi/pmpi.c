@@ -400,3 +400,71 @@ TC_PMPI_SCAN_ALIAS(MPI_Exscan_f08, "tc_pmpi_exscan_f");
 TC_PMPI_SCAN_ALIAS(MPI_Exscan_f, "tc_pmpi_exscan_f");
 #endif
 #endif /* OPEN_MPI */
+
+/* ---- MPI-4 large counts: MPI_Bcast_c, ... (issue 19) ---------------------------
+ * Defined where the MPI declares them (TOPOCOLL_HAVE_MPI_COUNT_C, a CMake
+ * check: MPICH 4 yes, Open MPI 4.1 no, so nothing here for Open MPI). Each
+ * calls TC_*_c (src/core/large_count.c): the library's path when every count
+ * fits an int, the MPI's own PMPI_*_c otherwise (TC_STATS: pmpi_large_count).
+ * Fortran: no symbol of ours. MPICH's large-count Fortran wrappers
+ * (mpi_*_f08ts_large_, INTEGER(MPI_COUNT_KIND) counts) call the C MPI_*_c
+ * through the PLT (objdump -R on libmpichfort.so 4.0.2), so they reach these
+ * definitions. */
+#ifdef TOPOCOLL_HAVE_MPI_COUNT_C
+TC_PMPI_EXPORT int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                               MPI_Comm comm);
+int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return TC_Bcast_c(buffer, count, datatype, root, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
+int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, int root, MPI_Comm comm)
+{
+    return TC_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm)
+{
+    return TC_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                              MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+                                              MPI_Comm comm);
+int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return TC_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                        const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                        MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return TC_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+               MPI_Op op, MPI_Comm comm)
+{
+    return TC_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm)
+{
+    return TC_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
+}
+#endif /* TOPOCOLL_HAVE_MPI_COUNT_C */
