@@ -11,8 +11,9 @@
  * only, so nothing recurses.
  *
  * C: MPI_Bcast, MPI_Reduce, MPI_Allreduce. The MPI-4 large-count variants
- * (MPI_Bcast_c, ...), the nonblocking and persistent ones (MPI_Ibcast,
- * MPI_Reduce_init, ...) and MPI_Reduce_local are NOT intercepted.
+ * (MPI_Bcast_c, ...) where the MPI declares them (see the end of the file).
+ * The nonblocking and persistent ones (MPI_Ibcast, MPI_Reduce_init, ...) and
+ * MPI_Reduce_local are NOT intercepted.
  *
  * Fortran, Open MPI (checked with nm -D and objdump on 4.1.4).
  * libmpi_mpifh.so's mpi_bcast_ and friends call PMPI_Bcast in C, bypassing a
@@ -67,9 +68,10 @@
  * the mpifcmb/mpipriv common blocks; MPIR_F08_MPI_IN_PLACE and
  * MPIR_F08_MPI_BOTTOM for mpi_f08) and (f08) descriptors. The C symbols are
  * therefore enough and no Fortran symbol is defined for MPICH or other MPIs: a
- * second conversion here could only get a sentinel wrong. Not intercepted on
- * MPICH: mpi_*_f08ts_large_ (INTEGER(MPI_COUNT_KIND) counts), which call the
- * MPI_*_c large-count functions. The exception is MPI_Barrier from mpi_f08:
+ * second conversion here could only get a sentinel wrong. Likewise MPICH's
+ * mpi_*_f08ts_large_ (INTEGER(MPI_COUNT_KIND) counts) call the C MPI_*_c
+ * large-count functions (defined at the end of the file, where the MPI has
+ * them). The exception is MPI_Barrier from mpi_f08:
  * mpi_barrier_f08_ (no buffer, so not a "ts" wrapper) calls PMPI_Barrier
  * directly, so that one Fortran name is defined for MPICH too (its argument
  * is the handle's integer, as in Open MPI's f08 ABI).
