@@ -9,9 +9,9 @@
  * first filled with the pattern's complement-like variant so a byte the
  * broadcast did not write cannot pass.
  *
- * Needs the message twice per node per process (~2.1 GiB each): skipped
- * (77) when MemAvailable is below ~3 x the message per process on the node,
- * and where mpi.h has no _c calls (Open MPI 4.1).
+ * Needs the message once per process (~2.1 GiB each): skipped (77) when
+ * MemAvailable is below (np + 1) messages (~6 GiB at np=2), and where mpi.h
+ * has no _c calls (Open MPI 4.1).
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -53,8 +53,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     /* One decision for all: every process on this node (the launcher's np)
-     * will hold the message, plus slack for the MPI's own buffers. */
-    const long long need = (long long)tt_size * bytes + bytes * 2;
+     * will hold the message, plus one more for slack (~6 GiB at np=2). */
+    const long long need = (long long)(tt_size + 1) * bytes;
     int ok = mem_available() >= need, all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all_ok) {
