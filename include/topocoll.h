@@ -148,6 +148,59 @@ TC_API int TC_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
                         MPI_Op op, MPI_Comm comm);
 
 /**
+ * Gathers every process's block into every process, same arguments and
+ * semantics as MPI_Allgather: block j (process j's @p sendcount elements of
+ * @p sendtype) lands at @p recvbuf + j * @p recvcount * extent(@p recvtype).
+ *
+ * On one node (one segment spans @p comm): every process copies its block
+ * once into its own slots of the shared segment, every process copies the
+ * others' blocks out (docs/allgather.md); blocks of at most 56 bytes travel
+ * inside one cache line each. Large messages (TC_PMPI_RACE_MIN) race the
+ * MPI's own, as TC_Bcast. Across nodes (or posed hierarchy levels), and where
+ * no segment exists, the call goes to PMPI_Allgather on MPI_BYTE (TC_STATS
+ * counts it as pmpi_multinode, pmpi_no_segment, ...); intercommunicators to
+ * PMPI_Allgather unchanged. MPI_IN_PLACE as @p sendbuf: this process's block
+ * is already at its place in @p recvbuf. Send and receive types may differ
+ * (and differ between processes) as long as the type signatures match;
+ * derived datatypes of any kind are accepted.
+ *
+ * Checked before anything moves (the error handler of @p comm is called):
+ * @p sendcount, @p recvcount >= 0 (MPI_ERR_COUNT), valid datatypes
+ * (MPI_ERR_TYPE), @p sendbuf != @p recvbuf unless MPI_IN_PLACE
+ * (MPI_ERR_BUFFER), and that this process's send signature has the size of
+ * its own receive block (MPI_ERR_TRUNCATE). Only local facts are checked:
+ * when one process fails a check, the others wait in the collective until
+ * TC_WAIT_TIMEOUT.
+ *
+ * @param sendbuf    this process's block, or MPI_IN_PLACE
+ * @param sendcount  elements of @p sendtype in the block (ignored in place)
+ * @param sendtype   datatype of the block (ignored in place)
+ * @param recvbuf    receives all blocks
+ * @param recvcount  elements of @p recvtype received from each process
+ * @param recvtype   datatype of the received elements
+ * @param comm       communicator (not MPI_COMM_NULL)
+ * @return MPI_SUCCESS, or MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_BUFFER,
+ *         MPI_ERR_TRUNCATE, MPI_ERR_COMM, MPI_ERR_NO_MEM (after the error
+ *         handler returned)
+ */
+TC_API int TC_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
+/**
+ * As TC_Allgather, with a block size per process, same arguments and
+ * semantics as MPI_Allgatherv: process j's block (@p recvcounts[j] elements
+ * of @p recvtype) lands at @p recvbuf + @p displs[j] * extent(@p recvtype).
+ * Displacements may leave gaps (untouched) and come in any order; blocks may
+ * be empty. Also checked: @p recvcounts and @p displs not NULL (MPI_ERR_ARG),
+ * every @p recvcounts[j] >= 0 (MPI_ERR_COUNT).
+ *
+ * @return as TC_Allgather, and MPI_ERR_ARG
+ */
+TC_API int TC_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm);
+
+/**
  * Barrier, same argument and semantics as MPI_Barrier: returns only after
  * every process of @p comm has entered it.
  *

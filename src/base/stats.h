@@ -6,7 +6,15 @@
 
 #include <stdatomic.h>
 
-typedef enum { TC_OP_BCAST, TC_OP_REDUCE, TC_OP_ALLREDUCE, TC_OP_BARRIER, TC_OP_LAST } tc_op_t;
+typedef enum {
+    TC_OP_BCAST,
+    TC_OP_REDUCE,
+    TC_OP_ALLREDUCE,
+    TC_OP_BARRIER,
+    TC_OP_ALLGATHER,
+    TC_OP_ALLGATHERV,
+    TC_OP_LAST
+} tc_op_t;
 
 typedef enum {
     TC_PATH_SHM,             /* shared-memory algorithm */
