@@ -104,6 +104,7 @@ typedef struct tc_ag_send {
     tc_ag_mode_t mode;
     const char *data; /* CONTIG: the bytes; STAGED: the packed copy */
     char *staged;     /* owned */
+    void *buf;        /* MAPPED: the user's buffer */
     tc_dt_map_t map;
     tc_dt_cursor_t cursor;
 } tc_ag_send_t;
@@ -139,7 +140,8 @@ static int tc_ag_send_init(tc_ag_send_t *s, const tc_ag_call_t *c, size_t nbytes
     }
     if (tc_datatype_flatten(c->sendtype, &s->map) == 0) {
         s->mode = TC_AG_MAPPED;
-        tc_dt_cursor_init(&s->cursor, &s->map, (void *)(uintptr_t)c->sendbuf);
+        s->buf = (void *)(uintptr_t)c->sendbuf;
+        tc_dt_cursor_init(&s->cursor, &s->map, s->buf);
         if (!contig_only)
             return MPI_SUCCESS;
         if (!(s->staged = malloc(nbytes)))
@@ -274,6 +276,8 @@ static void tc_ag_self_copy(tc_ag_send_t *s, tc_ag_recv_t *r, size_t n)
         return;
     }
     char bounce[4096];
+    if (s->mode == TC_AG_MAPPED)
+        tc_dt_cursor_init(&s->cursor, &s->map, s->buf); /* the segment's copy-in walked it */
     for (size_t off = 0; off < n; off += sizeof bounce) {
         size_t len = n - off < sizeof bounce ? n - off : sizeof bounce;
         tc_ag_put_send(s, off, bounce, len);
