@@ -10,7 +10,8 @@
  * through the PLT bind to these definitions. libtopocoll itself calls PMPI_*
  * only, so nothing recurses.
  *
- * C: MPI_Bcast, MPI_Reduce, MPI_Allreduce. The MPI-4 large-count variants
+ * C: MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Barrier, MPI_Allgather,
+ * MPI_Allgatherv (Fortran: the same names, as below). The MPI-4 large-count variants
  * (MPI_Bcast_c, ...), the nonblocking and persistent ones (MPI_Ibcast,
  * MPI_Reduce_init, ...) and MPI_Reduce_local are NOT intercepted.
  *
@@ -76,6 +77,7 @@
  */
 #include <mpi.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "topocoll.h"
 
@@ -111,6 +113,24 @@ TC_PMPI_EXPORT int MPI_Barrier(MPI_Comm comm);
 int MPI_Barrier(MPI_Comm comm)
 {
     return TC_Barrier(comm);
+}
+
+TC_PMPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                 MPI_Comm comm);
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return TC_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, const int recvcounts[], const int displs[],
+                                  MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return TC_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }
 
 /* Fortran MPI_Barrier (both ABIs: the communicator handle as an integer). */
@@ -203,6 +223,77 @@ static void tc_pmpi_allreduce_f(void *sendbuf, void *recvbuf, MPI_Fint *count, M
     if (ierr != NULL)
         *ierr = (MPI_Fint)rc;
 }
+
+/* Allgather: (sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr);
+ * Allgatherv: rcount becomes (recvcounts[], displs[]), INTEGER arrays: as C
+ * int arrays when MPI_Fint is an int (as ompi_allgatherv_f assumes too),
+ * else converted. Sentinels as for Reduce. */
+static void tc_pmpi_allgather_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,
+                                void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype,
+                                MPI_Fint *comm, MPI_Fint *ierr)
+{
+    int rc = TC_Allgather(tc_pmpi_fortran_sendbuf(sendbuf), (int)*sendcount,
+                          PMPI_Type_f2c(*sendtype), tc_pmpi_fortran_recvbuf(recvbuf),
+                          (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+static void tc_pmpi_allgatherv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,
+                                 void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs,
+                                 MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    const int *counts = (const int *)recvcounts, *disps = (const int *)displs;
+    int *tmp = NULL, rc, size = 0;
+    if (sizeof(MPI_Fint) != sizeof(int)) {
+        PMPI_Comm_size(c, &size);
+        if (!(tmp = malloc(2 * (size_t)size * sizeof *tmp))) {
+            if (ierr != NULL)
+                *ierr = (MPI_Fint)MPI_ERR_NO_MEM;
+            return;
+        }
+        for (int i = 0; i < size; i++) {
+            tmp[i] = (int)recvcounts[i];
+            tmp[size + i] = (int)displs[i];
+        }
+        counts = tmp;
+        disps = tmp + size;
+    }
+    rc =
+        TC_Allgatherv(tc_pmpi_fortran_sendbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype),
+                      tc_pmpi_fortran_recvbuf(recvbuf), counts, disps, PMPI_Type_f2c(*recvtype), c);
+    free(tmp);
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+#define TC_PMPI_ALLGATHER_ALIAS(name)                                                              \
+    TC_PMPI_EXPORT void name(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,               \
+                             void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype,               \
+                             MPI_Fint *comm, MPI_Fint *ierr)                                       \
+        __attribute__((alias("tc_pmpi_allgather_f")))
+#define TC_PMPI_ALLGATHERV_ALIAS(name)                                                             \
+    TC_PMPI_EXPORT void name(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,               \
+                             void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs,                \
+                             MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)                   \
+        __attribute__((alias("tc_pmpi_allgatherv_f")))
+TC_PMPI_ALLGATHER_ALIAS(mpi_allgather);
+TC_PMPI_ALLGATHER_ALIAS(mpi_allgather_);
+TC_PMPI_ALLGATHER_ALIAS(mpi_allgather__);
+TC_PMPI_ALLGATHER_ALIAS(MPI_ALLGATHER);
+TC_PMPI_ALLGATHERV_ALIAS(mpi_allgatherv);
+TC_PMPI_ALLGATHERV_ALIAS(mpi_allgatherv_);
+TC_PMPI_ALLGATHERV_ALIAS(mpi_allgatherv__);
+TC_PMPI_ALLGATHERV_ALIAS(MPI_ALLGATHERV);
+#if OMPI_MAJOR_VERSION <= 4
+TC_PMPI_ALLGATHER_ALIAS(mpi_allgather_f08_);
+TC_PMPI_ALLGATHER_ALIAS(MPI_Allgather_f08);
+TC_PMPI_ALLGATHER_ALIAS(MPI_Allgather_f);
+TC_PMPI_ALLGATHERV_ALIAS(mpi_allgatherv_f08_);
+TC_PMPI_ALLGATHERV_ALIAS(MPI_Allgatherv_f08);
+TC_PMPI_ALLGATHERV_ALIAS(MPI_Allgatherv_f);
+#endif
 
 #define TC_PMPI_BCAST_ALIAS(name)                                                                  \
     TC_PMPI_EXPORT void name(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root,    \

@@ -9,7 +9,9 @@
 # [allreduces=N] [barriers=N] errors=E" and the library's "topocoll-stats rank=R op=OP
 # calls=C shm=S ... pmpi=P ..." lines. Passes only if the program passed and,
 # for each count the program reports:
-#   bcasts=N      C == N (every MPI_Bcast was intercepted), P == 0 and every
+#   bcasts=N,     C == N (every MPI_Bcast, MPI_Allgather, MPI_Allgatherv was
+#   allgathers=N, intercepted), P == 0 and every
+#   allgathervs=N
 #                 pmpi_* counter is 0 (no fallback), S > 0 when NP >= 2 (the
 #                 shared-memory path ran; with TC_PMPI_EXPECT_PATH=hier, set by
 #                 the emulated-cluster tests, H > 0: the hierarchical path ran);
@@ -62,18 +64,20 @@ awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" '
         want["reduce"] = field($0, "reduces")
         want["allreduce"] = field($0, "allreduces")
         want["barrier"] = field($0, "barriers")
+        want["allgather"] = field($0, "allgathers")
+        want["allgatherv"] = field($0, "allgathervs")
     }
     /^topocoll-stats / { op = field($0, "op"); nstats[op]++; stats[op] = $0 }
     END {
         if (prog_rc == "") { print "run_with_stats.sh: no exit status from the program"; exit 1 }
         if (prog_rc != 0) { print "run_with_stats.sh: the program exited with " prog_rc; exit prog_rc }
         if (nprog != 1) { print "run_with_stats.sh: expected one tc-pmpi-test line, got " nprog + 0; exit 1 }
-        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "" && want["barrier"] == "") {
+        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "" && want["barrier"] == "" && want["allgather"] == "" && want["allgatherv"] == "") {
             print "run_with_stats.sh: the program reported no call counts"; exit 1
         }
         bad = ""; summary = ""; checked = 0
-        split("bcast reduce allreduce barrier", ops, " ")
-        for (k = 1; k <= 4; k++) {
+        split("bcast reduce allreduce barrier allgather allgatherv", ops, " ")
+        for (k = 1; k <= 6; k++) {
             op = ops[k]
             if (want[op] == "" || (op != "bcast" && want[op] + 0 == 0))
                 continue
@@ -84,14 +88,14 @@ awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" '
             s = stats[op]
             checked++
             if (field(s, "rank") != rank) bad = bad " " op ": rank mismatch;"
-            if (op == "bcast") {
-                if (field(s, "calls") + 0 != want[op] + 0) bad = bad " bcast: calls=" field(s, "calls") " != " want[op] " MPI_Bcast calls made;"
+            if (op == "bcast" || op == "allgather" || op == "allgatherv") {
+                if (field(s, "calls") + 0 != want[op] + 0) bad = bad " " op ": calls=" field(s, "calls") " != " want[op] " calls made;"
                 split("pmpi pmpi_multinode pmpi_shm_off pmpi_no_segment pmpi_intercomm", keys, " ")
                 for (j in keys) {
                     v = field(s, keys[j])
-                    if (v == "" || v + 0 != 0) bad = bad " bcast: " keys[j] "=" v " (want 0);"
+                    if (v == "" || v + 0 != 0) bad = bad " " op ": " keys[j] "=" v " (want 0);"
                 }
-                if (np + 0 >= 2 && field(s, path) + 0 <= 0) bad = bad " bcast: " path "=" field(s, path) " (want > 0);"
+                if (np + 0 >= 2 && field(s, path) + 0 <= 0) bad = bad " " op ": " path "=" field(s, path) " (want > 0);"
             } else if (field(s, "calls") + 0 < want[op] + 0) {
                 bad = bad " " op ": calls=" field(s, "calls") " < " want[op] " calls made;"
             } else if (path == "hier" && field(s, "hier") + 0 <= 0) {
