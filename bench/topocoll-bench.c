@@ -13,7 +13,9 @@
  * Operations: bcast (MPI_BYTE), reduce (root -r, default 0) and allreduce on
  * --type float|double|int with --op sum|max; a size is bytes, the count is
  * size / type size (sizes below one element are skipped); barrier (one row,
- * size 0); rma_bcast (TC_Rma_bcast + flush against MPI_Bcast, --rma-alg).
+ * size 0); rma_bcast (TC_Rma_bcast + flush against MPI_Bcast, --rma-alg);
+ * allgather and allgatherv (MPI_BYTE; a size is one process's block, every
+ * count equal).
  *
  * The MPI side always calls PMPI_* (and so does every barrier and reduction of
  * the harness): that is the MPI's own MPI_Bcast / MPI_Reduce / MPI_Allreduce
@@ -83,6 +85,7 @@ typedef struct bench_op {
     void (*check_prepare)(const bench_args_t *a, int rank, uint32_t seed);
     /* --check: number of wrong bytes after the call; first one in *bad_at */
     size_t (*check_verify)(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at);
+    int gathers; /* allgather(v): a size is one block; rbuf holds np of them */
 } bench_op_t;
 
 /* ---- pattern for --check ---------------------------------------------------------- */
@@ -261,6 +264,64 @@ static size_t allreduce_verify(const bench_args_t *a, int rank, uint32_t seed, s
     return red_verify(a, rank, seed, bad_at, 1);
 }
 
+/* ---- allgather, allgatherv ------------------------------------------------------------ */
+
+/* A size is one process's block (MPI_BYTE); the v-variant with every count
+ * equal, so the two columns compare the same bytes. */
+static int allgather_tc(const bench_args_t *a)
+{
+    return TC_Allgather(a->sbuf, a->count, MPI_BYTE, a->rbuf, a->count, MPI_BYTE, a->comm);
+}
+static int allgather_mpi(const bench_args_t *a)
+{
+    return PMPI_Allgather(a->sbuf, a->count, MPI_BYTE, a->rbuf, a->count, MPI_BYTE, a->comm);
+}
+
+/* Equal counts, displacements j * count (filled once per size). */
+static int *bench_counts, *bench_displs, bench_counts_for = -1;
+static void allgatherv_args(const bench_args_t *a)
+{
+    if (bench_counts_for == a->count)
+        return;
+    for (int j = 0; j < bench_np; j++) {
+        bench_counts[j] = a->count;
+        bench_displs[j] = j * a->count;
+    }
+    bench_counts_for = a->count;
+}
+static int allgatherv_tc(const bench_args_t *a)
+{
+    allgatherv_args(a);
+    return TC_Allgatherv(a->sbuf, a->count, MPI_BYTE, a->rbuf, bench_counts, bench_displs, MPI_BYTE,
+                         a->comm);
+}
+static int allgatherv_mpi(const bench_args_t *a)
+{
+    allgatherv_args(a);
+    return PMPI_Allgatherv(a->sbuf, a->count, MPI_BYTE, a->rbuf, bench_counts, bench_displs,
+                           MPI_BYTE, a->comm);
+}
+static void allgather_prepare(const bench_args_t *a, int rank, uint32_t seed)
+{
+    pattern_fill(a->sbuf, (size_t)a->count, seed + (uint32_t)rank);
+    for (int j = 0; j < bench_np; j++)
+        pattern_poison((uint8_t *)a->rbuf + (size_t)j * (size_t)a->count, (size_t)a->count,
+                       seed + (uint32_t)j);
+}
+static size_t allgather_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    (void)rank;
+    size_t bad = 0, at = 0, n = (size_t)a->count;
+    for (int j = 0; j < bench_np; j++) {
+        size_t b =
+            pattern_check((const uint8_t *)a->rbuf + (size_t)j * n, n, seed + (uint32_t)j, &at);
+        if (b && !bad)
+            *bad_at = (size_t)j * n + at;
+        bad += b;
+    }
+    return bad;
+}
+
 /* ---- barrier ------------------------------------------------------------------------ */
 
 static int barrier_tc(const bench_args_t *a)
@@ -323,13 +384,18 @@ static void rma_bcast_prepare(const bench_args_t *a, int rank, uint32_t seed)
 }
 
 static const bench_op_t bench_ops[] = {
-    {"bcast", "Bcast", 1, 0, TC_COLL_BCAST, bcast_tc, bcast_mpi, bcast_prepare, bcast_verify},
-    {"rma_bcast", "Bcast", 1, 0, 0, rma_bcast_tc, bcast_mpi, rma_bcast_prepare, bcast_verify},
-    {"reduce", "Reduce", 1, 1, TC_COLL_REDUCE, reduce_tc, reduce_mpi, red_prepare, reduce_verify},
+    {"bcast", "Bcast", 1, 0, TC_COLL_BCAST, bcast_tc, bcast_mpi, bcast_prepare, bcast_verify, 0},
+    {"rma_bcast", "Bcast", 1, 0, 0, rma_bcast_tc, bcast_mpi, rma_bcast_prepare, bcast_verify, 0},
+    {"reduce", "Reduce", 1, 1, TC_COLL_REDUCE, reduce_tc, reduce_mpi, red_prepare, reduce_verify,
+     0},
     {"allreduce", "Allreduce", 0, 1, TC_COLL_ALLREDUCE, allreduce_tc, allreduce_mpi, red_prepare,
-     allreduce_verify},
+     allreduce_verify, 0},
     {"barrier", "Barrier", 0, 0, TC_COLL_BARRIER, barrier_tc, barrier_mpi, barrier_prepare,
-     barrier_verify},
+     barrier_verify, 0},
+    {"allgather", "Allgather", 0, 0, 0, allgather_tc, allgather_mpi, allgather_prepare,
+     allgather_verify, 1},
+    {"allgatherv", "Allgatherv", 0, 0, 0, allgatherv_tc, allgatherv_mpi, allgather_prepare,
+     allgather_verify, 1},
 };
 #define NOPS ((int)(sizeof(bench_ops) / sizeof(bench_ops[0])))
 
@@ -781,7 +847,7 @@ static void next_buffers(bench_run_t *r, size_t n, bench_args_t *a)
         off = (r->cursor++ % nbuf) * stride;
     }
     a->sbuf = r->arena + off;
-    a->rbuf = r->rarena ? r->rarena + off : a->sbuf;
+    a->rbuf = r->rarena ? r->rarena + off * (r->o->op->gathers ? (size_t)r->np : 1) : a->sbuf;
 }
 
 static uint32_t check_seed(size_t n, long call, int impl)
@@ -1091,6 +1157,17 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     memset(r.arena, 0, r.arena_size);
+    if (o.op->gathers) {
+        /* np blocks per call; the counts of allgatherv. */
+        size_t rsize = r.arena_size * (size_t)r.np;
+        bench_counts = calloc(2 * (size_t)r.np, sizeof *bench_counts);
+        if (!bench_counts || posix_memalign((void **)&r.rarena, BUF_ALIGN, rsize) != 0) {
+            fprintf(stderr, "topocoll-bench: rank %d: cannot allocate %zu bytes\n", r.rank, rsize);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        bench_displs = bench_counts + r.np;
+        memset(r.rarena, 0, rsize);
+    }
     if (o.op->reduces) {
         if (posix_memalign((void **)&r.rarena, BUF_ALIGN, r.arena_size) != 0) {
             fprintf(stderr, "topocoll-bench: rank %d: cannot allocate %zu bytes\n", r.rank,
@@ -1296,6 +1373,7 @@ int main(int argc, char **argv)
     free(col);
     free(r.arena);
     free(r.rarena);
+    free(bench_counts);
     MPI_Finalize();
     return status;
 }
