@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/datatype.h"
 #include "base/log.h"
+#include "blocks.h"
 #include "ctx.h"
 #include "shm/allgather.h"
 #include "topocoll.h"
@@ -55,268 +55,42 @@ static inline int tc_ag_count(const tc_ag_call_t *c, int j)
 {
     return c->recvcounts ? c->recvcounts[j] : c->recvcount;
 }
-static inline MPI_Aint tc_ag_displ(const tc_ag_call_t *c, int j)
-{
-    return c->displs ? (MPI_Aint)c->displs[j] : (MPI_Aint)j * c->recvcount;
-}
 static inline size_t tc_ag_block_bytes(const tc_ag_call_t *c, int j)
 {
     return c->bytes ? c->bytes[j] : c->block;
 }
 
-/* ---- byte streams in and out of the user's buffers ------------------------------- */
-
-typedef enum { TC_AG_CONTIG, TC_AG_MAPPED, TC_AG_STAGED } tc_ag_mode_t;
-
-/* MPI_Pack (unpack false) or MPI_Unpack (true) of (buf, count, dt) to or
- * from @p bytes (@p n bytes). MPICH's MPI_Pack rejects a NULL buffer, so
- * MPI_BOTTOM is described relative to a real address instead. */
-static int tc_ag_pack(bool unpack, const void *buf, int count, MPI_Datatype dt, char *bytes,
-                      size_t n, MPI_Comm comm)
-{
-    static char anchor;
-    MPI_Datatype rebased = MPI_DATATYPE_NULL;
-    int rc, pos = 0;
-    if (n > INT_MAX)
-        return MPI_ERR_COUNT; /* MPI_Pack's int positions */
-    if (buf == MPI_BOTTOM) {
-        MPI_Aint a;
-        PMPI_Get_address(&anchor, &a);
-        MPI_Aint disp = -a;
-        if ((rc = PMPI_Type_create_struct(1, &count, &disp, &dt, &rebased)) != MPI_SUCCESS ||
-            (rc = PMPI_Type_commit(&rebased)) != MPI_SUCCESS)
-            return rc;
-        buf = &anchor;
-        dt = rebased;
-        count = 1;
-    }
-    if (unpack)
-        rc = PMPI_Unpack(bytes, (int)n, &pos, (void *)(uintptr_t)buf, count, dt, comm);
-    else
-        rc = PMPI_Pack(buf, count, dt, bytes, (int)n, &pos, comm);
-    if (rebased != MPI_DATATYPE_NULL)
-        PMPI_Type_free(&rebased);
-    return rc;
-}
-
-/* This process's block as a stream. */
-typedef struct tc_ag_send {
-    tc_ag_mode_t mode;
-    const char *data; /* CONTIG: the bytes; STAGED: the packed copy */
-    char *staged;     /* owned */
-    void *buf;        /* MAPPED: the user's buffer */
-    tc_dt_map_t map;
-    tc_dt_cursor_t cursor;
-} tc_ag_send_t;
-
-/* The receive side: block j at recvbuf + displs[j] * extent. */
-typedef struct tc_ag_recv {
-    tc_ag_mode_t mode;
-    const tc_ag_call_t *call;
-    MPI_Aint extent, lb; /* lb: of the contiguous type's bytes */
-    tc_dt_map_t map;
-    tc_dt_cursor_t *cursors; /* MAPPED: one per block */
-    char *staged;            /* STAGED: all blocks back to back */
-    size_t *prefix;          /* STAGED: where block j starts in staged */
-} tc_ag_recv_t;
-
-static inline char *tc_ag_addr(const void *buf, MPI_Aint off)
-{
-    /* Integer arithmetic: with MPI_BOTTOM, off is an absolute address. */
-    return (char *)((uintptr_t)buf + (uintptr_t)off);
-}
-
-/* @p contig_only: a flattened type is gathered into a staged copy too (the
- * MPI's own collective wants the bytes in one piece). */
-static int tc_ag_send_init(tc_ag_send_t *s, const tc_ag_call_t *c, size_t nbytes, bool contig_only,
-                           MPI_Comm comm)
-{
-    MPI_Aint lb;
-    memset(s, 0, sizeof *s);
-    s->mode = TC_AG_CONTIG;
-    if (nbytes == 0 || tc_datatype_is_contiguous(c->sendtype, c->sendcount, &lb)) {
-        s->data = tc_ag_addr(c->sendbuf, nbytes ? lb : 0);
-        return MPI_SUCCESS;
-    }
-    if (tc_datatype_flatten(c->sendtype, &s->map) == 0) {
-        s->mode = TC_AG_MAPPED;
-        s->buf = (void *)(uintptr_t)c->sendbuf;
-        tc_dt_cursor_init(&s->cursor, &s->map, s->buf);
-        if (!contig_only)
-            return MPI_SUCCESS;
-        if (!(s->staged = malloc(nbytes)))
-            return MPI_ERR_NO_MEM;
-        tc_dt_cursor_gather(&s->cursor, s->staged, nbytes);
-        tc_datatype_map_free(&s->map);
-        s->mode = TC_AG_STAGED;
-        s->data = s->staged;
-        return MPI_SUCCESS;
-    }
-    tc_datatype_map_free(&s->map);
-    s->mode = TC_AG_STAGED;
-    if (!(s->staged = malloc(nbytes)))
-        return MPI_ERR_NO_MEM;
-    s->data = s->staged;
-    return tc_ag_pack(false, c->sendbuf, c->sendcount, c->sendtype, s->staged, nbytes, comm);
-}
-
-static void tc_ag_send_free(tc_ag_send_t *s)
-{
-    if (s->mode == TC_AG_MAPPED)
-        tc_datatype_map_free(&s->map);
-    free(s->staged);
-}
-
-/* Bytes [off, off + n) of our block -> dst (off grows from call to call). */
-static void tc_ag_put_send(tc_ag_send_t *s, size_t off, char *dst, size_t n)
-{
-    if (s->mode == TC_AG_MAPPED)
-        tc_dt_cursor_gather(&s->cursor, dst, n);
-    else
-        memcpy(dst, s->data + off, n);
-}
-
-/* @p force_staged: every block goes through one staged buffer (else the
- * type decides: contiguous bytes, a flattened map, or staged). */
-static int tc_ag_recv_init(tc_ag_recv_t *r, const tc_ag_call_t *c, bool force_staged)
-{
-    memset(r, 0, sizeof *r);
-    r->call = c;
-    const tc_dt_entry_t *e = tc_datatype_known(c->recvtype);
-    if (e && e->contig) {
-        r->mode = TC_AG_CONTIG;
-        r->extent = e->size;
-    } else {
-        MPI_Aint lb0;
-        PMPI_Type_get_extent(c->recvtype, &lb0, &r->extent);
-        if (tc_datatype_is_contiguous(c->recvtype, 2, &r->lb))
-            r->mode = TC_AG_CONTIG;
-        else if (tc_datatype_flatten(c->recvtype, &r->map) == 0)
-            r->mode = TC_AG_MAPPED;
-        else {
-            tc_datatype_map_free(&r->map);
-            r->mode = TC_AG_STAGED;
-        }
-    }
-    if (force_staged && r->mode == TC_AG_MAPPED) {
-        tc_datatype_map_free(&r->map);
-        r->mode = TC_AG_STAGED;
-    }
-    if (r->mode == TC_AG_MAPPED && !(r->cursors = malloc((size_t)c->size * sizeof *r->cursors)))
-        return MPI_ERR_NO_MEM;
-    if (r->mode == TC_AG_STAGED || force_staged) {
-        r->mode = TC_AG_STAGED;
-        r->prefix = malloc((size_t)c->size * sizeof *r->prefix);
-        r->staged = malloc(c->total ? c->total : 1);
-        if (!r->prefix || !r->staged)
-            return MPI_ERR_NO_MEM;
-        size_t at = 0;
-        for (int j = 0; j < c->size; j++) {
-            r->prefix[j] = at;
-            at += tc_ag_block_bytes(c, j);
-        }
-    }
-    return MPI_SUCCESS;
-}
-
-static void tc_ag_recv_free(tc_ag_recv_t *r)
-{
-    if (r->mode == TC_AG_MAPPED)
-        tc_datatype_map_free(&r->map);
-    free(r->cursors);
-    free(r->staged);
-    free(r->prefix);
-}
-
-static inline char *tc_ag_recv_block(const tc_ag_recv_t *r, int j)
-{
-    return tc_ag_addr(r->call->recvbuf, tc_ag_displ(r->call, j) * r->extent);
-}
-
-/* src -> bytes [off, off + n) of block j (off grows per block). */
-static void tc_ag_get_recv(tc_ag_recv_t *r, int j, size_t off, const char *src, size_t n)
-{
-    switch (r->mode) {
-    case TC_AG_CONTIG:
-        memcpy(tc_ag_recv_block(r, j) + r->lb + off, src, n);
-        break;
-    case TC_AG_MAPPED:
-        if (off == 0)
-            tc_dt_cursor_init(&r->cursors[j], &r->map, tc_ag_recv_block(r, j));
-        tc_dt_cursor_scatter(&r->cursors[j], src, n);
-        break;
-    case TC_AG_STAGED:
-        memcpy(r->staged + r->prefix[j] + off, src, n);
-        break;
-    }
-}
-
-/* STAGED: unpack every block but @p skip (-1: none) into the user's buffer. */
-static int tc_ag_recv_finish(tc_ag_recv_t *r, int skip, MPI_Comm comm)
-{
-    const tc_ag_call_t *c = r->call;
-    int rc = MPI_SUCCESS;
-    if (r->mode != TC_AG_STAGED)
-        return MPI_SUCCESS;
-    for (int j = 0; j < c->size && rc == MPI_SUCCESS; j++) {
-        size_t n = tc_ag_block_bytes(c, j);
-        if (j != skip && n > 0)
-            rc = tc_ag_pack(true, tc_ag_recv_block(r, j), tc_ag_count(c, j), c->recvtype,
-                            r->staged + r->prefix[j], n, comm);
-    }
-    return rc;
-}
-
-/* Our own block into its place in the receive buffer (not MPI_IN_PLACE). */
-static void tc_ag_self_copy(tc_ag_send_t *s, tc_ag_recv_t *r, size_t n)
-{
-    const int me = r->call->rank;
-    if (s->mode != TC_AG_MAPPED && r->mode != TC_AG_MAPPED) {
-        tc_ag_get_recv(r, me, 0, s->data, n);
-        return;
-    }
-    char bounce[4096];
-    if (s->mode == TC_AG_MAPPED)
-        tc_dt_cursor_init(&s->cursor, &s->map, s->buf); /* the segment's copy-in walked it */
-    for (size_t off = 0; off < n; off += sizeof bounce) {
-        size_t len = n - off < sizeof bounce ? n - off : sizeof bounce;
-        tc_ag_put_send(s, off, bounce, len);
-        tc_ag_get_recv(r, me, off, bounce, len);
-    }
-}
-
-/* ---- the paths --------------------------------------------------------------------- */
-
 /* ---- the paths --------------------------------------------------------------------- */
 
 typedef struct tc_ag_io_state {
-    tc_ag_send_t s;
-    tc_ag_recv_t r;
+    tc_blocks_t send; /* our block (one) */
+    tc_blocks_t recv; /* every block */
 } tc_ag_io_state_t;
 
-static void tc_ag_put(void *state, size_t off, char *dst, size_t n)
+static void tc_ag_put(void *state, int j, size_t off, char *dst, size_t n)
 {
-    tc_ag_put_send(&((tc_ag_io_state_t *)state)->s, off, dst, n);
+    (void)j;
+    tc_blocks_read(&((tc_ag_io_state_t *)state)->send, 0, off, dst, n);
 }
 static void tc_ag_get(void *state, int j, size_t off, const char *src, size_t n)
 {
-    tc_ag_get_recv(&((tc_ag_io_state_t *)state)->r, j, off, src, n);
+    tc_blocks_write(&((tc_ag_io_state_t *)state)->recv, j, off, src, n);
 }
-/* A process whose buffers could not be prepared still takes part (the
- * others are in the collective already): zeros out, nothing in. */
-static void tc_ag_put_null(void *state, size_t off, char *dst, size_t n)
+
+static int tc_ag_blocks(tc_ag_io_state_t *st, const tc_ag_call_t *c, int sflags, int rflags,
+                        MPI_Comm comm)
 {
-    (void)state;
-    (void)off;
-    memset(dst, 0, n);
+    int rc = tc_blocks_init(&st->send, c->sendbuf, 1, c->sendcount, NULL, NULL, c->sendtype,
+                            TC_BLOCKS_READ | sflags, comm);
+    int rc2 = tc_blocks_init(&st->recv, c->recvbuf, c->size, c->recvcount, c->recvcounts, c->displs,
+                             c->recvtype, rflags, comm);
+    return rc != MPI_SUCCESS ? rc : rc2;
 }
-static void tc_ag_get_null(void *state, int j, size_t off, const char *src, size_t n)
+
+static void tc_ag_blocks_free(tc_ag_io_state_t *st)
 {
-    (void)state;
-    (void)j;
-    (void)off;
-    (void)src;
-    (void)n;
+    tc_blocks_free(&st->send);
+    tc_blocks_free(&st->recv);
 }
 
 /* Through the segment (one segment spans the communicator). */
@@ -324,21 +98,20 @@ static int tc_ag_shm(tc_ctx_t *ctx, const tc_ag_call_t *c)
 {
     tc_ag_io_state_t st;
     const size_t mine = tc_ag_block_bytes(c, c->rank);
-    int rc = tc_ag_send_init(&st.s, c, mine, false, ctx->priv);
-    int rc2 = tc_ag_recv_init(&st.r, c, false);
-    if (rc == MPI_SUCCESS)
-        rc = rc2;
+    int rc = tc_ag_blocks(&st, c, 0, 0, ctx->priv);
     tc_shm_ag_io_t io = {tc_ag_put, tc_ag_get, &st};
-    if (rc != MPI_SUCCESS)
-        io = (tc_shm_ag_io_t){tc_ag_put_null, tc_ag_get_null, NULL};
-    tc_shm_allgather(ctx->shm, c->bytes, c->block, &io);
+    if (rc != MPI_SUCCESS) /* the others are in the collective already: take part */
+        io = (tc_shm_ag_io_t){tc_shm_ag_put_zeros, tc_shm_ag_get_nothing, NULL};
+    tc_shm_ag_sizes_t sz = {c->bytes, c->block, c->bytes ? 0 : c->block};
+    for (int j = 0; c->bytes && j < c->size; j++)
+        sz.max = c->bytes[j] > sz.max ? c->bytes[j] : sz.max;
+    tc_shm_allgather(ctx->shm, &sz, -1, &io);
     if (rc == MPI_SUCCESS) {
         if (!c->in_place && mine > 0)
-            tc_ag_self_copy(&st.s, &st.r, mine);
-        rc = tc_ag_recv_finish(&st.r, c->in_place ? c->rank : -1, ctx->priv);
+            tc_blocks_copy(&st.recv, c->rank, &st.send, 0, mine);
+        rc = tc_blocks_finish(&st.recv, c->in_place ? c->rank : -1, ctx->priv);
     }
-    tc_ag_send_free(&st.s);
-    tc_ag_recv_free(&st.r);
+    tc_ag_blocks_free(&st);
     return rc;
 }
 
@@ -349,16 +122,12 @@ static int tc_ag_single(const tc_ag_call_t *c, MPI_Comm comm)
     const size_t mine = tc_ag_block_bytes(c, c->rank);
     if (c->in_place || mine == 0)
         return MPI_SUCCESS;
-    int rc = tc_ag_send_init(&st.s, c, mine, false, comm);
-    int rc2 = tc_ag_recv_init(&st.r, c, false);
-    if (rc == MPI_SUCCESS)
-        rc = rc2;
+    int rc = tc_ag_blocks(&st, c, 0, 0, comm);
     if (rc == MPI_SUCCESS) {
-        tc_ag_self_copy(&st.s, &st.r, mine);
-        rc = tc_ag_recv_finish(&st.r, -1, comm);
+        tc_blocks_copy(&st.recv, c->rank, &st.send, 0, mine);
+        rc = tc_blocks_finish(&st.recv, -1, comm);
     }
-    tc_ag_send_free(&st.s);
-    tc_ag_recv_free(&st.r);
+    tc_ag_blocks_free(&st);
     return rc;
 }
 
@@ -368,83 +137,65 @@ static int tc_ag_pmpi(const tc_ag_call_t *c, MPI_Comm comm)
     tc_ag_io_state_t st;
     const size_t mine = tc_ag_block_bytes(c, c->rank);
     int *counts = NULL, *displs = NULL;
-    char *rbase = NULL;
-    int rc = tc_ag_send_init(&st.s, c, c->in_place ? 0 : mine, true, comm);
-    bool direct = true;
-    /* Direct when the receive type is contiguous and every block's byte
-     * position fits MPI's int displacements from the lowest one. */
-    int rc2 = tc_ag_recv_init(&st.r, c, false);
-    if (rc2 == MPI_SUCCESS && st.r.mode != TC_AG_CONTIG)
-        direct = false;
+    const char *rbase = NULL;
+    int rc = tc_ag_blocks(&st, c, TC_BLOCKS_STAGE, TC_BLOCKS_STAGE, comm);
+    if (rc != MPI_SUCCESS)
+        goto fn_exit;
+    /* The receive buffer directly when its type is contiguous and every
+     * block's byte position fits MPI's int displacements from the lowest. */
+    bool direct = st.recv.mode == TC_BLOCKS_CONTIG;
     if (c->bytes) {
-        counts = malloc(2 * (size_t)c->size * sizeof *counts);
-        if (!counts) {
-            rc2 = MPI_ERR_NO_MEM;
-        } else {
-            displs = counts + c->size;
-            uintptr_t lo = UINTPTR_MAX, hi = 0;
-            for (int j = 0; j < c->size; j++) {
-                if (c->bytes[j] > INT_MAX)
-                    rc2 = MPI_ERR_COUNT; /* the same on every process */
-                counts[j] = (int)c->bytes[j];
-                if (c->bytes[j] == 0)
-                    continue;
-                uintptr_t a = (uintptr_t)tc_ag_recv_block(&st.r, j);
-                lo = a < lo ? a : lo;
-                hi = a > hi ? a : hi;
-            }
-            if (hi - lo > INT_MAX)
-                direct = false;
-            rbase = (char *)lo + st.r.lb;
+        if (!(counts = malloc(2 * (size_t)c->size * sizeof *counts))) {
+            rc = MPI_ERR_NO_MEM;
+            goto fn_exit;
         }
+        displs = counts + c->size;
+        uintptr_t lo = UINTPTR_MAX, hi = 0;
+        for (int j = 0; j < c->size; j++) {
+            if (c->bytes[j] > INT_MAX)
+                rc = MPI_ERR_COUNT; /* the same on every process */
+            counts[j] = (int)c->bytes[j];
+            if (c->bytes[j] == 0)
+                continue;
+            uintptr_t a = (uintptr_t)tc_blocks_data(&st.recv, j);
+            lo = a < lo ? a : lo;
+            hi = a > hi ? a : hi;
+        }
+        if (!direct || hi - lo > INT_MAX) {
+            direct = false;
+            lo = (uintptr_t)st.recv.staged;
+            if (c->total > INT_MAX)
+                rc = MPI_ERR_COUNT;
+        }
+        for (int j = 0; j < c->size; j++)
+            displs[j] = c->bytes[j] == 0 ? 0
+                        : direct         ? (int)((uintptr_t)tc_blocks_data(&st.recv, j) - lo)
+                                         : (int)st.recv.prefix[j];
+        rbase = (const char *)lo;
     } else {
         if (c->block > INT_MAX)
-            rc2 = MPI_ERR_COUNT; /* the same on every process */
-        rbase = tc_ag_addr(c->recvbuf, st.r.lb);
+            rc = MPI_ERR_COUNT; /* the same on every process */
+        rbase = direct ? tc_blocks_data(&st.recv, 0) : st.recv.staged;
     }
-    if (rc2 == MPI_SUCCESS && !direct) {
-        tc_ag_recv_free(&st.r);
-        rc2 = tc_ag_recv_init(&st.r, c, true);
-        if (c->total > INT_MAX && c->bytes)
-            rc2 = MPI_ERR_COUNT;
-        rbase = st.r.staged;
-    }
-    if (rc == MPI_SUCCESS)
-        rc = rc2;
     if (rc != MPI_SUCCESS)
-        goto fn_exit; /* every process alike, except for a failed allocation */
-    if (c->bytes) {
-        for (int j = 0; j < c->size; j++)
-            if (c->bytes[j] > 0)
-                displs[j] = (int)(direct ? (uintptr_t)tc_ag_recv_block(&st.r, j) + st.r.lb -
-                                               (uintptr_t)rbase
-                                         : st.r.prefix[j]);
-            else
-                displs[j] = 0;
-    }
-    const void *send = st.s.data;
+        goto fn_exit;
+    const void *send = tc_blocks_data(&st.send, 0);
     if (c->in_place) {
         send = MPI_IN_PLACE;
-        if (!direct && mine > 0) {
-            /* Our block into the staged copy at its place. */
-            tc_ag_send_t own;
-            if ((rc = tc_ag_send_init(&own, c, mine, true, comm)) == MPI_SUCCESS)
-                memcpy(st.r.staged + st.r.prefix[c->rank], own.data, mine);
-            tc_ag_send_free(&own);
-            if (rc != MPI_SUCCESS)
-                goto fn_exit;
-        }
+        if (!direct && mine > 0) /* our block into the staged copy, at its place */
+            memcpy(st.recv.staged + st.recv.prefix[c->rank], tc_blocks_data(&st.send, 0), mine);
     }
     if (c->bytes)
-        rc = PMPI_Allgatherv(send, (int)mine, MPI_BYTE, rbase, counts, displs, MPI_BYTE, comm);
+        rc = PMPI_Allgatherv(send, (int)mine, MPI_BYTE, (void *)(uintptr_t)rbase, counts, displs,
+                             MPI_BYTE, comm);
     else
-        rc = PMPI_Allgather(send, (int)mine, MPI_BYTE, rbase, (int)c->block, MPI_BYTE, comm);
+        rc = PMPI_Allgather(send, (int)mine, MPI_BYTE, (void *)(uintptr_t)rbase, (int)c->block,
+                            MPI_BYTE, comm);
     if (rc == MPI_SUCCESS && !direct)
-        rc = tc_ag_recv_finish(&st.r, c->in_place ? c->rank : -1, comm);
+        rc = tc_blocks_finish(&st.recv, c->in_place ? c->rank : -1, comm);
 fn_exit:
     free(counts);
-    tc_ag_send_free(&st.s);
-    tc_ag_recv_free(&st.r);
+    tc_ag_blocks_free(&st);
     return rc;
 }
 
@@ -561,7 +312,10 @@ static __attribute__((noinline)) int tc_ag_dispatch(tc_ctx_t *ctx, tc_ag_call_t 
         /* Our block is already in the receive buffer: send it from there. */
         c->sendcount = tc_ag_count(c, c->rank);
         c->sendtype = c->recvtype;
-        c->sendbuf = tc_ag_addr(c->recvbuf, tc_ag_displ(c, c->rank) * tc_ag_extent(c->recvtype));
+        const MPI_Aint d = c->displs ? c->displs[c->rank] : (MPI_Aint)c->rank * c->recvcount;
+        /* Integer arithmetic: with MPI_BOTTOM, d * extent is an address. */
+        c->sendbuf =
+            (const char *)((uintptr_t)c->recvbuf + (uintptr_t)(d * tc_ag_extent(c->recvtype)));
     }
     if (tc_log_level >= TC_LOG_TRACE)
         tc_log(

@@ -33,9 +33,17 @@
  * Blocks larger than a bank take several bank uses (a chunk of up to one
  * bank per use); all processes make the same number of uses, the largest
  * block's.
+ *
+ * Gather: the same, except that the root writes nothing and only the root
+ * reads. Scatter: the root writes block j's chunk into bank b of j's queue
+ * and announces it in j's ready[j][b] (as a Bcast's parent does), j waits on
+ * its own line and copies out; blocks of at most TC_SHM_INLINE_MAX bytes ride
+ * in j's ready line. In both, every write into bank b of any queue or any
+ * ready line of bank b happens after its writer's bank wait (WS).
  */
 #include "allgather.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "params.h"
@@ -58,9 +66,26 @@ static void tc_shm_ag_wait_bank_free(tc_shm_comm_t *s, uint64_t u)
     }
 }
 
-static inline size_t tc_shm_ag_bytes(const size_t *bytes, size_t uniform, int j)
+static inline size_t tc_shm_ag_bytes(const tc_shm_ag_sizes_t *sz, int j)
 {
-    return bytes ? bytes[j] : uniform;
+    return sz->bytes ? sz->bytes[j] : sz->uniform;
+}
+
+void tc_shm_ag_put_zeros(void *state, int j, size_t off, char *dst, size_t n)
+{
+    (void)state;
+    (void)j;
+    (void)off;
+    memset(dst, 0, n);
+}
+
+void tc_shm_ag_get_nothing(void *state, int j, size_t off, const char *src, size_t n)
+{
+    (void)state;
+    (void)j;
+    (void)off;
+    (void)src;
+    (void)n;
 }
 
 /* A: this process is done with bank use u. */
@@ -72,26 +97,26 @@ static inline void tc_shm_ag_done(tc_shm_comm_t *s, uint64_t u)
     tc_shm_publish(s, tc_shm_done(s, s->rank), s->rank, u + 1);
 }
 
-/* Every block fits in a ready line. */
-static void tc_shm_ag_inline(tc_shm_comm_t *s, const size_t *bytes, size_t uniform,
+/* Every block fits in a ready line: the Allgather / Gather. */
+static void tc_shm_ag_inline(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
                              const tc_shm_ag_io_t *io)
 {
     const uint64_t u = s->uses;
     const int bank = (int)(u % (uint64_t)s->layout.q);
     const uint64_t seq = s->bank_frags[bank] + 1;
     const int p = s->p, me = s->rank;
-    tc_shm_ag_wait_bank_free(s, u);
-    const size_t mine = tc_shm_ag_bytes(bytes, uniform, me);
-    if (mine > 0) {
+    const size_t mine = tc_shm_ag_bytes(sz, me);
+    if (me != root && mine > 0) {
+        tc_shm_ag_wait_bank_free(s, u);
         tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
-        io->put(io->state, 0, (char *)(line + 1), mine);
-        /* release (seq_cst): pairs with the acquire below in the other
-         * processes; publishes the payload written just above. */
+        io->put(io->state, me, 0, (char *)(line + 1), mine);
+        /* release (seq_cst): pairs with the acquire below in the readers;
+         * publishes the payload written just above. */
         tc_shm_publish(s, line, me, seq);
     }
-    for (int d = 1; d < p; d++) {
+    for (int d = 1; d < p && (root < 0 || me == root); d++) {
         const int j = (me + d) % p;
-        const size_t n = tc_shm_ag_bytes(bytes, uniform, j);
+        const size_t n = tc_shm_ag_bytes(sz, j);
         if (n == 0)
             continue;
         tc_atomic_u64_t *line = tc_shm_ready(s, j, bank);
@@ -103,82 +128,163 @@ static void tc_shm_ag_inline(tc_shm_comm_t *s, const size_t *bytes, size_t unifo
     tc_shm_ag_done(s, u);
 }
 
-void tc_shm_allgather(tc_shm_comm_t *s, const size_t *bytes, size_t uniform,
+/* The fragment size and chunk (bytes of a block per bank use) of a call,
+ * the same on every process: the Bcast's fragments for a message of the
+ * largest block's size (paper 000, section 5: f grows as sqrt(m t_w / t)),
+ * so a reader starts on a block before its writer has copied all of it. */
+static void tc_shm_ag_geometry(const tc_shm_comm_t *s, size_t max, size_t *bank_span, size_t *f,
+                               size_t *chunk)
+{
+    *bank_span = (size_t)(s->layout.S / s->layout.q) * s->layout.f;
+    *f = tc_shm_params_fragment_for(max, s->tw_over_t, s->layout.f);
+    if (*f > *bank_span)
+        *f = *bank_span;
+    *chunk = *bank_span / *f * *f;
+}
+
+static inline size_t tc_shm_ag_min(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+/* W: fragments [0, ceil(len / f)) of a chunk of @p len bytes at @p slots,
+ * announced in @p ready from @p base on by process @p writer, out into
+ * bytes [done, done + len) of block j. */
+static void tc_shm_ag_copy_out(tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int j, int writer,
+                               tc_atomic_u64_t *ready, int line_owner, uint64_t base,
+                               const char *slots, size_t done, size_t len, size_t f)
+{
+    const uint64_t nfrag = (uint64_t)((len + f - 1) / f);
+    uint64_t k = 0;
+    while (k < nfrag) {
+        /* acquire: pairs with the publication of the fragment by its writer
+         * (N in tc_shm_allgather() or tc_shm_scatter()). */
+        uint64_t avail = tc_shm_wait_ge(s, ready, line_owner, base + k + 1,
+                                        "shm allgather: wait for a fragment", writer) -
+                         base;
+        if (avail > nfrag)
+            avail = nfrag; /* cannot happen: the next use of the bank waits for us */
+        const size_t off = (size_t)k * f;
+        const size_t end = tc_shm_ag_min((size_t)avail * f, len);
+        io->get(io->state, j, done + off, slots + off, end - off);
+        k = avail;
+    }
+}
+
+/* N: bytes [done, done + len) of block j into @p slots, each fragment
+ * announced in @p ready (a line of region @p line_owner) from @p base on. */
+static void tc_shm_ag_copy_in(tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int j,
+                              tc_atomic_u64_t *ready, int line_owner, uint64_t base, char *slots,
+                              size_t done, size_t len, size_t f)
+{
+    uint64_t k = 0;
+    for (size_t off = 0; off < len; off += f, k++) {
+        io->put(io->state, j, done + off, slots + off, tc_shm_ag_min(len - off, f));
+        /* release (seq_cst): pairs with the acquire in tc_shm_ag_copy_out()
+         * of the readers; publishes the fragment copied above. */
+        tc_shm_publish(s, ready, line_owner, base + k + 1);
+    }
+}
+
+void tc_shm_allgather(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
                       const tc_shm_ag_io_t *io)
 {
     const int p = s->p, me = s->rank;
-    size_t mmax = uniform;
-    if (bytes) {
-        mmax = 0;
-        for (int j = 0; j < p; j++)
-            if (bytes[j] > mmax)
-                mmax = bytes[j];
-    }
-    if (mmax == 0)
+    if (sz->max == 0)
         return; /* the same on every process: nothing moves, no bank use */
-    if (mmax <= TC_SHM_INLINE_MAX) {
-        tc_shm_ag_inline(s, bytes, uniform, io);
+    if (sz->max <= TC_SHM_INLINE_MAX) {
+        tc_shm_ag_inline(s, sz, root, io);
         return;
     }
-    /* Fragments as the Bcast cuts a message of the largest block's size
-     * (paper 000, section 5: f grows as sqrt(m t_w / t)), so a reader starts
-     * on a block before its writer has copied all of it in. */
     const int q = s->layout.q;
-    const size_t bank_span = (size_t)(s->layout.S / q) * s->layout.f;
-    size_t f = tc_shm_params_fragment_for(mmax, s->tw_over_t, s->layout.f);
-    if (f > bank_span)
-        f = bank_span;
-    const uint64_t per_bank = (uint64_t)(bank_span / f);
-    const size_t chunk = (size_t)per_bank * f; /* bytes of a block per bank use */
-    const size_t mine = tc_shm_ag_bytes(bytes, uniform, me);
+    size_t bank_span, f, chunk;
+    tc_shm_ag_geometry(s, sz->max, &bank_span, &f, &chunk);
+    const size_t mine = me == root ? 0 : tc_shm_ag_bytes(sz, me);
+    const bool reads = root < 0 || me == root;
 
-    for (size_t done = 0; done < mmax; done += chunk) {
+    for (size_t done = 0; done < sz->max; done += chunk) {
         const uint64_t u = s->uses;
         const int bank = (int)(u % (uint64_t)q);
         const uint64_t base = s->bank_frags[bank];
-        tc_shm_ag_wait_bank_free(s, u);
-
-        /* N: our chunk of this use into our bank, announced per fragment. */
         if (mine > done) {
-            char *slots = tc_shm_queue(s, me) + (size_t)bank * bank_span;
-            const size_t len = mine - done < chunk ? mine - done : chunk;
-            tc_atomic_u64_t *ready = tc_shm_ready(s, me, bank);
-            uint64_t k = 0;
-            for (size_t off = 0; off < len; off += f, k++) {
-                const size_t n = len - off < f ? len - off : f;
-                io->put(io->state, done + off, slots + off, n);
-                /* release (seq_cst): pairs with the acquire in W of every
-                 * other process; publishes the fragment copied above. */
-                tc_shm_publish(s, ready, me, base + k + 1);
-            }
+            tc_shm_ag_wait_bank_free(s, u);
+            tc_shm_ag_copy_in(s, io, me, tc_shm_ready(s, me, bank), me, base,
+                              tc_shm_queue(s, me) + (size_t)bank * bank_span, done,
+                              tc_shm_ag_min(mine - done, chunk), f);
         }
         /* W: the others' chunks, starting after us so that the processes
          * do not all read the same queue at once. */
-        for (int d = 1; d < p; d++) {
+        for (int d = 1; d < p && reads; d++) {
             const int j = (me + d) % p;
-            const size_t m = tc_shm_ag_bytes(bytes, uniform, j);
-            if (m <= done)
-                continue;
-            const size_t len = m - done < chunk ? m - done : chunk;
-            const uint64_t nfrag = (uint64_t)((len + f - 1) / f);
-            const char *slots = tc_shm_queue(s, j) + (size_t)bank * bank_span;
-            tc_atomic_u64_t *ready = tc_shm_ready(s, j, bank);
-            uint64_t k = 0;
-            while (k < nfrag) {
-                /* acquire: pairs with the publication in N of process j. */
-                uint64_t avail = tc_shm_wait_ge(s, ready, j, base + k + 1,
-                                                "shm allgather: wait for a fragment", j) -
-                                 base;
-                if (avail > nfrag)
-                    avail = nfrag; /* cannot happen: j's next use of the bank waits for us */
-                const size_t off = (size_t)k * f;
-                const size_t end = (size_t)avail * f < len ? (size_t)avail * f : len;
-                io->get(io->state, j, done + off, slots + off, end - off);
-                k = avail;
-            }
+            const size_t m = tc_shm_ag_bytes(sz, j);
+            if (m > done)
+                tc_shm_ag_copy_out(s, io, j, j, tc_shm_ready(s, j, bank), j, base,
+                                   tc_shm_queue(s, j) + (size_t)bank * bank_span, done,
+                                   tc_shm_ag_min(m - done, chunk), f);
         }
-        s->bank_frags[bank] =
-            base + (uint64_t)(((mmax - done < chunk ? mmax - done : chunk) + f - 1) / f);
+        s->bank_frags[bank] = base + (uint64_t)((tc_shm_ag_min(sz->max - done, chunk) + f - 1) / f);
+        tc_shm_ag_done(s, u);
+    }
+}
+
+void tc_shm_scatter(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
+                    const tc_shm_ag_io_t *io)
+{
+    const int p = s->p, me = s->rank;
+    if (sz->max == 0)
+        return;
+    const int q = s->layout.q;
+    if (sz->max <= TC_SHM_INLINE_MAX) {
+        const uint64_t u = s->uses;
+        const int bank = (int)(u % (uint64_t)q);
+        const uint64_t seq = s->bank_frags[bank] + 1;
+        if (me == root) {
+            tc_shm_ag_wait_bank_free(s, u);
+            for (int d = 1; d < p; d++) {
+                const int j = (me + d) % p;
+                const size_t n = tc_shm_ag_bytes(sz, j);
+                if (n == 0)
+                    continue;
+                tc_atomic_u64_t *line = tc_shm_ready(s, j, bank);
+                io->put(io->state, j, 0, (char *)(line + 1), n);
+                /* release (seq_cst): pairs with the acquire below in j;
+                 * publishes the payload written just above. */
+                tc_shm_publish(s, line, j, seq);
+            }
+        } else if (tc_shm_ag_bytes(sz, me) > 0) {
+            tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
+            /* acquire: pairs with the publication above in the root. */
+            tc_shm_wait_ge(s, line, me, seq, "shm scatter: wait for a block", root);
+            io->get(io->state, me, 0, (const char *)(line + 1), tc_shm_ag_bytes(sz, me));
+        }
+        s->bank_frags[bank] = seq;
+        tc_shm_ag_done(s, u);
+        return;
+    }
+    size_t bank_span, f, chunk;
+    tc_shm_ag_geometry(s, sz->max, &bank_span, &f, &chunk);
+    for (size_t done = 0; done < sz->max; done += chunk) {
+        const uint64_t u = s->uses;
+        const int bank = (int)(u % (uint64_t)q);
+        const uint64_t base = s->bank_frags[bank];
+        if (me == root) {
+            tc_shm_ag_wait_bank_free(s, u);
+            for (int d = 1; d < p; d++) {
+                const int j = (me + d) % p;
+                const size_t m = tc_shm_ag_bytes(sz, j);
+                if (m > done)
+                    tc_shm_ag_copy_in(s, io, j, tc_shm_ready(s, j, bank), j, base,
+                                      tc_shm_queue(s, j) + (size_t)bank * bank_span, done,
+                                      tc_shm_ag_min(m - done, chunk), f);
+            }
+        } else {
+            const size_t m = tc_shm_ag_bytes(sz, me);
+            if (m > done)
+                tc_shm_ag_copy_out(s, io, me, root, tc_shm_ready(s, me, bank), me, base,
+                                   tc_shm_queue(s, me) + (size_t)bank * bank_span, done,
+                                   tc_shm_ag_min(m - done, chunk), f);
+        }
+        s->bank_frags[bank] = base + (uint64_t)((tc_shm_ag_min(sz->max - done, chunk) + f - 1) / f);
         tc_shm_ag_done(s, u);
     }
 }
