@@ -201,6 +201,78 @@ TC_API int TC_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendty
                          MPI_Comm comm);
 
 /**
+ * Gathers every process's block at @p root, same arguments and semantics as
+ * MPI_Gather. On one node: every process but the root copies its block once
+ * into its own slots of the segment, the root copies them out
+ * (docs/allgather.md); large messages race the MPI's own. Other paths,
+ * datatypes and checks as TC_Allgather, plus @p root in range
+ * (MPI_ERR_ROOT) and MPI_IN_PLACE (as @p sendbuf) only at the root
+ * (MPI_ERR_BUFFER); the receive arguments are significant, and checked, at
+ * the root only.
+ *
+ * @param sendbuf    this process's block, or MPI_IN_PLACE at the root
+ * @param sendcount  elements of @p sendtype in the block
+ * @param sendtype   datatype of the block
+ * @param recvbuf    the root: receives all blocks
+ * @param recvcount  the root: elements of @p recvtype from each process
+ * @param recvtype   the root: datatype of the received elements
+ * @param root       rank of the root in @p comm
+ * @param comm       communicator (not MPI_COMM_NULL)
+ * @return as TC_Allgather, and MPI_ERR_ROOT
+ */
+TC_API int TC_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+
+/**
+ * As TC_Gather with a block size per process (MPI_Gatherv): process j's
+ * block lands at @p recvbuf + @p displs[j] * extent(@p recvtype) at the root.
+ * Through the segment the root first tells the others the largest block's
+ * size (one line each), since only it knows the counts; a Gatherv does not
+ * race the MPI's own for the same reason.
+ *
+ * @return as TC_Gather, and MPI_ERR_ARG (NULL @p recvcounts or @p displs at
+ *         the root)
+ */
+TC_API int TC_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm);
+
+/**
+ * Sends block j of @p root's @p sendbuf to process j, same arguments and
+ * semantics as MPI_Scatter. On one node: the root copies each block once
+ * into its receiver's slots of the segment, each receiver copies its block
+ * out (docs/allgather.md); large messages race the MPI's own. Other paths,
+ * datatypes and checks as TC_Gather, mirrored: MPI_IN_PLACE (as @p recvbuf)
+ * only at the root, the send arguments significant and checked at the root
+ * only.
+ *
+ * @param sendbuf    the root: all blocks
+ * @param sendcount  the root: elements of @p sendtype per process
+ * @param sendtype   the root: datatype of the blocks
+ * @param recvbuf    this process's block, or MPI_IN_PLACE at the root
+ * @param recvcount  elements of @p recvtype received
+ * @param recvtype   datatype of the received elements
+ * @param root       rank of the root in @p comm
+ * @param comm       communicator (not MPI_COMM_NULL)
+ * @return as TC_Gather
+ */
+TC_API int TC_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+
+/**
+ * As TC_Scatter with a block size per process (MPI_Scatterv): block j is
+ * @p sendcounts[j] elements at @p sendbuf + @p displs[j] * extent(@p
+ * sendtype) at the root. Like TC_Gatherv, the root first tells the others
+ * the largest block's size, and a Scatterv does not race the MPI's own.
+ *
+ * @return as TC_Scatter, and MPI_ERR_ARG (NULL @p sendcounts or @p displs at
+ *         the root)
+ */
+TC_API int TC_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm);
+
+/**
  * Barrier, same argument and semantics as MPI_Barrier: returns only after
  * every process of @p comm has entered it.
  *
