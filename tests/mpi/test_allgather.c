@@ -303,6 +303,188 @@ static void run_comm(MPI_Comm comm, const char *cname, size_t f, size_t bank, in
     free(gaps);
 }
 
+/* ---- Gather(v), Scatter(v) ----------------------------------------------------------- */
+
+enum { R_GATHER, R_GATHERV, R_SCATTER, R_SCATTERV, R_LAST };
+static const char *const rooted_names[R_LAST] = {"TC_Gather", "TC_Gatherv", "TC_Scatter",
+                                                 "TC_Scatterv"};
+
+/* One rooted call. The "many" side (the root's receive buffer of a gather,
+ * its send buffer of a scatter) holds block j at displs[j] elements of kind
+ * mk; each process's own block is count elements of kind ok. */
+static void run_rooted(MPI_Comm comm, const char *cname, int op, int in_place, int root, int mkind,
+                       int okind, int uniform, const int *units, const int *order, const int *gaps,
+                       uint64_t cid)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    const int v = op == R_GATHERV || op == R_SCATTERV, gather = op <= R_GATHERV;
+    const kind_t *mk = &kinds[mkind], *ok = &kinds[okind];
+    int *counts = tt_xmalloc((size_t)size * sizeof(int));
+    int *displs = tt_xmalloc((size_t)size * sizeof(int));
+    int at = 0;
+    for (int i = 0; i < size; i++) {
+        int j = order[i];
+        counts[j] = units[j] * mk->per_unit;
+        displs[j] = v ? at : j * units[0] * mk->per_unit;
+        at += counts[j] + gaps[i];
+    }
+    size_t mbytes = span(mk, at > size * counts[0] ? at : size * counts[0]) + 64;
+    const int ocount = units[rank] * ok->per_unit;
+    size_t obytes = span(ok, ocount) + 64;
+    char *many = tt_xmalloc(mbytes), *mexp = tt_xmalloc(mbytes);
+    char *own = tt_xmalloc(obytes), *oexp = tt_xmalloc(obytes);
+    memset(many, TT_SENTINEL, mbytes);
+    memset(own, TT_SENTINEL, obytes);
+    memset(mexp, TT_SENTINEL, mbytes);
+    memset(oexp, TT_SENTINEL, obytes);
+    /* The images every buffer must hold after the call. */
+    if (rank == root || !gather)
+        for (int j = 0; j < size; j++)
+            if (rank == root)
+                block_write(mk, cid, j, counts[j], mexp + (size_t)displs[j] * (size_t)mk->ext);
+    if (!(in_place && rank == root))
+        block_write(ok, cid, rank, ocount, oexp);
+    /* Inputs: gather: own (and, in place, the root's block in many);
+     * scatter: the root's many. */
+    if (gather) {
+        memcpy(own, oexp, obytes);
+        if (in_place && rank == root)
+            block_write(mk, cid, rank, counts[rank], many + (size_t)displs[rank] * (size_t)mk->ext);
+    } else if (rank == root) {
+        memcpy(many, mexp, mbytes);
+    }
+    void *ownp = in_place && rank == root ? MPI_IN_PLACE : own;
+    int rc;
+    switch (op) {
+    case R_GATHER:
+        rc = TC_Gather(ownp, ocount, ok->type, many, counts[0], mk->type, root, comm);
+        break;
+    case R_GATHERV:
+        rc = TC_Gatherv(ownp, ocount, ok->type, many, counts, displs, mk->type, root, comm);
+        break;
+    case R_SCATTER:
+        rc = TC_Scatter(many, counts[0], mk->type, ownp, ocount, ok->type, root, comm);
+        break;
+    default:
+        rc = TC_Scatterv(many, counts, displs, mk->type, ownp, ocount, ok->type, root, comm);
+        break;
+    }
+    calls_tc++;
+    char what[200];
+    snprintf(what, sizeof what, "%s%s root %d on %s (np %d): many %s, own %s x %d, units[0] %d",
+             rooted_names[op], in_place ? " in place" : "", root, cname, size, mk->name, ok->name,
+             ocount, units[0]);
+    CHECK(rc == MPI_SUCCESS, "%s returned %d", what, rc);
+    size_t bad = 0, first = 0;
+    for (size_t b = 0; b < mbytes; b++)
+        if (many[b] != mexp[b] && bad++ == 0)
+            first = b;
+    CHECK(bad == 0,
+          "%s: %zu bytes of the root's buffer wrong (or a non-root's touched), first at %zu", what,
+          bad, first);
+    size_t bad2 = 0;
+    for (size_t b = 0; b < obytes; b++)
+        bad2 += own[b] != oexp[b];
+    CHECK(bad2 == 0, "%s: %zu bytes of this process's own block wrong", what, bad2);
+    if (bad == 0 && bad2 == 0 && rc == MPI_SUCCESS)
+        calls_ok++;
+    tt_case_done();
+    if (uniform && !(v && size == 1)) {
+        /* Second opinion: the MPI's own on the same inputs. */
+        memset(many, TT_SENTINEL, mbytes);
+        memset(own, TT_SENTINEL, obytes);
+        if (gather) {
+            memcpy(own, oexp, obytes);
+            if (in_place && rank == root)
+                block_write(mk, cid, rank, counts[rank],
+                            many + (size_t)displs[rank] * (size_t)mk->ext);
+        } else if (rank == root) {
+            memcpy(many, mexp, mbytes);
+        }
+        if (op == R_GATHER)
+            rc = PMPI_Gather(ownp, ocount, ok->type, many, counts[0], mk->type, root, comm);
+        else if (op == R_GATHERV)
+            rc = PMPI_Gatherv(ownp, ocount, ok->type, many, counts, displs, mk->type, root, comm);
+        else if (op == R_SCATTER)
+            rc = PMPI_Scatter(many, counts[0], mk->type, ownp, ocount, ok->type, root, comm);
+        else
+            rc = PMPI_Scatterv(many, counts, displs, mk->type, ownp, ocount, ok->type, root, comm);
+        CHECK(rc == MPI_SUCCESS && memcmp(many, mexp, mbytes) == 0 &&
+                  memcmp(own, oexp, obytes) == 0,
+              "%s: the MPI's own result differs from the expected images (second opinion)", what);
+    }
+    free(counts);
+    free(displs);
+    free(many);
+    free(mexp);
+    free(own);
+    free(oexp);
+}
+
+/* Every root, a few sizes per signature family, every operation with and
+ * without MPI_IN_PLACE. */
+static void run_comm_rooted(MPI_Comm comm, const char *cname, size_t f, size_t bank, int quick)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int *units = tt_xmalloc((size_t)size * sizeof(int));
+    int *order = tt_xmalloc((size_t)size * sizeof(int));
+    int *gaps = tt_xmalloc((size_t)size * sizeof(int));
+    size_t bsizes[] = {0, 1, 56, 57, f + 1, 2 * bank + 100};
+    int nb = (int)(sizeof bsizes / sizeof bsizes[0]);
+    uint64_t cid = 77;
+    for (int root = 0; root < size; root++)
+        for (int fam = 0; fam < F_LAST; fam++) {
+            const int unit_bytes = fam == F_BYTES ? 1 : fam == F_INTS ? 8 : 12;
+            for (int si = 0; si < nb; si++) {
+                if (quick && (si + root + fam) % 2)
+                    continue;
+                const int u = (int)(bsizes[si] / (size_t)unit_bytes) + (bsizes[si] && fam ? 1 : 0);
+                for (int op = 0; op < R_LAST; op++)
+                    for (int in_place = 0; in_place < 2; in_place++, cid++) {
+                        const uint64_t c = cid * 104729 + (uint64_t)fam;
+                        const int v = op == R_GATHERV || op == R_SCATTERV;
+                        const int nk = family_nkinds[fam];
+                        const int uniform = (si + op + in_place) % 2 == 0 || nk == 1;
+                        const int k0 = (int)(rnd(c, 99) % (uint32_t)nk);
+                        int mkind = family_kinds[fam][k0], okind = mkind;
+                        if (!uniform) {
+                            mkind = family_kinds[fam][(k0 + rank) % nk];
+                            okind = family_kinds[fam][(k0 + rank + 1) % nk];
+                        }
+                        for (int j = 0; j < size; j++) {
+                            order[j] = j;
+                            gaps[j] = 0;
+                            units[j] = u;
+                        }
+                        if (v) {
+                            for (int j = 0; j < size; j++) {
+                                uint32_t r = rnd(c, j);
+                                units[j] = r % 5 == 0 ? 0 : (int)(r % (uint32_t)(u + 1));
+                                gaps[j] = (int)(rnd(c, 100 + j) % 3);
+                                order[j] = size - 1 - j; /* reversed displacements */
+                            }
+                            if (cid % 2)
+                                for (int j = size - 1; j > 0; j--) {
+                                    int x = (int)(rnd(c, 200 + j) % (uint32_t)(j + 1));
+                                    int t = order[j];
+                                    order[j] = order[x];
+                                    order[x] = t;
+                                }
+                        }
+                        run_rooted(comm, cname, op, in_place, root, mkind, okind, uniform, units,
+                                   order, gaps, c);
+                    }
+            }
+        }
+    free(units);
+    free(order);
+    free(gaps);
+}
+
 /* Bad arguments: the right class through the communicator's handler, no
  * byte moved. Every rank makes the same mistake (a check failing on one
  * rank only would leave the others in the collective). */
@@ -336,7 +518,7 @@ static void run_errors(void)
     struct {
         const char *what;
         int want, rc;
-    } t[12];
+    } t[20];
     int n = 0, cls;
 #define ERR_CASE(text, cls_want, call)                                                             \
     do {                                                                                           \
@@ -369,6 +551,19 @@ static void run_errors(void)
     counts[size - 1] = 1;
     ERR_CASE("v: send smaller than the block", MPI_ERR_TRUNCATE,
              TC_Allgatherv(sb, 0, MPI_INT, rb, counts, displs, MPI_INT, comm));
+    ERR_CASE("gather: root -1", MPI_ERR_ROOT, TC_Gather(sb, 1, MPI_INT, rb, 1, MPI_INT, -1, comm));
+    ERR_CASE("gatherv: root = size", MPI_ERR_ROOT,
+             TC_Gatherv(sb, 1, MPI_INT, rb, counts, displs, MPI_INT, size, comm));
+    ERR_CASE("gather: negative sendcount", MPI_ERR_COUNT,
+             TC_Gather(sb, -1, MPI_INT, rb, 1, MPI_INT, 0, comm));
+    ERR_CASE("scatter: root = size", MPI_ERR_ROOT,
+             TC_Scatter(sb, 1, MPI_INT, rb, 1, MPI_INT, size, comm));
+    ERR_CASE("scatterv: root -1", MPI_ERR_ROOT,
+             TC_Scatterv(sb, counts, displs, MPI_INT, rb, 1, MPI_INT, -1, comm));
+    ERR_CASE("scatter: negative recvcount", MPI_ERR_COUNT,
+             TC_Scatter(sb, 1, MPI_INT, rb, -1, MPI_INT, 0, comm));
+    ERR_CASE("scatter: null recvtype", MPI_ERR_TYPE,
+             TC_Scatter(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, 0, comm));
 #undef ERR_CASE
     for (int i = 0; i < n; i++) {
         MPI_Error_class(t[i].rc, &cls);
@@ -453,6 +648,9 @@ int main(int argc, char **argv)
     run_comm(rev, "reversed", f, bank, 1);
     run_comm(split, "split", f, bank, 1);
     run_comm(dup, "dup", f, bank, 1);
+    run_comm_rooted(MPI_COMM_WORLD, "world", f, bank, quick);
+    run_comm_rooted(rev, "reversed", f, bank, 1);
+    run_comm_rooted(split, "split", f, bank, 1);
     run_errors();
     run_intercomm();
     MPI_Comm_free(&dup);
