@@ -9,9 +9,9 @@
 # [allreduces=N] [barriers=N] errors=E" and the library's "topocoll-stats rank=R op=OP
 # calls=C shm=S ... pmpi=P ..." lines. Passes only if the program passed and,
 # for each count the program reports:
-#   bcasts=N,     C == N (every MPI_Bcast, MPI_Allgather, MPI_Allgatherv was
-#   allgathers=N, intercepted), P == 0 and every
-#   allgathervs=N
+#   bcasts=N,     C == N (every MPI_Bcast, MPI_Allgather(v), MPI_Gather(v),
+#   allgathers=N, MPI_Scatter(v) was intercepted), P == 0 and every
+#   allgathervs=N, (likewise gathers=, gathervs=, scatters=, scattervs=)
 #                 pmpi_* counter is 0 (no fallback), S > 0 when NP >= 2 (the
 #                 shared-memory path ran; with TC_PMPI_EXPECT_PATH=hier, set by
 #                 the emulated-cluster tests, H > 0: the hierarchical path ran);
@@ -66,18 +66,22 @@ awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" '
         want["barrier"] = field($0, "barriers")
         want["allgather"] = field($0, "allgathers")
         want["allgatherv"] = field($0, "allgathervs")
+        want["gather"] = field($0, "gathers")
+        want["gatherv"] = field($0, "gathervs")
+        want["scatter"] = field($0, "scatters")
+        want["scatterv"] = field($0, "scattervs")
     }
     /^topocoll-stats / { op = field($0, "op"); nstats[op]++; stats[op] = $0 }
     END {
         if (prog_rc == "") { print "run_with_stats.sh: no exit status from the program"; exit 1 }
         if (prog_rc != 0) { print "run_with_stats.sh: the program exited with " prog_rc; exit prog_rc }
         if (nprog != 1) { print "run_with_stats.sh: expected one tc-pmpi-test line, got " nprog + 0; exit 1 }
-        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "" && want["barrier"] == "" && want["allgather"] == "" && want["allgatherv"] == "") {
+        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "" && want["barrier"] == "" && want["allgather"] == "" && want["allgatherv"] == "" && want["gather"] == "" && want["scatter"] == "") {
             print "run_with_stats.sh: the program reported no call counts"; exit 1
         }
         bad = ""; summary = ""; checked = 0
-        split("bcast reduce allreduce barrier allgather allgatherv", ops, " ")
-        for (k = 1; k <= 6; k++) {
+        split("bcast reduce allreduce barrier allgather allgatherv gather gatherv scatter scatterv", ops, " ")
+        for (k = 1; k <= 10; k++) {
             op = ops[k]
             if (want[op] == "" || (op != "bcast" && want[op] + 0 == 0))
                 continue
@@ -88,7 +92,7 @@ awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" '
             s = stats[op]
             checked++
             if (field(s, "rank") != rank) bad = bad " " op ": rank mismatch;"
-            if (op == "bcast" || op == "allgather" || op == "allgatherv") {
+            if (op == "bcast" || op ~ /^(allgatherv?|gatherv?|scatterv?)$/) {
                 if (field(s, "calls") + 0 != want[op] + 0) bad = bad " " op ": calls=" field(s, "calls") " != " want[op] " calls made;"
                 split("pmpi pmpi_multinode pmpi_shm_off pmpi_no_segment pmpi_intercomm", keys, " ")
                 for (j in keys) {
