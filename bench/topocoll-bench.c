@@ -14,8 +14,8 @@
  * --type float|double|int with --op sum|max; a size is bytes, the count is
  * size / type size (sizes below one element are skipped); barrier (one row,
  * size 0); rma_bcast (TC_Rma_bcast + flush against MPI_Bcast, --rma-alg);
- * allgather and allgatherv (MPI_BYTE; a size is one process's block, every
- * count equal).
+ * allgather, allgatherv, gather and scatter (MPI_BYTE; a size is one
+ * process's block; allgatherv with every count equal; root -r).
  *
  * The MPI side always calls PMPI_* (and so does every barrier and reduction of
  * the harness): that is the MPI's own MPI_Bcast / MPI_Reduce / MPI_Allreduce
@@ -85,7 +85,7 @@ typedef struct bench_op {
     void (*check_prepare)(const bench_args_t *a, int rank, uint32_t seed);
     /* --check: number of wrong bytes after the call; first one in *bad_at */
     size_t (*check_verify)(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at);
-    int gathers; /* allgather(v): a size is one block; rbuf holds np of them */
+    int gathers; /* allgather(v), gather, scatter: a size is one block; rbuf holds np */
 } bench_op_t;
 
 /* ---- pattern for --check ---------------------------------------------------------- */
@@ -322,6 +322,41 @@ static size_t allgather_verify(const bench_args_t *a, int rank, uint32_t seed, s
     return bad;
 }
 
+/* Gather: sbuf one block, rbuf np blocks (at the root). Scatter: the np
+ * blocks are rbuf's (the root's send buffer), this rank's block goes to
+ * sbuf, so the buffers keep the layout of the gathers. */
+static int gather_tc(const bench_args_t *a)
+{
+    return TC_Gather(a->sbuf, a->count, MPI_BYTE, a->rbuf, a->count, MPI_BYTE, a->root, a->comm);
+}
+static int gather_mpi(const bench_args_t *a)
+{
+    return PMPI_Gather(a->sbuf, a->count, MPI_BYTE, a->rbuf, a->count, MPI_BYTE, a->root, a->comm);
+}
+static int scatter_tc(const bench_args_t *a)
+{
+    return TC_Scatter(a->rbuf, a->count, MPI_BYTE, a->sbuf, a->count, MPI_BYTE, a->root, a->comm);
+}
+static int scatter_mpi(const bench_args_t *a)
+{
+    return PMPI_Scatter(a->rbuf, a->count, MPI_BYTE, a->sbuf, a->count, MPI_BYTE, a->root, a->comm);
+}
+static size_t gather_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    return rank == a->root ? allgather_verify(a, rank, seed, bad_at) : 0;
+}
+static void scatter_prepare(const bench_args_t *a, int rank, uint32_t seed)
+{
+    pattern_poison(a->sbuf, (size_t)a->count, seed + (uint32_t)rank);
+    for (int j = 0; j < bench_np && rank == a->root; j++)
+        pattern_fill((uint8_t *)a->rbuf + (size_t)j * (size_t)a->count, (size_t)a->count,
+                     seed + (uint32_t)j);
+}
+static size_t scatter_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    return pattern_check(a->sbuf, (size_t)a->count, seed + (uint32_t)rank, bad_at);
+}
+
 /* ---- barrier ------------------------------------------------------------------------ */
 
 static int barrier_tc(const bench_args_t *a)
@@ -396,6 +431,8 @@ static const bench_op_t bench_ops[] = {
      allgather_verify, 1},
     {"allgatherv", "Allgatherv", 0, 0, 0, allgatherv_tc, allgatherv_mpi, allgather_prepare,
      allgather_verify, 1},
+    {"gather", "Gather", 1, 0, 0, gather_tc, gather_mpi, allgather_prepare, gather_verify, 1},
+    {"scatter", "Scatter", 1, 0, 0, scatter_tc, scatter_mpi, scatter_prepare, scatter_verify, 1},
 };
 #define NOPS ((int)(sizeof(bench_ops) / sizeof(bench_ops[0])))
 
@@ -459,7 +496,7 @@ static void usage(FILE *f, const char *prog)
             "                  16 MiB/size clamped to [4,200])\n"
             "  -x WARMUP       untimed calls per implementation and size before the\n"
             "                  first block (default ITER/5, at least 2)\n"
-            "  -r ROOT         root rank for bcast and reduce (default 0)\n"
+            "  -r ROOT         root rank for bcast, reduce, gather, scatter (default 0)\n"
             "  --type T        reduce, allreduce: element type float, double or int\n"
             "                  (default float); count = size / type size\n"
             "  --op OP         reduce, allreduce: sum or max (default sum)\n"
