@@ -21,7 +21,8 @@
  * TC_ functions concurrently on *distinct* communicators; concurrent calls on
  * the same communicator are erroneous, exactly as for MPI collectives. Under
  * MPI_THREAD_SERIALIZED the caller serialises. The collectives (TC_Bcast,
- * TC_Reduce, TC_Allreduce, TC_Barrier) and the context calls start no threads.
+ * TC_Reduce, TC_Allreduce, TC_Barrier, TC_Allgather(v), TC_Gather(v),
+ * TC_Scatter(v)) and the context calls start no threads.
  * The one-sided broadcast does: under MPI_THREAD_MULTIPLE, registering the
  * first window of a group (TC_Rma_win_register) starts one helper thread per
  * process, which runs until the group's last window is unregistered (or
@@ -36,9 +37,10 @@
  * settings, rank 0's) and the disagreement is logged at TC_VERBOSE >= 1.
  *
  * Large messages: from TC_PMPI_RACE_MIN bytes (default 64K) TC_Bcast,
- * TC_Reduce and TC_Allreduce time the library's path against the MPI's own on
- * the application's calls and run the faster one, the same choice on every
- * process; only where the result's bits cannot depend on the choice (Bcast;
+ * TC_Reduce, TC_Allreduce, TC_Allgather(v), TC_Gather and TC_Scatter time the
+ * library's path against the MPI's own on the application's calls and run
+ * the faster one, the same choice on every process; only where the result's
+ * bits cannot depend on the choice (Bcast and the gathering operations;
  * integer and logical reductions; sums and products of floats and doubles on
  * two processes). TC_PMPI_RACE_MIN=0 always takes the library's path.
  */
