@@ -1,4 +1,5 @@
-! An unmodified Fortran MPI program calling MPI_Allgather and MPI_Allgatherv,
+! An unmodified Fortran MPI program calling MPI_Allgather, MPI_Allgatherv,
+! MPI_Gather, MPI_Gatherv, MPI_Scatter and MPI_Scatterv,
 ! built with include 'mpif.h' (default), `use mpi` (-DTC_USE_MPI) and
 ! `use mpi_f08` (-DTC_USE_MPI_F08). run_with_stats.sh runs it with
 ! LD_PRELOAD=libtopocoll_pmpi.so and checks from TC_STATS=1 output that each
@@ -7,7 +8,9 @@
 ! Block j holds value_of(j, i, iter), computed by every rank on its own, into
 ! a poisoned buffer: INTEGER blocks of 1 to 70001 elements, MPI_IN_PLACE
 ! (Fortran's MPI_IN_PLACE is a common block the shim must recognise), and
-! Allgatherv with reversed displacements and a gap after every block.
+! Allgatherv with reversed displacements and a gap after every block; the
+! rooted ones at every root, in place at the root (a Scatter's MPI_IN_PLACE
+! is its receive buffer).
 program allgather_f
 #if defined(TC_USE_MPI_F08)
     use mpi_f08
@@ -27,12 +30,16 @@ program allgather_f
     integer, parameter :: sizes(nsizes) = [1, 1000, 70001]
     integer, allocatable :: sbuf(:), rbuf(:), counts(:), displs(:)
     integer :: rank, nprocs, ierr, iter, s, n, j, i, errors, all_errors, st, expected_np, at
-    integer :: allgathers, allgathervs
+    integer :: allgathers, allgathervs, gathers, gathervs, scatters, scattervs, root
     character(len=32) :: np_env
 
     errors = 0
     allgathers = 0
     allgathervs = 0
+    gathers = 0
+    gathervs = 0
+    scatters = 0
+    scattervs = 0
     call MPI_Init(ierr)
     call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
     call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
@@ -87,13 +94,18 @@ program allgather_f
             allgathervs = allgathervs + 1
             call MPI_Allgatherv(sbuf, n, MPI_INTEGER, rbuf, counts, displs, MPI_INTEGER, comm, ierr)
             call check('MPI_Allgatherv', n)
+            do root = 0, nprocs - 1
+                call rooted(n)
+            end do
         end do
     end do
     call MPI_Comm_free(comm, ierr)
 
     call MPI_Allreduce(errors, all_errors, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-    write (*, '(a,i0,a,i0,a,i0,a,i0)') 'tc-pmpi-test rank=', rank, ' allgathers=', allgathers, &
-        ' allgathervs=', allgathervs, ' allreduces=1 errors=', errors
+    write (*, '(a,i0,a,i0,a,i0,a,i0,a,i0,a,i0,a,i0,a,i0)') 'tc-pmpi-test rank=', rank, &
+        ' allgathers=', allgathers, ' allgathervs=', allgathervs, ' gathers=', gathers, &
+        ' gathervs=', gathervs, ' scatters=', scatters, ' scattervs=', scattervs, &
+        ' allreduces=1 errors=', errors
     flush (6)
     call MPI_Finalize(ierr)
     if (all_errors /= 0) stop 1
@@ -128,6 +140,86 @@ contains
         end do
         if (k /= covered) call fail(what // ' (gaps written)', nn, k)
     end subroutine check
+
+    ! Gather (in place at the root), Gatherv (reversed, gaps), Scatter (in
+    ! place at the root), Scatterv, at root `root`.
+    subroutine rooted(nn)
+        integer, intent(in) :: nn
+        integer :: jj, ii, at2
+        do jj = 0, nprocs - 1
+            counts(jj + 1) = nn
+            displs(jj + 1) = jj * nn
+        end do
+        rbuf = -1
+        if (rank == root) then
+            do ii = 1, nn
+                rbuf(rank * nn + ii) = value_of(rank, ii, iter)
+            end do
+            gathers = gathers + 1
+            call MPI_Gather(MPI_IN_PLACE, nn, MPI_INTEGER, rbuf, nn, MPI_INTEGER, root, comm, ierr)
+            call check('MPI_Gather in place', nn)
+        else
+            gathers = gathers + 1
+            call MPI_Gather(sbuf, nn, MPI_INTEGER, rbuf, nn, MPI_INTEGER, root, comm, ierr)
+            if (ierr /= MPI_SUCCESS) call fail('MPI_Gather', nn, -1)
+        end if
+        at2 = 0
+        do jj = nprocs - 1, 0, -1
+            displs(jj + 1) = at2
+            at2 = at2 + nn + 1
+        end do
+        rbuf = -1
+        gathervs = gathervs + 1
+        call MPI_Gatherv(sbuf, nn, MPI_INTEGER, rbuf, counts, displs, MPI_INTEGER, root, comm, ierr)
+        if (rank == root) call check('MPI_Gatherv', nn)
+        ! Scatter: the root's rbuf holds every block (as after a gather).
+        if (rank == root) then
+            do jj = 0, nprocs - 1
+                do ii = 1, nn
+                    rbuf(displs(jj + 1) + ii) = value_of(jj, ii, iter)
+                end do
+            end do
+        end if
+        sbuf(1:nn) = -1
+        scattervs = scattervs + 1
+        call MPI_Scatterv(rbuf, counts, displs, MPI_INTEGER, sbuf, nn, MPI_INTEGER, root, comm, ierr)
+        call check_own('MPI_Scatterv', nn)
+        do jj = 0, nprocs - 1
+            displs(jj + 1) = jj * nn
+            do ii = 1, nn
+                rbuf(jj * nn + ii) = value_of(jj, ii, iter)
+            end do
+        end do
+        sbuf(1:nn) = -1
+        scatters = scatters + 1
+        if (rank == root) then
+            call MPI_Scatter(rbuf, nn, MPI_INTEGER, MPI_IN_PLACE, nn, MPI_INTEGER, root, comm, ierr)
+            if (ierr /= MPI_SUCCESS) call fail('MPI_Scatter in place', nn, -1)
+            do ii = 1, nn
+                sbuf(ii) = value_of(rank, ii, iter)
+            end do
+        else
+            call MPI_Scatter(rbuf, nn, MPI_INTEGER, sbuf, nn, MPI_INTEGER, root, comm, ierr)
+        end if
+        call check_own('MPI_Scatter', nn)
+        ! The next cases expect sbuf to hold our own block.
+        do ii = 1, nn
+            sbuf(ii) = value_of(rank, ii, iter)
+        end do
+    end subroutine rooted
+
+    subroutine check_own(what, nn)
+        character(len=*), intent(in) :: what
+        integer, intent(in) :: nn
+        integer :: ii
+        if (ierr /= MPI_SUCCESS) call fail(what, nn, -1)
+        do ii = 1, nn
+            if (sbuf(ii) /= value_of(rank, ii, iter)) then
+                call fail(what, nn, ii)
+                return
+            end if
+        end do
+    end subroutine check_own
 
     subroutine fail(what, nn, where)
         character(len=*), intent(in) :: what
