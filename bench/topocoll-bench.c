@@ -427,12 +427,14 @@ static const bench_op_t bench_ops[] = {
      allreduce_verify, 0},
     {"barrier", "Barrier", 0, 0, TC_COLL_BARRIER, barrier_tc, barrier_mpi, barrier_prepare,
      barrier_verify, 0},
-    {"allgather", "Allgather", 0, 0, 0, allgather_tc, allgather_mpi, allgather_prepare,
-     allgather_verify, 1},
-    {"allgatherv", "Allgatherv", 0, 0, 0, allgatherv_tc, allgatherv_mpi, allgather_prepare,
-     allgather_verify, 1},
-    {"gather", "Gather", 1, 0, 0, gather_tc, gather_mpi, allgather_prepare, gather_verify, 1},
-    {"scatter", "Scatter", 1, 0, 0, scatter_tc, scatter_mpi, scatter_prepare, scatter_verify, 1},
+    {"allgather", "Allgather", 0, 0, TC_COLL_ALLGATHER, allgather_tc, allgather_mpi,
+     allgather_prepare, allgather_verify, 1},
+    {"allgatherv", "Allgatherv", 0, 0, TC_COLL_ALLGATHER, allgatherv_tc, allgatherv_mpi,
+     allgather_prepare, allgather_verify, 1},
+    {"gather", "Gather", 1, 0, TC_COLL_GATHER, gather_tc, gather_mpi, allgather_prepare,
+     gather_verify, 1},
+    {"scatter", "Scatter", 1, 0, TC_COLL_SCATTER, scatter_tc, scatter_mpi, scatter_prepare,
+     scatter_verify, 1},
 };
 #define NOPS ((int)(sizeof(bench_ops) / sizeof(bench_ops[0])))
 

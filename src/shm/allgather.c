@@ -142,6 +142,13 @@ static void tc_shm_ag_geometry(const tc_shm_comm_t *s, size_t max, size_t *bank_
     *chunk = *bank_span / *f * *f;
 }
 
+size_t tc_shm_ag_chunk(const tc_shm_comm_t *s, size_t max)
+{
+    size_t bank_span, f, chunk;
+    tc_shm_ag_geometry(s, max, &bank_span, &f, &chunk);
+    return chunk;
+}
+
 static inline size_t tc_shm_ag_min(size_t a, size_t b)
 {
     return a < b ? a : b;

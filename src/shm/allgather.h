@@ -56,4 +56,8 @@ void tc_shm_allgather(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
 void tc_shm_scatter(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
                     const tc_shm_ag_io_t *io);
 
+/* Bytes of one block moved per bank use when the largest block has @p max
+ * bytes (for the model: uses = ceil(max / chunk)). */
+size_t tc_shm_ag_chunk(const tc_shm_comm_t *s, size_t max);
+
 #endif /* TC_SHM_ALLGATHER_H */
