@@ -157,7 +157,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    void *ringmem = map_shared(tc_bench_ring_bytes(frag, (unsigned)slots) + 64);
+    void *ringmem = map_shared(tc_bench_ring_bytes(frag, (unsigned)slots) + TC_CACHELINE);
     double *times = map_shared((size_t)nsizes * (size_t)reps * sizeof(double));
     if (ringmem == NULL || times == NULL) {
         perror("copy-pipeline: mmap");

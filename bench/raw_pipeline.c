@@ -7,7 +7,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#define RING_LINE       64
+#define RING_LINE       TC_CACHELINE
 #define RING_MAGIC      0x74637269ULL /* "tcri" */
 #define RING_DATA_ALIGN 4096
 /* Polls before each sched_yield(): enough to catch a peer that is running on

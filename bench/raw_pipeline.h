@@ -20,22 +20,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The cache line, as the library's (CMake option TOPOCOLL_CACHELINE). */
+#ifndef TC_CACHELINE
+#define TC_CACHELINE 64
+#endif
+
 #define TC_BENCH_RING_FRAG_DEFAULT  8192
 #define TC_BENCH_RING_SLOTS_DEFAULT 16
 
 /* One side's view of a ring: where it is and how far this side has got. */
 typedef struct tc_bench_ring_end {
-    void *mem;          /* start of the ring, 64-byte aligned, same layout on both sides */
+    void *mem;          /* start of the ring, TC_CACHELINE aligned, same layout on both sides */
     size_t frag;        /* fragment size in bytes */
     unsigned slots;     /* number of slots */
     uint64_t next;      /* sequence number of the next fragment this side moves (from 1) */
     uint64_t seen_free; /* producer: last observed consumer count (saves coherence misses) */
 } tc_bench_ring_end_t;
 
-/* Bytes of shared memory a ring needs (plus up to 63 bytes for alignment). */
+/* Bytes of shared memory a ring needs (plus up to TC_CACHELINE - 1 bytes for
+ * alignment). */
 size_t tc_bench_ring_bytes(size_t frag, unsigned slots);
 
-/* Initialise the ring at mem (64-byte aligned); one side only, before the other
+/* Initialise the ring at mem (TC_CACHELINE aligned); one side only, before the other
  * side attaches (the caller orders the two, e.g. with a barrier). */
 void tc_bench_ring_init(void *mem, size_t frag, unsigned slots);
 
@@ -53,7 +59,7 @@ void tc_bench_ring_recv(tc_bench_ring_end_t *end, void *buf, size_t n);
  * `round` is this side's private counter, starting at 0. */
 void tc_bench_ring_barrier(tc_bench_ring_end_t *end, uint64_t *round);
 
-/* Round p up to a multiple of 64 bytes. */
+/* Round p up to a multiple of TC_CACHELINE bytes. */
 void *tc_bench_ring_align(void *p);
 
 #endif /* TC_BENCH_RAW_PIPELINE_H */

@@ -830,7 +830,7 @@ static void raw_setup(raw_state_t *rs, const bench_opts_t *o, int rank, int np)
         return;
     }
     if (rank < 2) {
-        size_t bytes = tc_bench_ring_bytes(o->raw_frag, (unsigned)o->raw_slots) + 64;
+        size_t bytes = tc_bench_ring_bytes(o->raw_frag, (unsigned)o->raw_slots) + TC_CACHELINE;
         MPI_Aint qsize;
         int disp;
         void *base, *ring;
@@ -839,7 +839,7 @@ static void raw_setup(raw_state_t *rs, const bench_opts_t *o, int rank, int np)
                                 &rs->win);
         MPI_Win_shared_query(rs->win, 0, &qsize, &disp, &base);
         /* Both mappings of the segment are page aligned, so aligning each local
-         * address to 64 bytes lands on the same offset in both processes. */
+         * address to a cache line lands on the same offset in both processes. */
         ring = tc_bench_ring_align(base);
         MPI_Win_lock_all(MPI_MODE_NOCHECK, rs->win);
         if (rank == 0)
@@ -881,7 +881,7 @@ static void next_buffers(bench_run_t *r, size_t n, bench_args_t *a)
 {
     size_t stride, nbuf, off = 0;
     if (r->o->off_cache) {
-        stride = round_up(n ? n : 1, 64);
+        stride = round_up(n ? n : 1, TC_CACHELINE);
         nbuf = r->arena_size / stride;
         off = (r->cursor++ % nbuf) * stride;
     }
@@ -1184,7 +1184,7 @@ int main(int argc, char **argv)
     size_t largest = 1;
     for (int i = 0; i < nsizes; i++) /* --sizes need not be ascending */
         largest = sizes[i] > largest ? sizes[i] : largest;
-    r.arena_size = round_up(largest, 64);
+    r.arena_size = round_up(largest, TC_CACHELINE);
     if (o.off_cache) {
         r.arena_size *= 2;
         if (r.arena_size < OFF_CACHE_BYTES)
@@ -1255,7 +1255,7 @@ int main(int argc, char **argv)
 
     if (o.op->call_tc == rma_bcast_tc) {
         /* The arena becomes window memory from MPI_Win_allocate (Open MPI's
-         * osc/sm cannot MPI_Win_create; arena_size is a multiple of 64, which
+         * osc/sm cannot MPI_Win_create; arena_size is a multiple of TC_CACHELINE (>= 64), which
          * MPICH 4.0.2 needs, see tests/rma). */
         free(r.arena);
         MPI_Win_allocate((MPI_Aint)r.arena_size, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &r.arena,

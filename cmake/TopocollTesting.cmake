@@ -1,6 +1,7 @@
 # Helpers for the test suite.
 #
 # tc_add_unit_test(NAME SOURCES...)            plain C test, no MPI launcher
+#                                              (CHECK from tests/harness/tc_unit.h)
 # tc_add_mpi_test(NAME EXE NP [TIMEOUT s] [ENV k=v ...] [ARGS ...])
 #   Runs EXE under the launcher of the MPI we built against. The expected
 #   communicator size is passed as TC_TEST_NP so a mismatched launcher (N
@@ -53,6 +54,8 @@ function(tc_add_unit_test name)
   tc_test_properties_defer()
   add_executable(${name} ${ARGN})
   target_link_libraries(${name} PRIVATE topocoll_internal)
+  # tc_unit.h: the unit tests' CHECK (tests/harness).
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/harness)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 LABELS unit)
 endfunction()

@@ -376,7 +376,7 @@ TC_API int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double
  * refuses MPI_THREAD_MULTIPLE and osc/ucx hung at np=4 here. MPICH 4.0.2
  * shifts remote displacements by 8 bytes in windows whose size is 8 mod 16
  * bytes: give data windows a multiple of 16 bytes (the runtime's own windows
- * are 64-byte multiples).
+ * are cache-line multiples, 64 bytes or more).
  *
  * While registered, the library holds a passive-target epoch (lock_all) on
  * the data window: the application must not open other epochs on it, must

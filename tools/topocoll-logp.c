@@ -766,8 +766,12 @@ static double iq_mean(double *v, int n)
  * processes' control blocks in the segment: no adjacent-line prefetch
  * between them), the burst lines next to each other after them (one
  * writer's lines, as its own block's). */
-#define SHM_PAGE     4096
-#define SHM_DATA_OFF ((size_t)5 * SHM_PAGE)
+#define SHM_PAGE      4096
+#define SHM_BURST_OFF ((size_t)4 * SHM_PAGE)
+/* The data after the burst lines, on the next page boundary: one page at a
+ * 64-byte line, two at 128. */
+#define SHM_DATA_OFF                                                                               \
+    (SHM_BURST_OFF + ((size_t)SHM_NBURST * TC_CACHELINE + SHM_PAGE - 1) / SHM_PAGE * SHM_PAGE)
 
 typedef struct shm_result {
     double med[NSHM], q1[NSHM], q3[NSHM], min[NSHM], max[NSHM];
@@ -788,10 +792,11 @@ typedef struct shm_seg {
  * 8 + j burst line j. */
 static tc_atomic_u64_t *shm_line(shm_seg_t *s, int i)
 {
-    size_t off = i < 8 ? (size_t)i * SHM_PAGE : 4 * SHM_PAGE + (size_t)(i - 8) * TC_CACHELINE;
+    size_t off = i < 8 ? (size_t)i * SHM_PAGE : SHM_BURST_OFF + (size_t)(i - 8) * TC_CACHELINE;
     return (tc_atomic_u64_t *)(void *)(s->base + off);
 }
-_Static_assert(4 * SHM_PAGE + SHM_NBURST * TC_CACHELINE <= SHM_DATA_OFF, "burst lines overlap");
+_Static_assert(SHM_BURST_OFF + SHM_NBURST * TC_CACHELINE <= SHM_DATA_OFF, "burst lines overlap");
+_Static_assert(SHM_DATA_OFF % SHM_PAGE == 0, "data starts on a page");
 static void shm_wait(tc_atomic_u64_t *f, uint64_t v)
 {
     unsigned polls = 0;

@@ -1,5 +1,6 @@
 /* topocoll-tunables: print the table of TC_* environment variables (from
- * src/core/config.c) as a Markdown table, the one in docs/tunables.md.
+ * every module's table, gathered in
+ * src/core/settings.c) as a Markdown table, the one in docs/tunables.md.
  *
  *   topocoll-tunables               print the table
  *   topocoll-tunables --check FILE  exit 1 unless FILE holds exactly this table
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "base/config.h"
+#include "core/query.h"
 
 typedef struct {
     char *buf;
@@ -124,29 +126,36 @@ static void tc_tun_accepted(const tc_cfg_desc_t *d, char *buf, size_t len)
     }
 }
 
-static void tc_tun_table_build(tc_tun_text_t *t)
+/* One row of the table. */
+static void tc_tun_row(tc_tun_text_t *t, const tc_cfg_desc_t *d)
 {
     char cell[512];
 
+    tc_tun_text_append(t, "|");
+    snprintf(cell, sizeof cell, "`%s`", d->name);
+    tc_tun_text_cell(t, cell);
+    tc_tun_text_cell(t, tc_tun_type_name(d->type));
+    /* An empty code span does not render: say "(empty)". */
+    if (d->def[0])
+        snprintf(cell, sizeof cell, "`%s`", d->def);
+    else
+        snprintf(cell, sizeof cell, "(empty)");
+    tc_tun_text_cell(t, cell);
+    tc_tun_accepted(d, cell, sizeof cell);
+    tc_tun_text_cell(t, cell);
+    tc_tun_text_cell(t, d->doc);
+    tc_tun_text_append(t, "\n");
+}
+
+/* Every module's table, in the gathered order (core/settings.c), through the
+ * query interface. */
+static void tc_tun_table_build(tc_tun_text_t *t)
+{
     tc_tun_text_append(t, "| Variable | Type | Default | Accepted | Description |\n");
     tc_tun_text_append(t, "|---|---|---|---|---|\n");
-    for (int id = 0; id < TC_CFG_LAST; id++) {
-        const tc_cfg_desc_t *d = tc_config_desc((tc_cfg_id_t)id);
-        tc_tun_text_append(t, "|");
-        snprintf(cell, sizeof cell, "`%s`", d->name);
-        tc_tun_text_cell(t, cell);
-        tc_tun_text_cell(t, tc_tun_type_name(d->type));
-        /* An empty code span does not render: say "(empty)". */
-        if (d->def[0])
-            snprintf(cell, sizeof cell, "`%s`", d->def);
-        else
-            snprintf(cell, sizeof cell, "(empty)");
-        tc_tun_text_cell(t, cell);
-        tc_tun_accepted(d, cell, sizeof cell);
-        tc_tun_text_cell(t, cell);
-        tc_tun_text_cell(t, d->doc);
-        tc_tun_text_append(t, "\n");
-    }
+    const int n = tc_query_tunable_count();
+    for (int i = 0; i < n; i++)
+        tc_tun_row(t, tc_query_tunable_desc(i));
 }
 
 static char *tc_tun_file_read(const char *path)

@@ -31,10 +31,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/wait.h" /* TC_WAIT_* */
 #include "locks/rwlock.h"
 
 #define LB_MAX_READERS 64
-#define LB_LINE        64
+#define LB_LINE        TC_CACHELINE /* lock memory must be aligned to it */
 
 enum lb_mode { LB_READ_ONLY, LB_WRITE_ONLY, LB_CONCURRENT, LB_MODE_LAST };
 static const char *const lb_mode_names[LB_MODE_LAST] = {"read-only", "write-only", "concurrent"};
@@ -67,6 +68,7 @@ typedef struct lb_config {
     int rmin, rmax, reps, iterations;
     double duration_s;
     uint32_t spin;
+    int wait; /* tc_wait_policy_t */
     int schemes[TC_LOCK_SCHEME_LAST];
     int nschemes;
     int modes[LB_MODE_LAST];
@@ -103,9 +105,19 @@ static void lb_pause_until(_Atomic uint32_t *flag)
             sched_yield();
 }
 
-static int lb_attach(lb_shared_t *sh, size_t lock_bytes, uint32_t spin, tc_rwlock_t *lk)
+/* The words of --wait (TC_WAIT's), in tc_wait_policy_t order. */
+static const char *const lb_wait_names[] = {"auto", "spin", "yield", "futex"};
+_Static_assert(sizeof lb_wait_names / sizeof lb_wait_names[0] == TC_WAIT_LAST, "--wait words");
+
+static tc_lock_opts_t lb_opts(const lb_config_t *c)
 {
-    tc_lock_opts_t o = {.timeout_s = 0.0, .spin_polls = spin};
+    tc_lock_opts_t o = {.timeout_s = 0.0, .spin_polls = c->spin, .wait_policy = c->wait};
+    return o;
+}
+
+static int lb_attach(lb_shared_t *sh, size_t lock_bytes, const lb_config_t *c, tc_rwlock_t *lk)
+{
+    tc_lock_opts_t o = lb_opts(c);
     return tc_rwlock_attach(lk, sh->lock_mem, lock_bytes, &o);
 }
 
@@ -114,7 +126,7 @@ static int lb_reader(lb_shared_t *sh, size_t lock_bytes, const lb_config_t *c, e
 {
     tc_rwlock_t lk;
     lb_slot_t *s = &sh->reader[x];
-    if ((s->rc = lb_attach(sh, lock_bytes, c->spin, &lk)) != 0)
+    if ((s->rc = lb_attach(sh, lock_bytes, c, &lk)) != 0)
         return 1;
     atomic_fetch_add_explicit(&sh->ready, 1, memory_order_relaxed);
     lb_pause_until(&sh->go);
@@ -146,7 +158,7 @@ static int lb_writer(lb_shared_t *sh, size_t lock_bytes, const lb_config_t *c, e
 {
     tc_rwlock_t lk;
     lb_slot_t *s = &sh->writer;
-    if ((s->rc = lb_attach(sh, lock_bytes, c->spin, &lk)) != 0)
+    if ((s->rc = lb_attach(sh, lock_bytes, c, &lk)) != 0)
         return 1;
     atomic_fetch_add_explicit(&sh->ready, 1, memory_order_relaxed);
     lb_pause_until(&sh->go);
@@ -192,10 +204,12 @@ static int lb_run(const lb_config_t *c, enum lb_mode mode, tc_lock_scheme_t sche
     if (sh == MAP_FAILED)
         return -1;
     tc_rwlock_t lk;
-    tc_lock_opts_t o = {.timeout_s = 0.0, .spin_polls = c->spin};
+    tc_lock_opts_t o = lb_opts(c);
     int rc = tc_rwlock_init(&lk, sh->lock_mem, lock_bytes, scheme, nreaders, &o);
     if (rc != 0) {
-        fprintf(stderr, "lockbench: init %s: %s\n", tc_lock_scheme_name(scheme), strerror(rc));
+        char why[128];
+        fprintf(stderr, "lockbench: init %s: %s\n", tc_lock_scheme_name(scheme),
+                tc_err_string(rc, why, sizeof why));
         munmap(sh, bytes);
         return -1;
     }
@@ -315,7 +329,10 @@ static void lb_usage(FILE *f)
                "  --reps R            repetitions per point (default 10)\n"
                "  --duration MS       read-only / write-only run length (default 50)\n"
                "  --iterations I      concurrent-mode writer iterations (default 100)\n"
-               "  --spin S            polls before each wait yields (default 200)\n"
+               "  --spin S            polls before each wait yields or sleeps (default 200)\n"
+               "  --wait W            after the spin: auto,spin,yield,futex (TC_WAIT; default\n"
+               "                      auto: sleep on a futex; yield: the locks before they\n"
+               "                      used the wait helper)\n"
                "  --csv FILE          CSV output (default stdout)\n"
                "  --plot PREFIX       also write PREFIX-<mode>.png (gnuplot)\n");
 }
@@ -424,22 +441,19 @@ int main(int argc, char **argv)
                      .iterations = 100,
                      .duration_s = 0.05,
                      .spin = 200,
+                     .wait = TC_WAIT_AUTO,
                      .run_timeout_s = 30.0};
     for (int s = 0; s < TC_LOCK_SCHEME_LAST; s++)
         c.schemes[s] = 1;
     for (int k = 0; k < LB_MODE_LAST; k++)
         c.modes[k] = 1;
-    static const struct option opts[] = {{"modes", required_argument, 0, 'm'},
-                                         {"schemes", required_argument, 0, 's'},
-                                         {"readers", required_argument, 0, 'n'},
-                                         {"reps", required_argument, 0, 'r'},
-                                         {"duration", required_argument, 0, 'd'},
-                                         {"iterations", required_argument, 0, 'i'},
-                                         {"spin", required_argument, 0, 'S'},
-                                         {"csv", required_argument, 0, 'c'},
-                                         {"plot", required_argument, 0, 'p'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"modes", required_argument, 0, 'm'},    {"schemes", required_argument, 0, 's'},
+        {"readers", required_argument, 0, 'n'},  {"reps", required_argument, 0, 'r'},
+        {"duration", required_argument, 0, 'd'}, {"iterations", required_argument, 0, 'i'},
+        {"spin", required_argument, 0, 'S'},     {"wait", required_argument, 0, 'w'},
+        {"csv", required_argument, 0, 'c'},      {"plot", required_argument, 0, 'p'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (ch) {
@@ -466,6 +480,17 @@ int main(int argc, char **argv)
             break;
         case 'S':
             c.spin = (uint32_t)strtoul(optarg, NULL, 10);
+            break;
+        case 'w':
+            c.wait = TC_WAIT_LAST;
+            for (int k = 0; k < TC_WAIT_LAST; k++)
+                if (strcmp(optarg, lb_wait_names[k]) == 0)
+                    c.wait = k;
+            if (c.wait == TC_WAIT_LAST) {
+                fprintf(stderr, "lockbench: --wait %s: expected auto, spin, yield or futex\n",
+                        optarg);
+                return 2;
+            }
             break;
         case 'c':
             c.csv = optarg;

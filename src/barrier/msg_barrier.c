@@ -52,13 +52,13 @@ static int tc_msg_barrier_rank(const tc_msg_barrier_ctx_t *c, int i)
  * look at the buffer of a zero-count transfer quiet. */
 static char tc_msg_barrier_dummy;
 
-static int tc_msg_barrier_send(const tc_msg_barrier_ctx_t *c, int to)
+static tc_err_t tc_msg_barrier_send(const tc_msg_barrier_ctx_t *c, int to)
 {
     return PMPI_Send(&tc_msg_barrier_dummy, 0, MPI_BYTE, tc_msg_barrier_rank(c, to), c->tag,
                      c->comm);
 }
 
-static int tc_msg_barrier_recv(const tc_msg_barrier_ctx_t *c, int from)
+static tc_err_t tc_msg_barrier_recv(const tc_msg_barrier_ctx_t *c, int from)
 {
     return PMPI_Recv(&tc_msg_barrier_dummy, 0, MPI_BYTE, tc_msg_barrier_rank(c, from), c->tag,
                      c->comm, MPI_STATUS_IGNORE);
@@ -68,12 +68,12 @@ static int tc_msg_barrier_recv(const tc_msg_barrier_ctx_t *c, int from)
  * MPI_ERR_IN_STATUS, and MPICH's headers make gcc reject MPI_STATUSES_IGNORE
  * there. Returns the first failure; the remaining requests are still waited
  * for so none is left behind. */
-static int tc_msg_barrier_wait_each(int count, MPI_Request *reqs)
+static tc_err_t tc_msg_barrier_wait_each(int count, MPI_Request *reqs)
 {
-    int first = MPI_SUCCESS;
+    tc_err_t first = TC_OK;
     for (int i = 0; i < count; i++) {
-        int rc = PMPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS && first == MPI_SUCCESS)
+        tc_err_t rc = PMPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+        if (rc != TC_OK && first == TC_OK)
             first = rc;
     }
     return first;
@@ -83,16 +83,16 @@ static int tc_msg_barrier_wait_each(int count, MPI_Request *reqs)
  * posted before either is waited for, so two members exchanging (or a
  * dissemination cycle) never deadlock even if zero-byte sends were not
  * eager. */
-static int tc_msg_barrier_sendrecv(const tc_msg_barrier_ctx_t *c, int to, int from)
+static tc_err_t tc_msg_barrier_sendrecv(const tc_msg_barrier_ctx_t *c, int to, int from)
 {
     MPI_Request reqs[2];
-    int rc = PMPI_Irecv(&tc_msg_barrier_dummy, 0, MPI_BYTE, tc_msg_barrier_rank(c, from), c->tag,
-                        c->comm, &reqs[0]);
-    if (rc != MPI_SUCCESS)
+    tc_err_t rc = PMPI_Irecv(&tc_msg_barrier_dummy, 0, MPI_BYTE, tc_msg_barrier_rank(c, from),
+                             c->tag, c->comm, &reqs[0]);
+    if (rc != TC_OK)
         return rc;
     rc = PMPI_Isend(&tc_msg_barrier_dummy, 0, MPI_BYTE, tc_msg_barrier_rank(c, to), c->tag, c->comm,
                     &reqs[1]);
-    if (rc != MPI_SUCCESS) {
+    if (rc != TC_OK) {
         /* Do not leave the posted receive behind on the error path. */
         PMPI_Cancel(&reqs[0]);
         PMPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
@@ -104,18 +104,20 @@ static int tc_msg_barrier_sendrecv(const tc_msg_barrier_ctx_t *c, int to, int fr
 /* Receive one message from each of members first, first + stride, ... (count
  * of them), all receives posted before the first wait, so arrivals are taken
  * in whatever order they come. Same shape for the sends (releases). */
-static int tc_msg_barrier_post_all(const tc_msg_barrier_ctx_t *c, int first, int count, int is_send)
+static tc_err_t tc_msg_barrier_post_all(const tc_msg_barrier_ctx_t *c, int first, int count,
+                                        int is_send)
 {
     MPI_Request stack_reqs[TC_MSG_BARRIER_STACK_REQS];
     MPI_Request *reqs = stack_reqs;
-    int rc = MPI_SUCCESS, posted = 0;
+    tc_err_t rc = TC_OK;
+    int posted = 0;
 
     if (count <= 0)
-        return MPI_SUCCESS;
+        return TC_OK;
     if (count > TC_MSG_BARRIER_STACK_REQS) {
         reqs = malloc((size_t)count * sizeof(*reqs));
         if (!reqs)
-            return MPI_ERR_NO_MEM;
+            return tc_err(TC_ERR_NOMEM);
     }
     for (; posted < count; posted++) {
         int peer = tc_msg_barrier_rank(c, first + posted);
@@ -123,10 +125,10 @@ static int tc_msg_barrier_post_all(const tc_msg_barrier_ctx_t *c, int first, int
                                   &reqs[posted])
                      : PMPI_Irecv(&tc_msg_barrier_dummy, 0, MPI_BYTE, peer, c->tag, c->comm,
                                   &reqs[posted]);
-        if (rc != MPI_SUCCESS)
+        if (rc != TC_OK)
             break;
     }
-    if (rc != MPI_SUCCESS) {
+    if (rc != TC_OK) {
         /* Receives already posted would match a later barrier's messages. */
         for (int i = 0; i < posted && !is_send; i++)
             PMPI_Cancel(&reqs[i]);
@@ -143,15 +145,15 @@ static int tc_msg_barrier_post_all(const tc_msg_barrier_ctx_t *c, int first, int
  * then sends n - 1 releases. Messages 2(n - 1); rounds 2 (one arrival, one
  * release), with member 0 receiving and sending n - 1 messages in a row
  * (the (P - 2) f_r + (P - 2) f_s terms of the model). */
-static int tc_msg_barrier_central(const tc_msg_barrier_ctx_t *c, int n, int me)
+static tc_err_t tc_msg_barrier_central(const tc_msg_barrier_ctx_t *c, int n, int me)
 {
-    int rc;
+    tc_err_t rc;
     if (me != 0) {
         rc = tc_msg_barrier_send(c, 0);
-        return rc != MPI_SUCCESS ? rc : tc_msg_barrier_recv(c, 0);
+        return rc != TC_OK ? rc : tc_msg_barrier_recv(c, 0);
     }
     rc = tc_msg_barrier_post_all(c, 1, n - 1, 0);
-    return rc != MPI_SUCCESS ? rc : tc_msg_barrier_post_all(c, 1, n - 1, 1);
+    return rc != TC_OK ? rc : tc_msg_barrier_post_all(c, 1, n - 1, 1);
 }
 
 /* Combining tree, paper 003's formula: arrivals climb an arity-k tree rooted
@@ -159,15 +161,15 @@ static int tc_msg_barrier_central(const tc_msg_barrier_ctx_t *c, int n, int me)
  * down a binomial tree rooted at member 0 (parent of i: i with its lowest set
  * bit cleared). Messages 2(n - 1); rounds ceil(log_k n) up, each node
  * receiving from up to k children, plus L2 down. */
-static int tc_msg_barrier_tree(const tc_msg_barrier_ctx_t *c, int n, int me, int k)
+static tc_err_t tc_msg_barrier_tree(const tc_msg_barrier_ctx_t *c, int n, int me, int k)
 {
     long first_child = (long)k * me + 1;
-    int rc = MPI_SUCCESS;
+    tc_err_t rc = TC_OK;
 
     if (first_child < n) {
         long last = first_child + k - 1 < n ? first_child + k - 1 : n - 1;
         rc = tc_msg_barrier_post_all(c, (int)first_child, (int)(last - first_child + 1), 0);
-        if (rc != MPI_SUCCESS)
+        if (rc != TC_OK)
             return rc;
     }
 
@@ -176,11 +178,11 @@ static int tc_msg_barrier_tree(const tc_msg_barrier_ctx_t *c, int n, int me, int
     unsigned lowbit;
     if (me != 0) {
         rc = tc_msg_barrier_send(c, (me - 1) / k);
-        if (rc != MPI_SUCCESS)
+        if (rc != TC_OK)
             return rc;
         lowbit = (unsigned)me & (0u - (unsigned)me);
         rc = tc_msg_barrier_recv(c, (int)((unsigned)me & ~lowbit));
-        if (rc != MPI_SUCCESS)
+        if (rc != TC_OK)
             return rc;
     } else {
         lowbit = 1;
@@ -191,27 +193,27 @@ static int tc_msg_barrier_tree(const tc_msg_barrier_ctx_t *c, int n, int me, int
     for (unsigned d = lowbit >> 1; d > 0; d >>= 1) {
         if ((unsigned)me + d < (unsigned)n) {
             rc = tc_msg_barrier_send(c, (int)((unsigned)me + d));
-            if (rc != MPI_SUCCESS)
+            if (rc != TC_OK)
                 return rc;
         }
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* Dissemination: in round r member i signals (i + 2^r) mod n and waits for
  * (i - 2^r) mod n; after L2 rounds every member has heard, transitively,
  * from every other. Messages n L2; rounds L2, one send and one receive each
  * (the model's max(t_r, t_s) ceil(log2 P)). */
-static int tc_msg_barrier_dissemination(const tc_msg_barrier_ctx_t *c, int n, int me)
+static tc_err_t tc_msg_barrier_dissemination(const tc_msg_barrier_ctx_t *c, int n, int me)
 {
     for (long d = 1; d < n; d <<= 1) {
         int to = (int)((me + d) % n);
         int from = (int)((me - d + n) % n);
-        int rc = tc_msg_barrier_sendrecv(c, to, from);
-        if (rc != MPI_SUCCESS)
+        tc_err_t rc = tc_msg_barrier_sendrecv(c, to, from);
+        if (rc != TC_OK)
             return rc;
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* Tournament: in round r member i with i % 2^(r+1) == 0 is the winner of its
@@ -220,23 +222,23 @@ static int tc_msg_barrier_dissemination(const tc_msg_barrier_ctx_t *c, int n, in
  * champion; wake-ups retrace the matches a member won, in reverse round
  * order. Messages 2(n - 1); rounds L2 of arrivals plus L2 of wake-ups, one
  * message each on the critical path. */
-static int tc_msg_barrier_tournament(const tc_msg_barrier_ctx_t *c, int n, int me)
+static tc_err_t tc_msg_barrier_tournament(const tc_msg_barrier_ctx_t *c, int n, int me)
 {
     long d = 1; /* 2^r */
-    int rc;
+    tc_err_t rc;
 
     for (; d < n; d <<= 1) {
         if (me % (2 * d) == 0) {
             if (me + d < n) {
                 rc = tc_msg_barrier_recv(c, (int)(me + d));
-                if (rc != MPI_SUCCESS)
+                if (rc != TC_OK)
                     return rc;
             }
         } else {
             /* Lost in round r: me % 2^(r+1) == 2^r, the winner is me - 2^r.
              * Post the wake-up's receive with the arrival. */
             rc = tc_msg_barrier_sendrecv(c, (int)(me - d), (int)(me - d));
-            if (rc != MPI_SUCCESS)
+            if (rc != TC_OK)
                 return rc;
             break;
         }
@@ -246,11 +248,11 @@ static int tc_msg_barrier_tournament(const tc_msg_barrier_ctx_t *c, int n, int m
     for (d >>= 1; d > 0; d >>= 1) {
         if (me + d < n) {
             rc = tc_msg_barrier_send(c, (int)(me + d));
-            if (rc != MPI_SUCCESS)
+            if (rc != TC_OK)
                 return rc;
         }
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* Pairwise exchange / butterfly (Brooks). With P2 the largest power of two
@@ -259,7 +261,7 @@ static int tc_msg_barrier_tournament(const tc_msg_barrier_ctx_t *c, int n, int m
  * after which each has heard from all P2 (and so from the extra members),
  * then release their extra member. Messages P2 log2 P2 + 2(n - P2); rounds
  * log2 P2, plus 2 when n is not a power of two. */
-static int tc_msg_barrier_pairwise(const tc_msg_barrier_ctx_t *c, int n, int me)
+static tc_err_t tc_msg_barrier_pairwise(const tc_msg_barrier_ctx_t *c, int n, int me)
 {
     int p2 = 1, rc;
     while (p2 <= n / 2)
@@ -272,32 +274,32 @@ static int tc_msg_barrier_pairwise(const tc_msg_barrier_ctx_t *c, int n, int me)
     int extra = me + p2 < n;
     if (extra) {
         rc = tc_msg_barrier_recv(c, me + p2);
-        if (rc != MPI_SUCCESS)
+        if (rc != TC_OK)
             return rc;
     }
     for (int d = 1; d < p2; d <<= 1) {
         rc = tc_msg_barrier_sendrecv(c, me ^ d, me ^ d);
-        if (rc != MPI_SUCCESS)
+        if (rc != TC_OK)
             return rc;
     }
-    return extra ? tc_msg_barrier_send(c, me + p2) : MPI_SUCCESS;
+    return extra ? tc_msg_barrier_send(c, me + p2) : TC_OK;
 }
 
-int tc_msg_barrier(tc_barrier_alg_t alg, MPI_Comm comm, const int *members, int n, int me,
-                   int arity, int tag)
+tc_err_t tc_msg_barrier(tc_barrier_alg_t alg, MPI_Comm comm, const int *members, int n, int me,
+                        int arity, int tag)
 {
     tc_msg_barrier_ctx_t c = {comm, members, tag};
 
     if (n < 1 || me < 0 || me >= n)
-        return MPI_ERR_ARG;
+        return tc_err(TC_ERR_ARG);
     if (n == 1)
-        return MPI_SUCCESS;
+        return TC_OK;
     switch (alg) {
     case TC_BARRIER_CENTRAL:
         return tc_msg_barrier_central(&c, n, me);
     case TC_BARRIER_TREE:
         if (arity < 2)
-            return MPI_ERR_ARG;
+            return tc_err(TC_ERR_ARG);
         return tc_msg_barrier_tree(&c, n, me, arity);
     case TC_BARRIER_DISSEMINATION:
         return tc_msg_barrier_dissemination(&c, n, me);
@@ -306,6 +308,6 @@ int tc_msg_barrier(tc_barrier_alg_t alg, MPI_Comm comm, const int *members, int 
     case TC_BARRIER_PAIRWISE:
         return tc_msg_barrier_pairwise(&c, n, me);
     default:
-        return MPI_ERR_ARG;
+        return tc_err(TC_ERR_ARG);
     }
 }

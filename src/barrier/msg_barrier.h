@@ -12,17 +12,19 @@
  * rule and by each algorithm's structure.
  *
  * Correct for every n >= 1 (n = 1 returns at once), not only powers of two.
- * Returns MPI_SUCCESS or the MPI error code of the failed call. */
+ * Returns TC_OK, TC_ERR_ARG for bad arguments (before any message),
+ * TC_ERR_NOMEM, or the MPI error code of the failed call. */
 #ifndef TC_BARRIER_MSG_BARRIER_H
 #define TC_BARRIER_MSG_BARRIER_H
 
 #include <mpi.h>
 
 #include "barrier.h"
+#include "base/err.h"
 
 /* @p arity: children per node for TC_BARRIER_TREE (>= 2; ignored by the
  * others). */
-int tc_msg_barrier(tc_barrier_alg_t alg, MPI_Comm comm, const int *members, int n, int me,
-                   int arity, int tag);
+tc_err_t tc_msg_barrier(tc_barrier_alg_t alg, MPI_Comm comm, const int *members, int n, int me,
+                        int arity, int tag);
 
 #endif /* TC_BARRIER_MSG_BARRIER_H */

@@ -11,6 +11,7 @@
 #endif
 
 typedef _Atomic uint64_t tc_atomic_u64_t;
+typedef _Atomic uint32_t tc_atomic_u32_t;
 
 static inline uint64_t tc_load_acquire_u64(const tc_atomic_u64_t *p)
 {

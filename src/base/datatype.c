@@ -136,53 +136,55 @@ int tc_datatype_is_contiguous(MPI_Datatype dt, int count, MPI_Aint *lb)
     return (MPI_Aint)size == extent && (MPI_Aint)size == true_extent && tc_datatype_simple(dt, 0);
 }
 
-static int tc_dt_map_append(tc_dt_map_t *m, MPI_Aint disp, size_t len)
+static tc_err_t tc_dt_map_append(tc_dt_map_t *m, MPI_Aint disp, size_t len)
 {
     if (len == 0)
-        return 0;
+        return TC_OK;
     if (m->nsegs > 0) {
         tc_dt_seg_t *last = &m->segs[m->nsegs - 1];
         if (last->disp + (MPI_Aint)last->len == disp) {
             last->len += len;
-            return 0;
+            return TC_OK;
         }
     }
     if (m->nsegs == TC_DATATYPE_MAX_SEGS)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP); /* too many pieces to be worth a map */
     if (m->nsegs == m->cap) {
         size_t cap = m->cap ? 2 * m->cap : 16;
         tc_dt_seg_t *segs = realloc(m->segs, cap * sizeof *segs);
         if (!segs)
-            return -1;
+            return tc_err(TC_ERR_NOMEM);
         m->segs = segs;
         m->cap = cap;
     }
     m->segs[m->nsegs].disp = disp;
     m->segs[m->nsegs].len = len;
     m->nsegs++;
-    return 0;
+    return TC_OK;
 }
 
-static int tc_dt_extent(MPI_Datatype dt, MPI_Aint *extent)
+static tc_err_t tc_dt_extent(MPI_Datatype dt, MPI_Aint *extent)
 {
     MPI_Aint lb;
-    return PMPI_Type_get_extent(dt, &lb, extent) == MPI_SUCCESS ? 0 : -1;
+    return PMPI_Type_get_extent(dt, &lb, extent); /* an MPI code is a tc_err_t */
 }
 
 /* Append the runs of one element of @p dt placed at @p base, recursively
  * through the type constructors (MPI-3.1 section 4.1.13). */
-static int tc_dt_flatten_into(MPI_Datatype dt, MPI_Aint base, tc_dt_map_t *m, int depth)
+static tc_err_t tc_dt_flatten_into(MPI_Datatype dt, MPI_Aint base, tc_dt_map_t *m, int depth)
 {
-    int ni, na, nd, comb, rc = -1;
+    int ni, na, nd, comb;
+    tc_err_t rc = tc_err(TC_ERR_NOTSUP);
     if (depth > 32 || PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     if (comb == MPI_COMBINER_NAMED) {
         int size;
         MPI_Aint tlb, text;
         PMPI_Type_size(dt, &size);
         PMPI_Type_get_true_extent(dt, &tlb, &text);
         if ((MPI_Aint)size != text)
-            return -1; /* a pair type with a hole (e.g. MPI_SHORT_INT): layout unknown */
+            return tc_err(
+                TC_ERR_NOTSUP); /* a pair type with a hole (e.g. MPI_SHORT_INT): layout unknown */
         return tc_dt_map_append(m, base + tlb, (size_t)size);
     }
     int *ints = malloc(((size_t)ni + 1) * sizeof *ints);
@@ -196,53 +198,53 @@ static int tc_dt_flatten_into(MPI_Datatype dt, MPI_Aint base, tc_dt_map_t *m, in
     MPI_Aint ext = 0;
     if (nd >= 1 && tc_dt_extent(types[0], &ext) != 0)
         goto fn_exit;
-    rc = 0;
+    rc = TC_OK;
     switch (comb) {
     case MPI_COMBINER_DUP:
     case MPI_COMBINER_RESIZED: /* only the bounds change, not where the data is */
         rc = tc_dt_flatten_into(types[0], base, m, depth + 1);
         break;
     case MPI_COMBINER_CONTIGUOUS:
-        for (int i = 0; i < ints[0] && rc == 0; i++)
+        for (int i = 0; i < ints[0] && rc == TC_OK; i++)
             rc = tc_dt_flatten_into(types[0], base + i * ext, m, depth + 1);
         break;
     case MPI_COMBINER_VECTOR:
     case MPI_COMBINER_HVECTOR: {
         MPI_Aint stride = comb == MPI_COMBINER_VECTOR ? ints[2] * ext : addrs[0];
-        for (int i = 0; i < ints[0] && rc == 0; i++)
-            for (int j = 0; j < ints[1] && rc == 0; j++)
+        for (int i = 0; i < ints[0] && rc == TC_OK; i++)
+            for (int j = 0; j < ints[1] && rc == TC_OK; j++)
                 rc = tc_dt_flatten_into(types[0], base + i * stride + j * ext, m, depth + 1);
         break;
     }
     case MPI_COMBINER_INDEXED:
     case MPI_COMBINER_HINDEXED:
-        for (int i = 0; i < ints[0] && rc == 0; i++) {
+        for (int i = 0; i < ints[0] && rc == TC_OK; i++) {
             MPI_Aint d = comb == MPI_COMBINER_INDEXED ? ints[1 + ints[0] + i] * ext : addrs[i];
-            for (int j = 0; j < ints[1 + i] && rc == 0; j++)
+            for (int j = 0; j < ints[1 + i] && rc == TC_OK; j++)
                 rc = tc_dt_flatten_into(types[0], base + d + j * ext, m, depth + 1);
         }
         break;
     case MPI_COMBINER_INDEXED_BLOCK:
     case MPI_COMBINER_HINDEXED_BLOCK:
-        for (int i = 0; i < ints[0] && rc == 0; i++) {
+        for (int i = 0; i < ints[0] && rc == TC_OK; i++) {
             MPI_Aint d = comb == MPI_COMBINER_INDEXED_BLOCK ? ints[2 + i] * ext : addrs[i];
-            for (int j = 0; j < ints[1] && rc == 0; j++)
+            for (int j = 0; j < ints[1] && rc == TC_OK; j++)
                 rc = tc_dt_flatten_into(types[0], base + d + j * ext, m, depth + 1);
         }
         break;
     case MPI_COMBINER_STRUCT:
-        for (int i = 0; i < ints[0] && rc == 0; i++) {
+        for (int i = 0; i < ints[0] && rc == TC_OK; i++) {
             MPI_Aint e;
             if (tc_dt_extent(types[i], &e) != 0) {
-                rc = -1;
+                rc = tc_err(TC_ERR_NOTSUP);
                 break;
             }
-            for (int j = 0; j < ints[1 + i] && rc == 0; j++)
+            for (int j = 0; j < ints[1 + i] && rc == TC_OK; j++)
                 rc = tc_dt_flatten_into(types[i], base + addrs[i] + j * e, m, depth + 1);
         }
         break;
     default: /* subarray, darray, Fortran parameterised types: MPI_Pack */
-        rc = -1;
+        rc = tc_err(TC_ERR_NOTSUP);
     }
 fn_exit:
     if (got)
@@ -258,15 +260,17 @@ fn_exit:
     return rc;
 }
 
-int tc_datatype_flatten(MPI_Datatype dt, tc_dt_map_t *map)
+tc_err_t tc_datatype_flatten(MPI_Datatype dt, tc_dt_map_t *map)
 {
     map->segs = NULL;
     map->nsegs = map->cap = 0;
-    if (tc_dt_extent(dt, &map->extent) != 0 || tc_dt_flatten_into(dt, 0, map, 0) != 0) {
+    tc_err_t rc;
+    if ((rc = tc_dt_extent(dt, &map->extent)) != TC_OK ||
+        (rc = tc_dt_flatten_into(dt, 0, map, 0)) != TC_OK) {
         tc_datatype_map_free(map);
-        return -1;
+        return rc;
     }
-    return 0;
+    return TC_OK;
 }
 
 void tc_datatype_map_free(tc_dt_map_t *map)

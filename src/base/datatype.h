@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
+
 #define TC_DATATYPE_MAX_SEGS 65536
 
 /* Predefined datatypes answered without an MPI call (issue 16: a
@@ -95,9 +97,9 @@ typedef struct tc_dt_map {
     MPI_Aint extent; /* distance between consecutive elements */
 } tc_dt_map_t;
 
-/* Flatten @p dt. Returns 0, or -1 when the type is not supported (the map
- * is then empty; free it anyway). */
-int tc_datatype_flatten(MPI_Datatype dt, tc_dt_map_t *map);
+/* Flatten @p dt. Returns TC_OK, or TC_ERR_NOTSUP when the type is not
+ * supported (TC_ERR_NOMEM; the map is then empty; free it anyway). */
+tc_err_t tc_datatype_flatten(MPI_Datatype dt, tc_dt_map_t *map);
 void tc_datatype_map_free(tc_dt_map_t *map);
 
 /* Walks the byte stream of (buf, count elements of a flattened type). */

@@ -459,31 +459,31 @@ static int tc_redop_pair_pack_ok(size_t p)
  * tc_bcast_packed). */
 static char tc_redop_anchor;
 
-static int tc_redop_mpi_setup(tc_redop_t *r, MPI_Count dtsize)
+static tc_err_t tc_redop_mpi_setup(tc_redop_t *r, MPI_Count dtsize)
 {
     MPI_Aint a, lb, ext;
     MPI_Datatype st;
     int one = 1;
     if (dtsize > INT_MAX)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     r->pack_chunk = dtsize > 0 ? (int)(INT_MAX / dtsize) : INT_MAX;
     PMPI_Get_address(&tc_redop_anchor, &a);
     MPI_Aint disp = -a;
     if (PMPI_Type_get_extent(r->dt, &lb, &ext) != MPI_SUCCESS ||
         PMPI_Type_create_struct(1, &one, &disp, &r->dt, &st) != MPI_SUCCESS)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     /* Resized: a struct's extent may be padded for alignment, and chunks of
      * the rebased type must step by dt's extent. */
     int rc = PMPI_Type_create_resized(st, lb + disp, ext, &r->rebased);
     PMPI_Type_free(&st);
     if (rc != MPI_SUCCESS)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     if (PMPI_Type_commit(&r->rebased) != MPI_SUCCESS) {
         PMPI_Type_free(&r->rebased);
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     }
     r->has_rebased = 1;
-    return 0;
+    return TC_OK;
 }
 
 /* The common case classified without an MPI call or a search (a call costs
@@ -581,12 +581,12 @@ int tc_redop_basic_elem(MPI_Datatype dt, MPI_Op op)
 /* A predefined op (not MINLOC/MAXLOC) on a named basic type with a loop.
  * Fills every field of @p r (no memset first); returns 0, or -1 for the
  * general path. */
-static int tc_redop_init_basic(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
+static tc_err_t tc_redop_init_basic(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
 {
     int opi;
     const int b = tc_redop_basic_find(dt, op, &opi);
     if (b < 0)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     const int k = tc_redop_basics[b].kind;
     const size_t elem = tc_redop_kind_size[k];
     *r = (tc_redop_t){
@@ -608,17 +608,17 @@ static int tc_redop_init_basic(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op
         .dt_extent = (MPI_Aint)elem,
         .rebased = MPI_DATATYPE_NULL,
     };
-    return 0;
+    return TC_OK;
 }
 
-int tc_redop_init(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
+tc_err_t tc_redop_init(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
 {
     MPI_Count dtsize = 0, leafsize;
     MPI_Aint lb, extent;
     MPI_Datatype leaf = MPI_DATATYPE_NULL;
     int opi, lsize;
     if (count >= 0 && tc_redop_init_basic(r, count, dt, op) == 0)
-        return 0;
+        return TC_OK;
     memset(r, 0, sizeof *r);
     r->op = op;
     r->dt = dt;
@@ -626,14 +626,14 @@ int tc_redop_init(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
     r->elem_type = MPI_DATATYPE_NULL;
     r->rebased = MPI_DATATYPE_NULL;
     if (op == MPI_OP_NULL || dt == MPI_DATATYPE_NULL || count < 0)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     if (op == MPI_REPLACE || op == MPI_NO_OP)
-        return -1; /* only meaningful in RMA */
+        return tc_err(TC_ERR_NOTSUP); /* only meaningful in RMA */
     if (PMPI_Type_size_x(dt, &dtsize) != MPI_SUCCESS || dtsize < 0 || dtsize == MPI_UNDEFINED ||
         PMPI_Type_get_extent(dt, &lb, &extent) != MPI_SUCCESS)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     if (PMPI_Op_commutative(op, &r->commutative) != MPI_SUCCESS)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     r->dt_extent = extent;
     for (opi = 0; opi < TC_OP_LAST; opi++)
         if (op == tc_redop_ops[opi].op)
@@ -644,7 +644,7 @@ int tc_redop_init(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
         /* User op: its function gets whole elements of dt, so the packed
          * stream must be dt's own bytes, element after element. */
         if (dtsize == 0 || !tc_datatype_is_contiguous(dt, 1, &lb) || (MPI_Count)extent != dtsize)
-            return -1;
+            return tc_err(TC_ERR_NOTSUP);
         r->contiguous = 1;
         r->pack_kind = TC_REDOP_PACK_COPY;
         r->lb = lb;
@@ -652,25 +652,25 @@ int tc_redop_init(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
         r->elem_type = dt;
         r->nelem = (size_t)count;
         r->nbytes = r->nelem * r->elem;
-        return 0;
+        return TC_OK;
     }
 
     if (tc_redop_leaf(dt, &leaf, 0) != 0 || leaf == MPI_DATATYPE_NULL ||
         PMPI_Type_size(leaf, &lsize) != MPI_SUCCESS || lsize <= 0)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     leafsize = lsize;
     if (dtsize % leafsize != 0)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     size_t pidx = TC_NELEMS(tc_redop_pairs);
     if (opi == TC_OP_MINLOC || opi == TC_OP_MAXLOC) {
         for (pidx = 0; pidx < TC_NELEMS(tc_redop_pairs); pidx++)
             if (leaf == tc_redop_pairs[pidx].type)
                 break;
         if (pidx == TC_NELEMS(tc_redop_pairs))
-            return -1;
+            return tc_err(TC_ERR_NOTSUP);
         /* The MPI must agree with the C layout we pack from. */
         if ((size_t)leafsize != tc_redop_pairs[pidx].vsize + sizeof(int))
-            return -1;
+            return tc_err(TC_ERR_NOTSUP);
         int mx = opi == TC_OP_MAXLOC;
         r->pair = (int)pidx + 1;
         /* Integer values compare exactly (ties go to the lower index either
@@ -689,7 +689,7 @@ int tc_redop_init(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
             if (leaf == tc_redop_basics[b].type)
                 break;
         if (b == TC_NELEMS(tc_redop_basics) || !(tc_redop_basics[b].cat & tc_redop_ops[opi].cats))
-            return -1;
+            return tc_err(TC_ERR_NOTSUP);
         int k = tc_redop_basics[b].kind;
         r->order = tc_redop_order_basic(opi, b);
         if (k != TC_K_none && (size_t)leafsize == tc_redop_kind_size[k]) {
@@ -706,22 +706,22 @@ int tc_redop_init(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op)
         r->contiguous = 1;
         r->lb = lb;
         r->pack_kind = TC_REDOP_PACK_COPY;
-        return 0;
+        return TC_OK;
     }
     if (r->pair && dt == leaf) {
         r->pack_kind = TC_REDOP_PACK_PAIR;
-        return 0;
+        return TC_OK;
     }
     if (tc_datatype_flatten(dt, &r->map) == 0) {
         r->pack_kind = TC_REDOP_PACK_MAP;
-        return 0;
+        return TC_OK;
     }
     if ((r->pair && !tc_redop_pair_pack_ok(pidx)) || tc_redop_mpi_setup(r, dtsize) != 0) {
         tc_redop_free(r);
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     }
     r->pack_kind = TC_REDOP_PACK_MPI;
-    return 0;
+    return TC_OK;
 }
 
 void tc_redop_free(tc_redop_t *r)

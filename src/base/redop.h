@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "datatype.h"
+#include "err.h"
 
 /* How much the bits of a result depend on the order the operands are
  * combined in (tc_redop_t.order): the race against the MPI's own (race.h)
@@ -101,11 +102,12 @@ typedef struct tc_redop {
  * @param count  elements of @p dt (>= 0)
  * @param dt     the caller's datatype (committed)
  * @param op     the operation
- * @return 0 when the library can reduce this itself; -1 when it cannot (the
- *         caller uses PMPI_*; @p r is then empty but safe to free).
+ * @return TC_OK when the library can reduce this itself; TC_ERR_NOTSUP when
+ *         it cannot (the caller uses PMPI_*; @p r is then empty but safe to
+ *         free).
  * Local, no communication. Thread-safe.
  */
-int tc_redop_init(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op);
+tc_err_t tc_redop_init(tc_redop_t *r, int count, MPI_Datatype dt, MPI_Op op);
 void tc_redop_free(tc_redop_t *r);
 
 /** The element size when tc_redop_init() would take its common case (a

@@ -3,8 +3,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "config.h"
 #include "log.h"
+#include "settings.h"
 #include "wait.h"
 
 _Atomic unsigned long long tc_stats_counts[TC_OP_LAST][TC_PATH_LAST];
@@ -36,14 +36,14 @@ const char *tc_stats_op_name(tc_op_t op)
 
 int tc_stats_init(void)
 {
-    const int on = tc_config_int(TC_CFG_STATS) != 0;
+    const int on = tc_config_int(&tc_base_config, TC_BASE_CFG_STATS) != 0;
     atomic_store_explicit(&tc_stats_enabled, on, memory_order_relaxed);
     return on;
 }
 
 void tc_stats_print(void)
 {
-    if (!tc_config_int(TC_CFG_STATS))
+    if (!tc_config_int(&tc_base_config, TC_BASE_CFG_STATS))
         return;
     for (int op = 0; op < TC_OP_LAST; op++) {
         unsigned long long c[TC_PATH_LAST], calls = 0;

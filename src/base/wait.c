@@ -1,41 +1,33 @@
+/* The wait helper's machinery: statistics, clock, the futex protocol, and the
+ * waits that return (tc_wait_word(), the locks'). No MPI: the lock benchmark
+ * compiles this file alone. The collectives' waits, which abort the MPI job on
+ * timeout, are in wait_mpi.c. */
 #include "wait.h"
+#include "wait_internal.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
-#include <mpi.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-/* Longest single futex sleep. A sleeper is never lost (wait.h), so this only
- * bounds how late the TC_WAIT_TIMEOUT message comes, and what a missed wake
- * (a writer that does not publish through this file) would cost. */
-#define TC_WAIT_SLEEP_MAX_NS (50L * 1000 * 1000)
-/* Polls between clock reads of a spin-only wait. */
-#define TC_WAIT_SPIN_CLOCK_POLLS 65536u
-
 /* ---- Statistics ------------------------------------------------------------ */
 
-typedef struct tc_wait_counts {
-    _Atomic uint64_t waits, long_waits, yields, sleeps, wakes, sleep_timeouts, long_ns;
-} tc_wait_counts_t;
-
 #define TC_WAIT_STAGES 48
-static tc_wait_counts_t tc_wait_total;
+tc_wait_counts_t tc_wait_total;
 /* Waits that ended within the spin, per thread (summed at exit of each thread
  * would need a destructor: the statistics read only the calling thread's,
  * which is the one that calls the collectives). */
-static _Thread_local uint64_t tc_wait_short;
+_Thread_local uint64_t tc_wait_short;
 static struct {
     _Atomic(const char *) stage;
     tc_wait_counts_t c;
 } tc_wait_stage[TC_WAIT_STAGES];
 
-static void tc_wait_count_add(_Atomic uint64_t *c, uint64_t v)
+void tc_wait_count_add(_Atomic uint64_t *c, uint64_t v)
 {
     /* relaxed: statistics, read after the fact; no ordering with the waits. */
     atomic_fetch_add_explicit(c, v, memory_order_relaxed);
@@ -63,7 +55,7 @@ static tc_wait_counts_t *tc_wait_stage_counts(const char *stage)
 }
 
 /* Account one finished wait that was not satisfied by its first read. */
-static void tc_wait_account(const char *stage, uint32_t yields, uint32_t sleeps, double secs)
+void tc_wait_account(const char *stage, uint32_t yields, uint32_t sleeps, double secs)
 {
     tc_wait_counts_t *cs[2] = {&tc_wait_total, tc_wait_stage_counts(stage)};
     int is_long = yields != 0 || sleeps != 0;
@@ -135,74 +127,13 @@ void tc_wait_stats_reset(void)
     }
 }
 
-/* ---- Clock and timeout ------------------------------------------------------ */
+/* ---- Clock ------------------------------------------------------------------ */
 
-static double tc_wait_now(void)
+double tc_wait_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void tc_wait_timeout_default(const tc_wait_info_t *info, const char *stage, int peer)
-{
-    int rank = -1, up = 0, down = 0;
-    MPI_Initialized(&up);
-    MPI_Finalized(&down);
-    if (up && !down)
-        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    /* A library must not exit() on its own, but a collective that can never
-     * complete leaves nothing to return to: say what we waited for, then abort
-     * the job the way MPI itself would on a fatal error. */
-    /* Under the hierarchy a segment's waits know their peer by its index in
-     * the node's group: name it by its rank in the communicator. */
-    int peer_rank = peer >= 0 && info->peer_ranks ? info->peer_ranks[peer] : peer;
-    fprintf(stderr,
-            "topocoll[%d]: timed out after %.0f s (TC_WAIT_TIMEOUT) on communicator %s, "
-            "stage '%s', waiting for rank %d of that communicator; a peer died or skipped the "
-            "collective. Aborting.\n",
-            rank, info->timeout_s, info->comm_name ? info->comm_name : "?", stage, peer_rank);
-    fflush(stderr);
-    /* Give the launcher a moment to forward the line: MPICH's hydra may tear
-     * the job down before it has read our stderr pipe. */
-    nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = 300 * 1000 * 1000}, NULL);
-    PMPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-void tc_waiter_check_clock(tc_waiter_t *w)
-{
-    double now = tc_wait_now();
-    if (w->start == 0.0)
-        w->start = now;
-    if (w->info->timeout_s <= 0.0)
-        return; /* TC_WAIT_TIMEOUT=0: wait forever */
-    if (w->deadline == 0.0) {
-        w->deadline = now + w->info->timeout_s;
-        return;
-    }
-    if (now < w->deadline)
-        return;
-    if (w->info->on_timeout)
-        w->info->on_timeout(w->info, w->stage, w->peer);
-    tc_wait_timeout_default(w->info, w->stage, w->peer);
-}
-
-void tc_waiter_pause_slow(tc_waiter_t *w)
-{
-    if (w->info->policy == TC_WAIT_SPIN) {
-        tc_cpu_relax();
-        if ((w->polls++ & (TC_WAIT_SPIN_CLOCK_POLLS - 1)) == 0)
-            tc_waiter_check_clock(w);
-        return;
-    }
-    /* auto, yield, and futex without a word to sleep on. */
-    sched_yield();
-    tc_wait_count_add(&tc_wait_total.yields, 1);
-    /* The clock is read every 256 yields: a yield is ~1 us alone, up to a
-     * time slice when oversubscribed, so the timeout is late by a fraction of
-     * a second at worst. */
-    if ((w->yields++ & 255u) == 0)
-        tc_waiter_check_clock(w);
 }
 
 /* ---- Futex ------------------------------------------------------------------------ */
@@ -223,7 +154,7 @@ static void tc_wait_atfork_register(void)
     pthread_atfork(NULL, NULL, tc_wait_atfork_child);
 }
 
-static int tc_wait_membarrier_supported(void)
+int tc_wait_membarrier_supported(void)
 {
     int ok = atomic_load_explicit(&tc_wait_membarrier_ok, memory_order_relaxed);
     if (ok < 0) {
@@ -249,7 +180,7 @@ int tc_wait_asym_init(void)
 
 /* The futex word: the low 32 bits of the 64-bit counter. Not the _PRIVATE
  * operations: the peers are other processes mapping the same pages. */
-static uint32_t *tc_wait_word32(tc_atomic_u64_t *word)
+uint32_t *tc_wait_word32(tc_atomic_u64_t *word)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     return (uint32_t *)(void *)((char *)word + 4);
@@ -258,96 +189,151 @@ static uint32_t *tc_wait_word32(tc_atomic_u64_t *word)
 #endif
 }
 
-void tc_wait_wake_slow(tc_atomic_u64_t *word)
+static void tc_wait_futex_wake(uint32_t *uaddr)
 {
-    syscall(SYS_futex, tc_wait_word32(word), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    syscall(SYS_futex, uaddr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
     tc_wait_count_add(&tc_wait_total.wakes, 1);
 }
 
-/* One bounded sleep (R1-R3 in wait.h). */
-static void tc_wait_sleep(tc_waiter_t *w, tc_atomic_u64_t *word, uint64_t want,
-                          tc_atomic_u64_t *sleepers)
+void tc_wait_wake_slow(tc_atomic_u64_t *word)
 {
-    /* R1, R2: seq_cst RMW then seq_cst load; pair with W1/W2 in
-     * tc_wait_publish_u64() / tc_wait_fetch_add_publish_u64(). */
-    atomic_fetch_add_explicit(sleepers, 1, memory_order_seq_cst);
-    /* R1b: a full barrier on every CPU running a registered writer, for the
-     * writers that publish with a release store (wait.h, asymmetric variant). */
-    if (tc_wait_membarrier_supported())
-        syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
-    uint64_t v = atomic_load_explicit(word, memory_order_seq_cst);
-    if (v < want) {
-        long ns = w->info->sleep_max_ns > 0 ? w->info->sleep_max_ns : TC_WAIT_SLEEP_MAX_NS;
-        if (w->deadline != 0.0) {
-            double left = w->deadline - tc_wait_now();
-            if (left < 1e-9 * (double)ns)
-                ns = left > 1e-6 ? (long)(left * 1e9) : 1000;
-        }
-        struct timespec ts = {.tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L};
-        /* EAGAIN (the word moved), EINTR and ETIMEDOUT all mean: look again. */
-        if (syscall(SYS_futex, tc_wait_word32(word), FUTEX_WAIT, (uint32_t)v, &ts, NULL, 0) != 0 &&
-            errno == ETIMEDOUT)
-            tc_wait_count_add(&tc_wait_total.sleep_timeouts, 1);
-        w->yields++; /* counts sleeps here; see tc_wait_ge_slow_u64() */
-    }
-    /* relaxed: a late decrement only costs a writer a needless FUTEX_WAKE. */
-    atomic_fetch_sub_explicit(sleepers, 1, memory_order_relaxed);
+    tc_wait_futex_wake(tc_wait_word32(word));
 }
 
-uint64_t tc_wait_ge_slow_u64(tc_atomic_u64_t *word, uint64_t want, tc_atomic_u64_t *sleepers,
-                             const tc_wait_info_t *info, const char *stage, int peer)
+void tc_wait_wake_slow_u32(tc_atomic_u32_t *word)
 {
-    tc_waiter_t w;
-    tc_waiter_init(&w, info, stage, peer);
+    /* The futex is the atomic word itself (same size and representation). */
+    tc_wait_futex_wake((uint32_t *)(void *)word);
+}
+
+/* R3: FUTEX_WAIT on @p uaddr while it holds @p expected, bounded by the sleep
+ * bound and the wait's deadline. */
+void tc_wait_futex_wait(tc_waiter_t *w, uint32_t *uaddr, uint32_t expected)
+{
+    long ns = w->info->sleep_max_ns > 0 ? w->info->sleep_max_ns : TC_WAIT_SLEEP_MAX_NS;
+    if (w->deadline != 0.0) {
+        double left = w->deadline - tc_wait_now();
+        if (left < 1e-9 * (double)ns)
+            ns = left > 1e-6 ? (long)(left * 1e9) : 1000;
+    }
+    struct timespec ts = {.tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L};
+    /* EAGAIN (the word moved), EINTR and ETIMEDOUT all mean: look again. */
+    if (syscall(SYS_futex, uaddr, FUTEX_WAIT, expected, &ts, NULL, 0) != 0 && errno == ETIMEDOUT)
+        tc_wait_count_add(&tc_wait_total.sleep_timeouts, 1);
+}
+
+/* ---- Waits on a 32-bit word that give up ------------------------------------ */
+
+void tc_wait_word_init(tc_wait_word_t *ww, const tc_wait_info_t *info, tc_atomic_u64_t *sleepers,
+                       tc_wait_check_fn check, void *check_arg, const char *stage, int peer)
+{
+    tc_waiter_init(&ww->w, info, stage, peer);
+    ww->sleepers = sleepers;
+    ww->check = check;
+    ww->check_arg = check_arg;
+    ww->last = 0;
+    ww->slows = 0;
+}
+
+static int tc_wait_word_holds(uint32_t v, tc_wait_until_t until, uint32_t value)
+{
+    return (v == value) == (until == TC_WAIT_UNTIL_EQ);
+}
+
+/* The caller's check, then the clock: TC_OK to keep waiting, else the code. */
+static tc_err_t tc_wait_word_check(tc_wait_word_t *ww)
+{
+    if (ww->check) {
+        tc_err_t rc = ww->check(ww->check_arg);
+        if (rc != TC_OK)
+            return rc;
+    }
+    double now = tc_wait_now();
+    if (ww->w.start == 0.0)
+        ww->w.start = now;
+    if (ww->w.info->timeout_s <= 0.0)
+        return TC_OK;
+    if (ww->w.deadline == 0.0) {
+        ww->w.deadline = now + ww->w.info->timeout_s;
+        return TC_OK;
+    }
+    return now > ww->w.deadline ? tc_err(TC_ERR_TIMEOUT) : TC_OK;
+}
+
+/* One bounded sleep on a 32-bit word: R1-R3 of wait.h with the word itself as
+ * the futex. Returns 1 if it slept. */
+static int tc_wait_word_sleep(tc_wait_word_t *ww, tc_atomic_u32_t *word, tc_wait_until_t until,
+                              uint32_t value)
+{
+    /* R1, R2: seq_cst RMW then seq_cst load; pair with W1/W2 in
+     * tc_wait_publish_u32(). */
+    atomic_fetch_add_explicit(ww->sleepers, 1, memory_order_seq_cst);
+    /* R1b: as in tc_wait_sleep(). */
+    if (tc_wait_membarrier_supported())
+        syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
+    uint32_t v = atomic_load_explicit(word, memory_order_seq_cst);
+    int slept = !tc_wait_word_holds(v, until, value);
+    if (slept)
+        tc_wait_futex_wait(&ww->w, (uint32_t *)(void *)word, v);
+    /* relaxed: a late decrement only costs a writer a needless FUTEX_WAKE. */
+    atomic_fetch_sub_explicit(ww->sleepers, 1, memory_order_relaxed);
+    return slept;
+}
+
+tc_err_t tc_wait_word_slow(tc_wait_word_t *ww, tc_atomic_u32_t *word, tc_wait_until_t until,
+                           uint32_t value, uint32_t *seen)
+{
+    const tc_wait_info_t *info = ww->w.info;
     int policy = info->policy;
-    if ((policy == TC_WAIT_AUTO || policy == TC_WAIT_FUTEX) && !sleepers)
+    if ((policy == TC_WAIT_AUTO || policy == TC_WAIT_FUTEX) && !ww->sleepers)
         policy = TC_WAIT_YIELD;
     uint32_t yields = 0, sleeps = 0;
-    uint64_t last = 0;
+    tc_err_t rc = TC_OK;
     for (;;) {
-        /* acquire: pairs with the writer's publication (named by the caller). */
-        uint64_t v = tc_load_acquire_u64(word);
-        if (v >= want) {
-            /* Only waits past the spin are accounted per stage (a lookup and
-             * atomic adds); short ones cost one thread-local increment. */
-            if (yields || sleeps)
-                tc_wait_account(stage, yields, sleeps,
-                                w.start != 0.0 ? tc_wait_now() - w.start : 0.0);
-            else
-                tc_wait_short++;
-            return v;
+        /* acquire: pairs with the writer's tc_wait_publish_u32() (named by
+         * the caller). */
+        uint32_t v = atomic_load_explicit(word, memory_order_acquire);
+        if (tc_wait_word_holds(v, until, value)) {
+            if (seen)
+                *seen = v;
+            break;
         }
-        /* auto: the peer is making progress (it runs), so keep spinning. */
-        if (v != last) {
+        /* auto: the word moves (e.g. other writers pass a gate): the parties
+         * run, keep spinning. */
+        if (v != ww->last) {
             if (policy == TC_WAIT_AUTO)
-                w.polls = 0;
-            last = v;
+                ww->w.polls = 0;
+            ww->last = v;
         }
-        if (w.polls < info->spin_polls) {
-            w.polls++;
+        if (ww->w.polls < info->spin_polls) {
+            ww->w.polls++;
             tc_cpu_relax();
             continue;
         }
-        switch (policy) {
-        case TC_WAIT_SPIN:
+        if (policy == TC_WAIT_SPIN) {
             tc_cpu_relax();
-            if ((w.polls++ & (TC_WAIT_SPIN_CLOCK_POLLS - 1)) == 0)
-                tc_waiter_check_clock(&w);
-            break;
-        case TC_WAIT_YIELD:
-            if (yields == 0 || (yields & 255u) == 0)
-                tc_waiter_check_clock(&w);
+            if ((ww->w.polls++ & (TC_WAIT_SPIN_CLOCK_POLLS - 1)) == 0 &&
+                (rc = tc_wait_word_check(ww)) != TC_OK)
+                break;
+        } else if (policy == TC_WAIT_YIELD) {
             sched_yield();
             yields++;
-            break;
-        default: /* auto, futex */
-            /* Every sleep reads the clock: a sleep costs a system call and a
-             * context switch anyway. */
-            tc_waiter_check_clock(&w);
-            w.yields = 0;
-            tc_wait_sleep(&w, word, want, sleepers);
-            sleeps += w.yields;
-            break;
+            /* The clock and the check on the first yield and every 16th (the
+             * locks' cadence before they used this helper). */
+            if ((ww->slows++ & 15u) == 0 && (rc = tc_wait_word_check(ww)) != TC_OK)
+                break;
+        } else { /* auto, futex: every sleep reads the clock, as in tc_wait_ge_slow_u64() */
+            ww->slows++;
+            if ((rc = tc_wait_word_check(ww)) != TC_OK)
+                break;
+            sleeps += (uint32_t)tc_wait_word_sleep(ww, word, until, value);
         }
     }
+    if (yields || sleeps) {
+        tc_wait_account(ww->w.stage, yields, sleeps,
+                        ww->w.start != 0.0 ? tc_wait_now() - ww->w.start : 0.0);
+    } else {
+        tc_wait_short++;
+    }
+    return rc;
 }

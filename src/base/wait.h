@@ -1,6 +1,8 @@
 /* The one wait helper of the library: every "wait until a counter reaches a
- * value" loop (shared-memory broadcast, reduce, barrier) and every poll loop
- * (RMA) waits through it, so how a process waits is decided in one place.
+ * value" loop (shared-memory broadcast, reduce, barrier), every poll loop
+ * (RMA) and every wait of the locks (src/locks: N-MCS hand-overs and writers'
+ * gate, the N-mutex-signal reader's signal) waits through it, so how a process
+ * waits is decided in one place.
  *
  * How it waits (TC_WAIT, default auto):
  *   auto   spin (cpu relax) while the peer makes progress: TC_SPIN_COUNT polls,
@@ -14,7 +16,12 @@
  *   futex  as auto but sleeps after TC_SPIN_COUNT polls even if the word moves.
  * Every way ends after TC_WAIT_TIMEOUT seconds with a message naming the
  * communicator, the stage and the peer (a futex sleep is bounded, so the clock
- * is still read).
+ * is still read); the locks' waits (tc_wait_word()) return TC_ERR_TIMEOUT instead,
+ * and a caller's check can end them early (a lock marked broken).
+ *
+ * Files: wait.c holds the statistics, the clock, the futex protocol and the
+ * locks' waits, without MPI (the lock benchmark compiles it alone); wait_mpi.c
+ * the collectives' waits, whose default timeout aborts the MPI job.
  *
  * Shared-memory waits (the futex protocol):
  *     reader: v = tc_wait_ge_u64(word, want, sleepers, info, stage, peer);
@@ -62,6 +69,15 @@
  * its own registration worked, so a registered (asymmetric) writer never
  * meets a sleeper that skips it.
  *
+ * The locks' waits on a 32-bit word (the word itself is the futex, so no
+ * low-32-bit caveat), that return instead of aborting:
+ *     waiter: tc_wait_word_init(&ww, info, sleepers, check, arg, stage, peer);
+ *             rc = tc_wait_word(&ww, word, TC_WAIT_UNTIL_EQ, value, &seen);
+ *     writer: tc_wait_publish_u32(word, value, sleepers);
+ * The same R1-R3 / W1-W3 argument holds, the predicate (== or != a value)
+ * replacing ">= want". A lock that must win a CAS waits for the word to change
+ * and retries the CAS itself, with the same waiter (one deadline).
+ *
  * Polling waits (no shared word to sleep on, e.g. an RMA flag read with
  * MPI_Get):
  *     tc_waiter_t w;
@@ -69,8 +85,7 @@
  *     while (!condition)
  *         tc_waiter_pause(&w);
  *
- * This file includes nothing of the library's but atomics.h (it moves to
- * src/base with the configuration engine).
+ * This file includes nothing of the library's but atomics.h and err.h.
  */
 #ifndef TC_CORE_WAIT_H
 #define TC_CORE_WAIT_H
@@ -79,6 +94,7 @@
 #include <stdint.h>
 
 #include "atomics.h"
+#include "err.h"
 
 /* TC_WAIT: the words of the tunable, in order. */
 typedef enum {
@@ -210,6 +226,77 @@ static inline uint64_t tc_wait_fetch_add_publish_u64(tc_atomic_u64_t *word, uint
     if (atomic_load_explicit(sleepers, memory_order_seq_cst) != 0)
         tc_wait_wake_slow(word);
     return old;
+}
+
+/* ---- Waits on a 32-bit word that give up (the locks of src/locks) ------- */
+
+/* What the word must become before the wait ends. */
+typedef enum { TC_WAIT_UNTIL_EQ, TC_WAIT_UNTIL_NE } tc_wait_until_t;
+
+/* Called during a long wait (before every futex sleep, every 16th yield, every
+ * 65536th poll of a spin-only wait), before the clock: a return other than
+ * TC_OK ends the wait with that code (a lock marked broken, a writer found dead). */
+typedef tc_err_t (*tc_wait_check_fn)(void *arg);
+
+/* One waiter of a lock operation. It may wait several times (a lock that
+ * retries a compare-and-swap after each wait): its deadline runs from the
+ * first clock read of the first wait, as a lock's timeout did before. */
+typedef struct tc_wait_word {
+    tc_waiter_t w;             /* info, stage, peer, polls, deadline */
+    tc_atomic_u64_t *sleepers; /* shared with the word's writers; NULL: never sleep */
+    tc_wait_check_fn check;    /* may be NULL */
+    void *check_arg;
+    uint32_t last;  /* the last value read (auto: a change restarts the spin) */
+    uint32_t slows; /* yields and sleeps so far (the check's cadence) */
+} tc_wait_word_t;
+
+void tc_wait_word_init(tc_wait_word_t *ww, const tc_wait_info_t *info, tc_atomic_u64_t *sleepers,
+                       tc_wait_check_fn check, void *check_arg, const char *stage, int peer);
+tc_err_t tc_wait_word_slow(tc_wait_word_t *ww, tc_atomic_u32_t *word, tc_wait_until_t until,
+                           uint32_t value, uint32_t *seen);
+void tc_wait_wake_slow_u32(tc_atomic_u32_t *word);
+
+/* Wait until *word == @p value (TC_WAIT_UNTIL_EQ) or != @p value (_NE), the
+ * way info->policy says (spin, then sleep on the word itself: a futex on the
+ * shared word, so the word must be published with tc_wait_publish_u32()).
+ * Unlike tc_wait_ge_u64() it returns on timeout instead of aborting:
+ * @return TC_OK when the predicate held, *seen (if not NULL) = the value read by
+ * an acquire load (pairs with the writer's tc_wait_publish_u32(), which each
+ * caller names); TC_ERR_TIMEOUT after info->timeout_s (0: never); or the check's
+ * code. info->on_timeout is not called. */
+static inline tc_err_t tc_wait_word(tc_wait_word_t *ww, tc_atomic_u32_t *word,
+                                    tc_wait_until_t until, uint32_t value, uint32_t *seen)
+{
+    /* acquire: pairs with the writer's publication (named by the caller). */
+    uint32_t v = atomic_load_explicit(word, memory_order_acquire);
+    if ((v == value) == (until == TC_WAIT_UNTIL_EQ)) {
+        if (seen)
+            *seen = v;
+        return TC_OK;
+    }
+    return tc_wait_word_slow(ww, word, until, value, seen);
+}
+
+/* The writer's half for a 32-bit word: tc_wait_publish_u64()'s protocol (W1-W3
+ * above; the futex word is the word itself). */
+static inline void tc_wait_publish_u32(tc_atomic_u32_t *word, uint32_t value,
+                                       tc_atomic_u64_t *sleepers)
+{
+    int asym = atomic_load_explicit(&tc_wait_asym, memory_order_relaxed);
+    if (asym < 0)
+        asym = tc_wait_asym_init();
+    if (asym) {
+        /* release: pairs with the reader's acquire; W1 before W2 as in
+         * tc_wait_publish_u64(). */
+        atomic_store_explicit(word, value, memory_order_release);
+        atomic_signal_fence(memory_order_seq_cst);
+    } else {
+        /* seq_cst store, then seq_cst load: pairs with R1/R2 in
+         * tc_wait_word_sleep() (wait.c). */
+        atomic_store_explicit(word, value, memory_order_seq_cst);
+    }
+    if (atomic_load_explicit(sleepers, memory_order_seq_cst) != 0)
+        tc_wait_wake_slow_u32(word);
 }
 
 /* ---- Statistics (this process, all threads) ---------------------------- */

@@ -51,21 +51,10 @@ static int tc_barrier_release_members(MPI_Comm priv, const tc_hier_level_t *l)
     return rc;
 }
 
-/* The level of the top group: the highest active one (a switch level when
- * one switch holds every node), as in tc_select_barrier_plan(). */
-static int tc_barrier_top_level(const tc_hier_t *h)
-{
-    int top = -1;
-    for (int l = 0; l <= TC_HIER_LEVEL_TOP; l++)
-        if (h->active_mask & (1u << l))
-            top = l;
-    return top;
-}
-
 static int tc_barrier_hier(tc_ctx_t *ctx)
 {
     const tc_hier_t *h = ctx->hier;
-    const int top = tc_barrier_top_level(h);
+    const int top = tc_hier_top_level(h);
     const tc_barrier_plan_t *plan = &ctx->barrier;
     int rc = MPI_SUCCESS, i;
     /* Up: i ends at the level where this process waits for its release
@@ -114,14 +103,15 @@ int TC_Barrier(MPI_Comm comm)
 {
     int rc, inter = 0;
     if (comm == MPI_COMM_NULL)
-        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Barrier: MPI_COMM_NULL");
+        return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), "TC_Barrier: MPI_COMM_NULL");
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (!ctx)
         ctx = tc_ctx_peek(comm);
     if (ctx)
         inter = ctx->is_inter;
     else if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
-        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Barrier: invalid communicator");
+        return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM),
+                            "TC_Barrier: invalid communicator");
     if (inter) {
         tc_stats_count(TC_OP_BARRIER, TC_PATH_PMPI_INTERCOMM);
         return PMPI_Barrier(comm);

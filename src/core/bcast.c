@@ -30,7 +30,7 @@ static int tc_bcast_packed(tc_ctx_t *ctx, void *buf, int count, MPI_Datatype dt,
     MPI_Datatype rebased = MPI_DATATYPE_NULL;
     static char anchor;
     if (nbytes > INT32_MAX)
-        return MPI_ERR_COUNT; /* MPI_Pack's int positions */
+        return tc_err(TC_ERR_COUNT); /* MPI_Pack's int positions */
     if (buf == MPI_BOTTOM) {
         /* Absolute addresses: MPICH's MPI_Pack rejects a NULL buffer, so
          * describe the same bytes relative to a real address instead. */
@@ -46,7 +46,7 @@ static int tc_bcast_packed(tc_ctx_t *ctx, void *buf, int count, MPI_Datatype dt,
     }
     char *tmp = malloc(nbytes);
     if (!tmp) {
-        rc = MPI_ERR_NO_MEM;
+        rc = tc_err(TC_ERR_NOMEM);
         goto fn_exit;
     }
     if (ctx->rank == root)
@@ -119,18 +119,18 @@ int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm com
 {
     int rc, size, is_inter, tsize;
     if (comm == MPI_COMM_NULL)
-        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Bcast: MPI_COMM_NULL");
+        return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), "TC_Bcast: MPI_COMM_NULL");
     /* A cached context answers for the communicator (valid: it is freed
      * before its handle) and knows its kind and size. */
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (ctx)
         is_inter = ctx->is_inter;
     else if ((rc = PMPI_Comm_test_inter(comm, &is_inter)) != MPI_SUCCESS)
-        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Bcast: invalid communicator");
+        return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), "TC_Bcast: invalid communicator");
     if (count < 0)
-        return tc_ctx_error(comm, MPI_ERR_COUNT, "TC_Bcast: negative count");
+        return tc_ctx_error(comm, tc_err(TC_ERR_COUNT), "TC_Bcast: negative count");
     if (datatype == MPI_DATATYPE_NULL || tc_datatype_size(datatype, &tsize) != MPI_SUCCESS)
-        return tc_ctx_error(comm, MPI_ERR_TYPE, "TC_Bcast: invalid datatype");
+        return tc_ctx_error(comm, tc_err(TC_ERR_TYPE), "TC_Bcast: invalid datatype");
     if (is_inter) {
         /* Root semantics differ (MPI_ROOT, MPI_PROC_NULL, remote rank): MPI's. */
         tc_stats_count(TC_OP_BCAST, TC_PATH_PMPI_INTERCOMM);
@@ -141,7 +141,7 @@ int TC_Bcast(void *buf, int count, MPI_Datatype datatype, int root, MPI_Comm com
     else
         PMPI_Comm_size(comm, &size);
     if (root < 0 || root >= size)
-        return tc_ctx_error(comm, MPI_ERR_ROOT, "TC_Bcast: root out of range");
+        return tc_ctx_error(comm, tc_err(TC_ERR_ROOT), "TC_Bcast: root out of range");
 
     if (!ctx && (rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS)
         return tc_ctx_error(comm, rc, "TC_Bcast: could not create the context");
@@ -165,7 +165,7 @@ int TC_Comm_attach(MPI_Comm comm)
 {
     tc_ctx_t *ctx;
     if (comm == MPI_COMM_NULL)
-        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Comm_attach: MPI_COMM_NULL");
+        return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), "TC_Comm_attach: MPI_COMM_NULL");
     int rc = tc_ctx_get(comm, &ctx);
     return rc == MPI_SUCCESS ? rc : tc_ctx_error(comm, rc, "TC_Comm_attach failed");
 }
@@ -173,7 +173,7 @@ int TC_Comm_attach(MPI_Comm comm)
 int TC_Comm_detach(MPI_Comm comm)
 {
     if (comm == MPI_COMM_NULL)
-        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Comm_detach: MPI_COMM_NULL");
+        return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), "TC_Comm_detach: MPI_COMM_NULL");
     int rc = tc_ctx_release(comm);
     return rc == MPI_SUCCESS ? rc : tc_ctx_error(comm, rc, "TC_Comm_detach failed");
 }

@@ -8,10 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/config.h"
+#include "barrier/settings.h"
 #include "base/datatype.h"
+#include "base/err_mpi.h"
 #include "base/log.h"
+#include "base/settings.h"
 #include "hier/hier_build.h"
+#include "settings.h"
 #include "shm/params.h"
 
 static pthread_mutex_t tc_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -151,7 +154,7 @@ static int tc_ctx_init_once(void)
     int rc = MPI_SUCCESS;
     pthread_mutex_lock(&tc_ctx_lock);
     if (!atomic_load_explicit(&tc_ctx_ready, memory_order_relaxed)) {
-        tc_config_load();
+        tc_settings_load();
         tc_stats_init();
         tc_datatype_table_init();
         PMPI_Comm_rank(MPI_COMM_WORLD, &tc_log_rank);
@@ -215,11 +218,6 @@ static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
                                                           "TC_SHM_BARRIER_ARITY",
                                                           "TC_LOCK_SCHEME",
                                                           "TC_PMPI_RACE_MIN"};
-_Static_assert((int)TC_LOCK_SCHEME_CFG_LAST == (int)TC_LOCK_SCHEME_LAST &&
-                   (int)TC_LOCK_SCHEME_CFG_N_MCS == (int)TC_LOCK_SCHEME_N_MCS &&
-                   (int)TC_LOCK_SCHEME_CFG_RWLOCK == (int)TC_LOCK_SCHEME_RWLOCK,
-               "TC_LOCK_SCHEME words in the order of tc_lock_scheme_t");
-
 /* More processes of this communicator on this node than online CPUs (the
  * test machine's 8 ranks on 2 cores): a process that waits is usually waiting
  * for one that is not running, so spinning only delays it, and every extra
@@ -230,46 +228,31 @@ static int tc_ctx_count_oversubscribed(const tc_ctx_t *ctx)
     return cpus > 0 && ctx->node_size > cpus;
 }
 
-static void tc_ctx_propose(const tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
+/* This process's proposal: the modules' own parameters (@p sp, @p bs) and
+ * the context's. */
+static void tc_ctx_propose(const tc_ctx_t *ctx, const tc_shm_params_t *sp,
+                           const tc_barrier_settings_t *bs, long long v[TC_AGREE_LAST])
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    long long q = tc_config_int(TC_CFG_SHM_BANKS);
-    long long tw = tc_config_int(TC_CFG_SHM_TW_RATIO);
-    size_t f = (size_t)tc_config_int(TC_CFG_SHM_FRAGMENT_SIZE);
-    if (f == 0)
-        f = tc_shm_params_fragment((size_t)tc_config_int(TC_CFG_SHM_DESIGN_SIZE), (double)tw, page);
-    f = (f + page - 1) / page * page;
-    long long S = tc_config_int(TC_CFG_SHM_QUEUE_LENGTH);
-    if (S == 0)
-        S = tc_shm_params_queue_length((size_t)tc_config_int(TC_CFG_SHM_QUEUE_BYTES), f, (int)q);
-    v[TC_AGREE_SHM] = tc_config_int(TC_CFG_SHM) != 0;
+    v[TC_AGREE_SHM] = tc_shm_params_enabled();
     v[TC_AGREE_SINGLENODE] = ctx->node_size == ctx->size;
-    v[TC_AGREE_F] = (long long)f;
-    v[TC_AGREE_S] = S;
-    v[TC_AGREE_Q] = q;
-    v[TC_AGREE_TREE] = tc_config_int(TC_CFG_SHM_TREE);
-    v[TC_AGREE_ARITY] = tc_config_int(TC_CFG_SHM_TREE_ARITY);
-    v[TC_AGREE_TW] = tw;
-    v[TC_AGREE_STREAM] = tc_config_int(TC_CFG_SHM_STREAM_BYTES);
-    v[TC_AGREE_RSLOTS] = tc_config_int(TC_CFG_SHM_REDUCE_SLOTS);
-    /* Slots are cache-line multiples so no two processes' slots share a line. */
-    v[TC_AGREE_RSLOT_BYTES] =
-        tc_config_int(TC_CFG_SHM_REDUCE_SLOT_BYTES) / TC_CACHELINE * TC_CACHELINE;
-    v[TC_AGREE_RSLICE] = tc_config_int(TC_CFG_SHM_REDUCE_SLICE_MIN);
-    /* The reduction tree pays where its levels run in parallel; oversubscribed
-     * (measured: 2 cores, np 4 and 8) a single-fragment Allreduce was 1.2-2x
-     * slower up the tree than folded directly. Unless set explicitly, off. */
-    v[TC_AGREE_RTREE] =
-        ctx->oversubscribed && tc_config_source(TC_CFG_SHM_REDUCE_TREE_MAX) != TC_CFG_SRC_ENV
-            ? 0
-            : tc_config_int(TC_CFG_SHM_REDUCE_TREE_MAX);
-    v[TC_AGREE_RTREE_ARITY] = tc_config_int(TC_CFG_SHM_REDUCE_TREE_ARITY);
-    v[TC_AGREE_BARRIER] = tc_config_int(TC_CFG_BARRIER);
-    v[TC_AGREE_BARRIER_ARITY] = tc_config_int(TC_CFG_BARRIER_ARITY);
-    v[TC_AGREE_SHM_BARRIER] = tc_config_int(TC_CFG_SHM_BARRIER);
-    v[TC_AGREE_SHM_BARRIER_ARITY] = tc_config_int(TC_CFG_SHM_BARRIER_ARITY);
-    v[TC_AGREE_LOCK_SCHEME] = tc_config_int(TC_CFG_LOCK_SCHEME);
-    v[TC_AGREE_RACE_MIN] = tc_config_int(TC_CFG_PMPI_RACE_MIN);
+    v[TC_AGREE_F] = (long long)sp->f;
+    v[TC_AGREE_S] = sp->S;
+    v[TC_AGREE_Q] = sp->q;
+    v[TC_AGREE_TREE] = sp->tree;
+    v[TC_AGREE_ARITY] = sp->arity;
+    v[TC_AGREE_TW] = (long long)sp->tw_over_t;
+    v[TC_AGREE_STREAM] = (long long)sp->stream_bytes;
+    v[TC_AGREE_RSLOTS] = sp->reduce_slots;
+    v[TC_AGREE_RSLOT_BYTES] = (long long)sp->reduce_slot_bytes;
+    v[TC_AGREE_RSLICE] = (long long)sp->reduce_slice_min;
+    v[TC_AGREE_RTREE] = (long long)sp->reduce_tree_max;
+    v[TC_AGREE_RTREE_ARITY] = sp->reduce_tree_arity;
+    v[TC_AGREE_BARRIER] = bs->msg_override;
+    v[TC_AGREE_BARRIER_ARITY] = bs->msg_arity;
+    v[TC_AGREE_SHM_BARRIER] = bs->shm_override;
+    v[TC_AGREE_SHM_BARRIER_ARITY] = bs->shm_arity;
+    v[TC_AGREE_LOCK_SCHEME] = sp->lock_scheme;
+    v[TC_AGREE_RACE_MIN] = tc_config_int(&tc_core_config, TC_CORE_CFG_PMPI_RACE_MIN);
 }
 
 /* One allreduce gives each value's minimum and maximum (MAX over v and -v).
@@ -292,10 +275,6 @@ static int tc_ctx_agree(tc_ctx_t *ctx, long long v[TC_AGREE_LAST])
                    ctx->comm_name, tc_agree_names[i], min, max, min);
         v[i] = min;
     }
-    /* S must be a multiple of q; q <= S. */
-    if (v[TC_AGREE_Q] > v[TC_AGREE_S])
-        v[TC_AGREE_Q] = v[TC_AGREE_S];
-    v[TC_AGREE_S] -= v[TC_AGREE_S] % v[TC_AGREE_Q];
     return MPI_SUCCESS;
 }
 
@@ -314,11 +293,12 @@ static void tc_ctx_name(tc_ctx_t *ctx)
  * priv split by group leader (ranks alone in their unit get none), then the
  * segment over that communicator, agreed all-or-nothing over priv. On
  * failure no level uses shared memory and *seg_failed is set. */
-static int tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
+static tc_err_t tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
 {
     static bool logged_segment;
     tc_hier_t *h = ctx->hier;
-    int rc, local = MPI_SUCCESS, ok, all_ok;
+    tc_err_t rc, local = TC_OK;
+    int ok, all_ok;
 
     *seg_failed = 0;
     if (!h || h->shm_level < 0)
@@ -329,14 +309,8 @@ static int tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
                               &ctx->shmcomm)) != MPI_SUCCESS)
         return rc;
     if (ctx->shmcomm != MPI_COMM_NULL) {
-        tc_shm_policy_t policy = {
-            .placement = (tc_placement_t)tc_config_int(TC_CFG_SHM_PLACEMENT),
-            .max_segment = (size_t)tc_config_int(TC_CFG_SHM_MAX_SEGMENT),
-            .max_total = (size_t)tc_config_int(TC_CFG_SHM_MAX_TOTAL),
-            .max_node = (size_t)tc_config_int(TC_CFG_SHM_MAX_NODE),
-            .mechanism = (tc_shm_mechanism_t)tc_config_int(TC_CFG_SHM_MECHANISM),
-            .fail = 0,
-        };
+        tc_shm_policy_t policy;
+        tc_shm_params_policy(&policy);
         /* The segment's waits name peers by their index in the group: the
          * timeout message translates them to ranks of the communicator. */
         ctx->shm_wait_info = ctx->wait_info;
@@ -346,7 +320,7 @@ static int tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
     }
     /* Each group's creation agrees within the group only: a level is either
      * shared memory everywhere or nowhere, so agree over priv. */
-    ok = local == MPI_SUCCESS;
+    ok = local == TC_OK;
     if ((rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, ctx->priv)) != MPI_SUCCESS)
         return rc;
     if (all_ok) {
@@ -362,20 +336,23 @@ static int tc_ctx_shm_create(tc_ctx_t *ctx, int *seg_failed)
         PMPI_Comm_free(&ctx->shmcomm);
     h->shm_level = -1;
     *seg_failed = 1;
+    char why[MPI_MAX_ERROR_STRING + 32] = "its part succeeded";
+    if (local != TC_OK)
+        tc_err_describe(local, why, sizeof why);
     tc_log_once(logged_segment, TC_LOG_INFO,
-                "%s: a shared-memory segment could not be created on some rank (TC_VERBOSE=1 on "
-                "that rank says why): no level uses shared memory (one node: the MPI's own "
-                "collectives; several: point-to-point algorithms at every level)",
-                ctx->comm_name);
+                "%s: a shared-memory segment could not be created on some rank (this rank: %s; "
+                "TC_VERBOSE=1 on each rank says why): no level uses shared memory (one node: the "
+                "MPI's own collectives; several: point-to-point algorithms at every level)",
+                ctx->comm_name, why);
     return MPI_SUCCESS;
 }
 
-static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
+static tc_err_t tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
 {
-    int rc;
+    tc_err_t rc;
     tc_ctx_t *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     ctx->comm = comm;
     ctx->priv = ctx->node = ctx->shmcomm = MPI_COMM_NULL;
     pthread_mutex_lock(&tc_ctx_lock);
@@ -386,9 +363,7 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     PMPI_Comm_size(comm, &ctx->size);
     tc_ctx_name(ctx);
     ctx->wait_info.comm_name = ctx->comm_name;
-    ctx->wait_info.timeout_s = tc_config_double(TC_CFG_WAIT_TIMEOUT);
-    ctx->wait_info.spin_polls = (uint32_t)tc_config_int(TC_CFG_SPIN_COUNT);
-    ctx->wait_info.policy = (int)tc_config_int(TC_CFG_WAIT);
+    tc_base_settings_wait(&ctx->wait_info);
     ctx->bcast_path = TC_PATH_PMPI_INTERCOMM;
     if (ctx->is_inter)
         goto fn_exit; /* everything goes to PMPI_*: no resources */
@@ -403,29 +378,37 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     /* Oversubscribed: yield at once (measured: shm barrier at np=4 on 2 cores
      * 25-73 us with 200 polls first, 14-34 us without), unless TC_SPIN_COUNT
      * says otherwise. */
-    if (ctx->oversubscribed && tc_config_source(TC_CFG_SPIN_COUNT) != TC_CFG_SRC_ENV)
+    if (ctx->oversubscribed &&
+        tc_config_source(&tc_base_config, TC_BASE_CFG_SPIN_COUNT) != TC_CFG_SRC_ENV)
         ctx->wait_info.spin_polls = 0;
 
     long long v[TC_AGREE_LAST];
-    tc_ctx_propose(ctx, v);
+    tc_shm_params_t *sp = &ctx->shm_params;
+    tc_barrier_settings_t bs;
+    tc_shm_params_local(sp, ctx->oversubscribed);
+    tc_barrier_settings_get(&bs);
+    tc_ctx_propose(ctx, sp, &bs, v);
     if ((rc = tc_ctx_agree(ctx, v)) != MPI_SUCCESS)
         goto fn_fail;
-    ctx->shm_params.f = (size_t)v[TC_AGREE_F];
-    ctx->shm_params.S = (int)v[TC_AGREE_S];
-    ctx->shm_params.q = (int)v[TC_AGREE_Q];
-    ctx->shm_params.tree = (tc_tree_kind_t)v[TC_AGREE_TREE];
-    ctx->shm_params.arity = (int)v[TC_AGREE_ARITY];
-    ctx->shm_params.tw_over_t = (double)v[TC_AGREE_TW];
-    ctx->shm_params.stream_bytes = (size_t)v[TC_AGREE_STREAM];
-    ctx->shm_params.reduce_slots = (int)v[TC_AGREE_RSLOTS];
-    ctx->shm_params.reduce_slot_bytes = (size_t)v[TC_AGREE_RSLOT_BYTES];
-    ctx->shm_params.reduce_slice_min = (size_t)v[TC_AGREE_RSLICE];
-    ctx->shm_params.reduce_tree_max = (size_t)v[TC_AGREE_RTREE];
-    ctx->shm_params.reduce_tree_arity = (int)v[TC_AGREE_RTREE_ARITY];
-    /* Local: each process's copy choice changes only its own speed. */
-    ctx->shm_params.reduce_copy = (int)tc_config_int(TC_CFG_SHM_REDUCE_COPY);
-    ctx->shm_params.bcast_copy = (int)tc_config_int(TC_CFG_SHM_BCAST_COPY);
-    ctx->shm_params.lock_scheme = (tc_lock_scheme_t)v[TC_AGREE_LOCK_SCHEME];
+    /* The agreed values; the copy choices stay local. */
+    sp->f = (size_t)v[TC_AGREE_F];
+    sp->S = (int)v[TC_AGREE_S];
+    sp->q = (int)v[TC_AGREE_Q];
+    sp->tree = (tc_tree_kind_t)v[TC_AGREE_TREE];
+    sp->arity = (int)v[TC_AGREE_ARITY];
+    sp->tw_over_t = (double)v[TC_AGREE_TW];
+    sp->stream_bytes = (size_t)v[TC_AGREE_STREAM];
+    sp->reduce_slots = (int)v[TC_AGREE_RSLOTS];
+    sp->reduce_slot_bytes = (size_t)v[TC_AGREE_RSLOT_BYTES];
+    sp->reduce_slice_min = (size_t)v[TC_AGREE_RSLICE];
+    sp->reduce_tree_max = (size_t)v[TC_AGREE_RTREE];
+    sp->reduce_tree_arity = (int)v[TC_AGREE_RTREE_ARITY];
+    sp->lock_scheme = (tc_lock_scheme_t)v[TC_AGREE_LOCK_SCHEME];
+    tc_shm_params_settle(sp);
+    bs = (tc_barrier_settings_t){.shm_override = (int)v[TC_AGREE_SHM_BARRIER],
+                                 .shm_arity = (int)v[TC_AGREE_SHM_BARRIER_ARITY],
+                                 .msg_override = (int)v[TC_AGREE_BARRIER],
+                                 .msg_arity = (int)v[TC_AGREE_BARRIER_ARITY]};
     /* The minimum: a rank that set 0 switches the race off for all. */
     tc_race_init(&ctx->race, (size_t)v[TC_AGREE_RACE_MIN]);
 
@@ -469,18 +452,19 @@ static int tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
             goto fn_fail;
         /* The tuning file and gamma as rank 0 sees them, then the hierarchy's
          * decision tables and the barrier plan. */
-        if ((rc = tc_select_ctx_plans(ctx->priv, ctx->hier, &ctx->logp, &ctx->barrier,
-                                      ctx->shm ? ctx->shm->p : 0, (int)v[TC_AGREE_SINGLENODE],
-                                      ctx->oversubscribed, (int)v[TC_AGREE_SHM_BARRIER],
-                                      (int)v[TC_AGREE_SHM_BARRIER_ARITY], (int)v[TC_AGREE_BARRIER],
-                                      (int)v[TC_AGREE_BARRIER_ARITY])) != MPI_SUCCESS)
+        const tc_select_scope_t scope = {.shm_P = ctx->shm ? ctx->shm->p : 0,
+                                         .singlenode = (int)v[TC_AGREE_SINGLENODE],
+                                         .oversubscribed = ctx->oversubscribed};
+        if ((rc = tc_select_ctx_plans(ctx->priv, ctx->hier, &ctx->logp, &scope, &bs,
+                                      &ctx->barrier)) != MPI_SUCCESS)
             goto fn_fail;
     }
     tc_log(TC_LOG_DEBUG,
            "context #%d on %s: node %d/%d, bcast path %d, f=%zu S=%d q=%d tree=%s arity=%d",
            ctx->id, ctx->comm_name, ctx->node_rank, ctx->node_size, (int)ctx->bcast_path,
            ctx->shm_params.f, ctx->shm_params.S, ctx->shm_params.q,
-           tc_config_enum_name(TC_CFG_SHM_TREE, ctx->shm_params.tree), ctx->shm_params.arity);
+           tc_config_enum_name(&tc_shm_config, TC_SHM_CFG_TREE, ctx->shm_params.tree),
+           ctx->shm_params.arity);
 
 fn_exit:
     if ((rc = PMPI_Comm_set_attr(comm, tc_ctx_keyval, ctx)) != MPI_SUCCESS)
@@ -499,9 +483,10 @@ fn_fail:
     return rc;
 }
 
-int tc_ctx_get(MPI_Comm comm, tc_ctx_t **out)
+tc_err_t tc_ctx_get(MPI_Comm comm, tc_ctx_t **out)
 {
-    int rc, found = 0;
+    tc_err_t rc;
+    int found = 0;
     void *attr = NULL;
     if ((*out = tc_ctx_lookup(comm)) != NULL)
         return MPI_SUCCESS;
@@ -535,7 +520,7 @@ tc_ctx_t *tc_ctx_peek(MPI_Comm comm)
     return attr;
 }
 
-int tc_ctx_release(MPI_Comm comm)
+tc_err_t tc_ctx_release(MPI_Comm comm)
 {
     int found = 0;
     void *attr = NULL;
@@ -548,9 +533,13 @@ int tc_ctx_release(MPI_Comm comm)
     return PMPI_Comm_delete_attr(comm, tc_ctx_keyval);
 }
 
-int tc_ctx_error(MPI_Comm comm, int errclass, const char *what)
+int tc_ctx_error(MPI_Comm comm, tc_err_t err, const char *what)
 {
-    tc_log(TC_LOG_INFO, "%s", what);
+    const int errclass = tc_err_to_mpi(err);
+    if (tc_log_level >= TC_LOG_INFO) {
+        char why[MPI_MAX_ERROR_STRING + 32];
+        tc_log(TC_LOG_INFO, "%s (%s)", what, tc_err_describe(err, why, sizeof why));
+    }
     PMPI_Comm_call_errhandler(comm, errclass);
     return errclass;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "base/atomics.h"
+#include "base/err.h"
 #include "base/stats.h"
 #include "base/wait.h"
 #include "hier/hier.h"
@@ -48,9 +49,9 @@ typedef struct tc_ctx {
     struct tc_ctx *newer, *older; /* list of live contexts (for finalize) */
 } tc_ctx_t;
 
-/* The context of @p comm, created collectively if needed. Returns MPI_SUCCESS
- * or an MPI error class (nothing cached then). */
-int tc_ctx_get(MPI_Comm comm, tc_ctx_t **out);
+/* The context of @p comm, created collectively if needed. Returns TC_OK or
+ * why not (nothing cached then). */
+tc_err_t tc_ctx_get(MPI_Comm comm, tc_ctx_t **out);
 
 /* The context of @p comm if it exists already (the cache below, else the
  * attribute lookup; nothing created), else NULL. For argument checks on the
@@ -113,11 +114,12 @@ static inline tc_ctx_t *tc_ctx_lookup(MPI_Comm comm)
 }
 
 /* Release @p comm's context now (TC_Comm_detach). */
-int tc_ctx_release(MPI_Comm comm);
+tc_err_t tc_ctx_release(MPI_Comm comm);
 
-/* Call the error handler of @p comm with @p errclass after logging @p what at
- * verbosity >= 1; returns errclass (as MPI functions do when the handler
- * returns). */
-int tc_ctx_error(MPI_Comm comm, int errclass, const char *what);
+/* The API boundary of a failure: log @p what and @p err's cause at verbosity
+ * >= 1, call the error handler of @p comm with @p err's MPI class
+ * (tc_err_to_mpi, base/err_mpi.h); returns that class (as MPI functions do when
+ * the handler returns). */
+int tc_ctx_error(MPI_Comm comm, tc_err_t err, const char *what);
 
 #endif /* TC_CORE_CTX_H */

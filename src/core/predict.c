@@ -132,16 +132,6 @@ static double tc_predict_group(const tc_ctx_t *ctx, const tc_hier_level_t *l, in
     return tc_select_cost(op, c, m, l->size, h->gamma, p);
 }
 
-/* The highest active level (hier_coll.c's top group). */
-static int tc_predict_top_level(const tc_hier_t *h)
-{
-    int top = -1;
-    for (int lv = 0; lv <= TC_HIER_LEVEL_TOP; lv++)
-        if (h->active_mask & (1u << lv))
-            top = lv;
-    return top;
-}
-
 /* Costs of one piece of @p m bytes at each step of the hierarchical
  * operation, in the order the steps run (the group of each level once:
  * a broadcast or reduction crosses every level of the root's chain and of
@@ -166,7 +156,7 @@ static int tc_predict_steps(const tc_ctx_t *ctx, int coll, size_t m,
     } else {
         /* ReduceAllreduceBcast: up to the top group, an allreduce among its
          * members (the segment's when it is shared memory), down again. */
-        const bool in_top = n > 0 && (int)h->level[n - 1].level == tc_predict_top_level(h);
+        const bool in_top = n > 0 && (int)h->level[n - 1].level == tc_hier_top_level(h);
         const int below = in_top ? n - 1 : n;
         for (int i = 0; i < below; i++)
             step[k++] = tc_predict_group(ctx, &h->level[i], TC_PREDICT_REDUCE, m);
@@ -222,28 +212,28 @@ int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec)
 {
     int rc, is_inter, size;
     if (comm == MPI_COMM_NULL)
-        return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM, "TC_Comm_predict: MPI_COMM_NULL");
+        return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), "TC_Comm_predict: MPI_COMM_NULL");
     if (!usec)
-        return tc_ctx_error(comm, MPI_ERR_ARG, "TC_Comm_predict: usec is NULL");
+        return tc_ctx_error(comm, tc_err(TC_ERR_ARG), "TC_Comm_predict: usec is NULL");
     if (op < TC_COLL_BCAST || op > TC_COLL_SCATTER)
-        return tc_ctx_error(comm, MPI_ERR_ARG, "TC_Comm_predict: unknown operation");
+        return tc_ctx_error(comm, tc_err(TC_ERR_ARG), "TC_Comm_predict: unknown operation");
     tc_ctx_t *ctx = tc_ctx_peek(comm);
     if (ctx) {
         is_inter = ctx->is_inter;
         size = ctx->size;
     } else {
         if (PMPI_Comm_test_inter(comm, &is_inter) != MPI_SUCCESS)
-            return tc_ctx_error(MPI_COMM_WORLD, MPI_ERR_COMM,
+            return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM),
                                 "TC_Comm_predict: invalid communicator");
         if (!is_inter)
             PMPI_Comm_size(comm, &size);
     }
     if (is_inter)
-        return tc_ctx_error(comm, MPI_ERR_COMM, "TC_Comm_predict: intercommunicator");
+        return tc_ctx_error(comm, tc_err(TC_ERR_COMM), "TC_Comm_predict: intercommunicator");
     if ((op == TC_COLL_BCAST || op == TC_COLL_REDUCE || op == TC_COLL_GATHER ||
          op == TC_COLL_SCATTER) &&
         (root < 0 || root >= size))
-        return tc_ctx_error(comm, MPI_ERR_ROOT, "TC_Comm_predict: root out of range");
+        return tc_ctx_error(comm, tc_err(TC_ERR_ROOT), "TC_Comm_predict: root out of range");
     if (!ctx && (rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS)
         return tc_ctx_error(comm, rc, "TC_Comm_predict: could not create the context");
 

@@ -14,7 +14,9 @@
 #include "hier/hier_build.h"
 #include "hier/topo_hwloc.h"
 #include "model/cost.h"
+#include "rma/settings.h"
 #include "select.h"
+#include "settings.h"
 
 /* ---- accessors: what this file reads of the context --------------------- */
 
@@ -64,22 +66,47 @@ static const char *logp_source_name(tc_logp_source_t s)
 
 int tc_query_tunable_count(void)
 {
-    return TC_CFG_LAST;
+    int n = 0;
+    for (int m = 0; m < tc_settings_nmodules; m++)
+        n += tc_settings_modules[m]->count;
+    return n;
+}
+
+/* Row @p i of the printed table (the modules' tables in their gathered order):
+ * its module and its id there; NULL when out of range. */
+static tc_cfg_module_t *q_tunable_row(int i, int *id)
+{
+    for (int m = 0; i >= 0 && m < tc_settings_nmodules; m++) {
+        if (i < tc_settings_modules[m]->count) {
+            *id = i;
+            return tc_settings_modules[m];
+        }
+        i -= tc_settings_modules[m]->count;
+    }
+    return NULL;
 }
 
 int tc_query_tunable(int i, tc_query_tunable_t *out)
 {
     static const char *const src[] = {"default", "env", "INVALID in env, default used"};
-    if (i < 0 || i >= TC_CFG_LAST)
-        return MPI_ERR_ARG;
-    const tc_cfg_id_t id = (tc_cfg_id_t)i;
     _Static_assert(TC_QUERY_VALUE_MAX >= TC_CFG_STRING_MAX + 1, "room for a whole string value");
-    out->name = tc_config_desc(id)->name;
-    tc_config_value_text(id, out->value, sizeof out->value);
-    const tc_cfg_source_t s = tc_config_source(id);
+    int id;
+    tc_cfg_module_t *mod = q_tunable_row(i, &id);
+    if (!mod)
+        return MPI_ERR_ARG;
+    out->name = tc_config_desc(mod, id)->name;
+    tc_config_value_text(mod, id, out->value, sizeof out->value);
+    const tc_cfg_source_t s = tc_config_source(mod, id);
     out->source = (unsigned)s < sizeof src / sizeof src[0] ? src[s] : "?";
-    out->raw = tc_config_raw(id);
+    out->raw = tc_config_raw(mod, id);
     return MPI_SUCCESS;
+}
+
+const tc_cfg_desc_t *tc_query_tunable_desc(int i)
+{
+    int id;
+    tc_cfg_module_t *mod = q_tunable_row(i, &id);
+    return mod ? tc_config_desc(mod, id) : NULL;
 }
 
 /* ---- the context -------------------------------------------------------- */
@@ -114,7 +141,7 @@ int tc_query_shm(MPI_Comm comm, tc_query_shm_t *out)
     out->f = sp->f;
     out->S = sp->S;
     out->q = sp->q;
-    out->tree = tc_config_enum_name(TC_CFG_SHM_TREE, sp->tree);
+    out->tree = tc_config_enum_name(&tc_shm_config, TC_SHM_CFG_TREE, sp->tree);
     out->arity = sp->arity;
     out->numa_node = -1;
     out->pages_checked = -1;
@@ -224,7 +251,7 @@ int tc_query_rma_bcast(MPI_Comm comm, size_t bytes, tc_query_rma_t *out)
     const tc_logp_t *p = &q_logp(ctx)->level[lv];
     out->P = ctx->size;
     out->params = tc_model_level_name(lv);
-    out->o_poll = (double)tc_config_int(TC_CFG_RMA_POLL_MIN_US) / 2.0;
+    out->o_poll = (double)tc_config_int(&tc_rma_config, TC_RMA_CFG_POLL_MIN_US) / 2.0;
     out->linear = tc_model_rma_bcast_linear_cost(bytes, ctx->size, p);
     out->binomial_down =
         tc_model_rma_bcast_binomial_cost(bytes, ctx->size, TC_MODEL_RMA_ORDER_DOWN, out->o_poll, p);

@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/config.h"
 #include "hier/groups.h"
 #include "hier/locality.h"
 #include "model/logp.h"
@@ -62,6 +63,11 @@ int tc_query_tunable_count(void);
 /** Tunable @p i (0 <= i < tc_query_tunable_count()) into @p out. Loads the
  * configuration if needed. @return MPI_SUCCESS or MPI_ERR_ARG. */
 int tc_query_tunable(int i, tc_query_tunable_t *out);
+
+/** The declaration of tunable @p i (name, type, default, accepted words, bounds, doc),
+ * as its module's table states it; NULL when @p i is out of range. Needs no MPI
+ * (topocoll-tunables prints the table from it). */
+const tc_cfg_desc_t *tc_query_tunable_desc(int i);
 
 /* ---- the context ------------------------------------------------------- */
 

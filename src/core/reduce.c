@@ -15,12 +15,12 @@
 /* The error path of tc_reduce_check(): "fn: what" through the handler.
  * Out of line, so the checks themselves build no message and need no stack
  * buffer. */
-static __attribute__((cold, noinline)) int tc_reduce_fail(MPI_Comm comm, int errclass,
+static __attribute__((cold, noinline)) int tc_reduce_fail(MPI_Comm comm, tc_err_t err,
                                                           const char *fn, const char *what)
 {
     char msg[96];
     snprintf(msg, sizeof msg, "%s: %s", fn, what);
-    return tc_ctx_error(comm, errclass, msg);
+    return tc_ctx_error(comm, err, msg);
 }
 
 /* Checks shared by both operations; has_root false for Allreduce. Returns
@@ -37,7 +37,7 @@ tc_reduce_check(const char *fn, const void *sendbuf, const void *recvbuf, int co
 {
     int size, rank;
     if (comm == MPI_COMM_NULL)
-        return tc_reduce_fail(MPI_COMM_WORLD, MPI_ERR_COMM, fn, "MPI_COMM_NULL");
+        return tc_reduce_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "MPI_COMM_NULL");
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (!ctx)
         ctx = tc_ctx_peek(comm);
@@ -45,14 +45,14 @@ tc_reduce_check(const char *fn, const void *sendbuf, const void *recvbuf, int co
     if (ctx) {
         *inter = ctx->is_inter;
     } else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS) {
-        return tc_reduce_fail(MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator");
+        return tc_reduce_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "invalid communicator");
     }
     if (count < 0)
-        return tc_reduce_fail(comm, MPI_ERR_COUNT, fn, "negative count");
+        return tc_reduce_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative count");
     if (dt == MPI_DATATYPE_NULL)
-        return tc_reduce_fail(comm, MPI_ERR_TYPE, fn, "invalid datatype");
+        return tc_reduce_fail(comm, tc_err(TC_ERR_TYPE), fn, "invalid datatype");
     if (op == MPI_OP_NULL)
-        return tc_reduce_fail(comm, MPI_ERR_OP, fn, "MPI_OP_NULL");
+        return tc_reduce_fail(comm, tc_err(TC_ERR_OP), fn, "MPI_OP_NULL");
     if (*inter)
         return MPI_SUCCESS; /* root semantics differ (MPI_ROOT, ...): MPI's */
     if (ctx) {
@@ -63,13 +63,13 @@ tc_reduce_check(const char *fn, const void *sendbuf, const void *recvbuf, int co
         PMPI_Comm_rank(comm, &rank);
     }
     if (has_root && (root < 0 || root >= size))
-        return tc_reduce_fail(comm, MPI_ERR_ROOT, fn, "root out of range");
+        return tc_reduce_fail(comm, tc_err(TC_ERR_ROOT), fn, "root out of range");
     bool receives = !has_root || rank == root;
     if (sendbuf == MPI_IN_PLACE && !receives)
-        return tc_reduce_fail(comm, MPI_ERR_BUFFER, fn,
+        return tc_reduce_fail(comm, tc_err(TC_ERR_BUFFER), fn,
                               "MPI_IN_PLACE at a process other than the root");
     if (receives && count > 0 && sendbuf == recvbuf)
-        return tc_reduce_fail(comm, MPI_ERR_BUFFER, fn,
+        return tc_reduce_fail(comm, tc_err(TC_ERR_BUFFER), fn,
                               "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
     return MPI_SUCCESS;
 }
@@ -90,7 +90,7 @@ static int tc_reduce_pmpi(const void *sendbuf, void *recvbuf, int count, MPI_Dat
     size_t span = (size_t)textent + (size_t)(count - 1) * (size_t)(extent < 0 ? -extent : extent);
     char *tmp = malloc(span ? span : 1);
     if (!tmp)
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     /* The whole span, holes included: only the type map's bytes are read. */
     const char *first = (const char *)recvbuf + tlb;
     if (extent < 0)
@@ -103,38 +103,35 @@ static int tc_reduce_pmpi(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 }
 
 /* The packed operation on the agreed path: the single-node segment, or the
- * hierarchy. root < 0: Allreduce. Returns 0, or -1 when the segment cannot
- * take it (the same on every process). */
-static int tc_reduce_packed(tc_ctx_t *ctx, const tc_redop_t *r, const void *send, void *recv,
-                            int root, int *mpi_rc)
+ * hierarchy. root < 0: Allreduce. TC_ERR_NOTSUP when the segment cannot take
+ * it (the same on every process, before anything moves). */
+static tc_err_t tc_reduce_packed(tc_ctx_t *ctx, const tc_redop_t *r, const void *send, void *recv,
+                                 int root)
 {
-    *mpi_rc = MPI_SUCCESS;
     if (ctx->bcast_path == TC_PATH_SHM)
         return tc_shm_reduce(ctx->shm, send, recv, r->nelem, r, root);
     if (root < 0)
-        *mpi_rc = tc_hier_allreduce(ctx->hier, ctx->shm, ctx->priv, send, recv, r);
-    else
-        *mpi_rc = tc_hier_reduce(ctx->hier, ctx->shm, ctx->priv, send, recv, r, root);
-    return 0;
+        return tc_hier_allreduce(ctx->hier, ctx->shm, ctx->priv, send, recv, r);
+    return tc_hier_reduce(ctx->hier, ctx->shm, ctx->priv, send, recv, r, root);
 }
 
 /* Stage derived datatypes through packed buffers around tc_reduce_packed().
- * Returns MPI_SUCCESS, an MPI error code, or -1 (fall back, everywhere). */
-static int tc_reduce_staged(tc_ctx_t *ctx, const tc_redop_t *r, const void *sendbuf, void *recvbuf,
-                            int root)
+ * TC_ERR_NOTSUP: fall back, everywhere. */
+static tc_err_t tc_reduce_staged(tc_ctx_t *ctx, const tc_redop_t *r, const void *sendbuf,
+                                 void *recvbuf, int root)
 {
     const bool receives = root < 0 || ctx->rank == root;
     const bool in_place = sendbuf == MPI_IN_PLACE;
     char *tmp = NULL;
     const void *send = NULL;
     void *recv = NULL;
-    int rc = MPI_SUCCESS;
+    tc_err_t rc;
     if (!r->contiguous) {
         /* Derived datatypes: the packed streams are staged whole (one
          * buffer for the contribution, one for the result). */
         tmp = malloc(2 * r->nbytes);
         if (!tmp)
-            return MPI_ERR_NO_MEM;
+            return tc_err(TC_ERR_NOMEM);
     }
     if (!in_place)
         send = r->contiguous ? tc_redop_stream(r, sendbuf) : tmp;
@@ -145,9 +142,8 @@ static int tc_reduce_staged(tc_ctx_t *ctx, const tc_redop_t *r, const void *send
         if (in_place && !r->contiguous)
             tc_redop_pack(r, recvbuf, recv);
     }
-    if (tc_reduce_packed(ctx, r, send, recv, root, &rc) != 0)
-        rc = -1;
-    else if (rc == MPI_SUCCESS && receives && !r->contiguous)
+    rc = tc_reduce_packed(ctx, r, send, recv, root);
+    if (rc == TC_OK && receives && !r->contiguous)
         tc_redop_unpack(r, recv, recvbuf);
     free(tmp);
     return rc;
@@ -195,7 +191,7 @@ static __attribute__((noinline)) int tc_reduce_dispatch(tc_ctx_t *ctx, tc_op_t w
                 char *tmp = malloc(r.nbytes);
                 if (!tmp) {
                     tc_redop_free(&r);
-                    return MPI_ERR_NO_MEM;
+                    return tc_err(TC_ERR_NOMEM);
                 }
                 tc_redop_pack(&r, sendbuf, tmp);
                 tc_redop_unpack(&r, tmp, recvbuf);
@@ -243,7 +239,9 @@ static __attribute__((noinline)) int tc_reduce_dispatch(tc_ctx_t *ctx, tc_op_t w
             return rc;
         }
         rc = tc_reduce_staged(ctx, &r, sendbuf, recvbuf, root);
-        if (rc != -1) {
+        /* Only the single segment refuses before anything moves; from the
+         * hierarchy, TC_ERR_NOTSUP is an error (MPI_ERR_INTERN). */
+        if (tc_err_kind(rc) != TC_ERR_NOTSUP || ctx->bcast_path != TC_PATH_SHM) {
             tc_race_end(&ctx->race, &race);
             tc_redop_free(&r);
             tc_stats_count(which, ctx->bcast_path);

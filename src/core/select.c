@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/config.h"
 #include "base/log.h"
 #include "hier/hier.h"
 #include "hier/hier_build.h"
 #include "model/cost.h"
+#include "model/settings.h"
 #include "select.h"
 #include "shm/store.h"
 
@@ -39,10 +39,10 @@ static void tc_select_table_load(void)
 {
     char err[512];
     tc_logp_table_defaults(&tc_select_table);
-    const char *file = tc_config_string(TC_CFG_LOGP_FILE);
+    const char *file = tc_config_string(&tc_model_config, TC_MODEL_CFG_LOGP_FILE);
     if (file && *file && tc_logp_table_load_file(&tc_select_table, file, err, sizeof err) != 0)
         tc_log(TC_LOG_ERROR, "TC_LOGP_FILE: %s (the rest of the file is ignored)", err);
-    const char *spec = tc_config_string(TC_CFG_LOGP);
+    const char *spec = tc_config_string(&tc_model_config, TC_MODEL_CFG_LOGP);
     if (spec && *spec && tc_logp_table_apply_env(&tc_select_table, spec, err, sizeof err) != 0)
         tc_log(TC_LOG_ERROR, "TC_LOGP: %s (ignored)", err);
 }
@@ -53,11 +53,11 @@ const tc_logp_table_t *tc_select_logp_table(void)
     return &tc_select_table;
 }
 
-static int tc_select_logp_load(void *buf, size_t len, void *arg)
+static tc_err_t tc_select_logp_load(void *buf, size_t len, void *arg)
 {
     (void)arg;
     memcpy(buf, tc_select_logp_table(), len);
-    return 0;
+    return TC_OK;
 }
 
 int tc_select_logp_agree(MPI_Comm priv, struct tc_shm_comm *shm, MPI_Comm shmcomm,
@@ -67,9 +67,9 @@ int tc_select_logp_agree(MPI_Comm priv, struct tc_shm_comm *shm, MPI_Comm shmcom
      * processes of one program (same ABI everywhere), through the node store
      * and then from rank 0. */
     int from_store = 0;
-    int rc = tc_shm_store_get_or_put(shm, shmcomm, "logp", out, sizeof *out, tc_select_logp_load,
-                                     NULL, &from_store);
-    if (rc != MPI_SUCCESS)
+    tc_err_t rc = tc_shm_store_get_or_put(shm, shmcomm, "logp", out, sizeof *out,
+                                          tc_select_logp_load, NULL, &from_store);
+    if (rc != TC_OK)
         return rc;
     tc_log(TC_LOG_TRACE, "LogP table %s", from_store ? "from the node store" : "loaded here");
     return PMPI_Bcast(out, (int)sizeof *out, MPI_BYTE, 0, priv);
@@ -96,9 +96,9 @@ const char *tc_select_why_name(tc_choice_why_t why)
 /* The tunables of the choice (TC_TUNING_FILE, TC_MODEL_GAMMA, TC_HIER_MODEL). */
 static void tc_select_env_read(const char **file, double *gamma, int *model)
 {
-    *file = tc_config_string(TC_CFG_TUNING_FILE);
-    *gamma = tc_config_double(TC_CFG_MODEL_GAMMA);
-    *model = tc_config_int(TC_CFG_HIER_MODEL) != 0;
+    *file = tc_config_string(&tc_model_config, TC_MODEL_CFG_TUNING_FILE);
+    *gamma = tc_config_double(&tc_model_config, TC_MODEL_CFG_GAMMA);
+    *model = tc_config_int(&tc_model_config, TC_MODEL_CFG_HIER_MODEL) != 0;
 }
 
 static tc_select_inputs_t tc_select_inputs;
@@ -308,17 +308,17 @@ tc_model_level_t tc_select_top_level(const tc_hier_t *h, int singlenode)
 static int tc_select_highest_level(const tc_hier_t *h);
 
 void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
-                            const tc_select_inputs_t *in, const struct tc_hier *h, int shm_P,
-                            int singlenode, int oversubscribed, int shm_override, int shm_arity,
-                            int msg_override, int msg_arity)
+                            const tc_select_inputs_t *in, const struct tc_hier *h,
+                            const tc_select_scope_t *scope, const tc_barrier_settings_t *bs)
 {
     const tc_tuning_t *tun = in ? &in->tuning : NULL;
+    const int shm_P = scope->shm_P, singlenode = scope->singlenode;
     memset(plan, 0, sizeof *plan);
     /* Shared memory: the pairwise exchange runs as dissemination there. */
     const unsigned shm_allowed = ((1u << TC_BARRIER_ALG_LAST) - 1) & ~(1u << TC_BARRIER_PAIRWISE);
     const unsigned msg_allowed = (1u << TC_BARRIER_ALG_LAST) - 1;
-    plan->shm_arity = shm_arity;
-    plan->msg_arity = msg_arity;
+    plan->shm_arity = bs->shm_arity;
+    plan->msg_arity = bs->msg_arity;
     plan->shm_alg = plan->msg_alg = TC_BARRIER_DISSEMINATION;
     plan->shm_level = plan->msg_level = TC_MODEL_LEVEL_NODE;
     if (shm_P > 1) {
@@ -333,12 +333,12 @@ void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
          * the shm row (flags through the cache), not that level's MPI
          * parameters (~8x too high for a flag). */
         plan->shm_alg = tc_select_barrier_one(
-            &t->shm, 1, shm_P, &plan->shm_arity, shm_override,
+            &t->shm, 1, shm_P, &plan->shm_arity, bs->shm_override,
             tc_tuning_lookup(tun, TC_TUNING_OP_BARRIER, TC_TUNING_LEVEL_SHM, 0), shm_allowed,
             &plan->shm_why, plan->shm_cost);
         if (plan->shm_alg == TC_BARRIER_PAIRWISE)
             plan->shm_alg = TC_BARRIER_DISSEMINATION;
-        if (oversubscribed && plan->shm_why == TC_CHOICE_MODEL) {
+        if (scope->oversubscribed && plan->shm_why == TC_CHOICE_MODEL) {
             plan->shm_alg = TC_BARRIER_CENTRAL; /* see select.h */
             plan->shm_why = TC_CHOICE_OVERSUB;
         }
@@ -354,7 +354,7 @@ void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
         plan->msg_P = msg_P;
         plan->msg_level = tc_select_top_level(h, singlenode);
         plan->msg_alg = tc_select_barrier_one(
-            &t->level[plan->msg_level], 0, msg_P, &plan->msg_arity, msg_override,
+            &t->level[plan->msg_level], 0, msg_P, &plan->msg_arity, bs->msg_override,
             tc_tuning_lookup(tun, TC_TUNING_OP_BARRIER, TC_TUNING_LEVEL_TOP, 0), msg_allowed,
             &plan->msg_why, plan->msg_cost);
     }
@@ -453,28 +453,27 @@ void tc_select_hier_tables(struct tc_hier *h, const tc_logp_table_t *t,
 }
 
 int tc_select_ctx_plans(MPI_Comm priv, struct tc_hier *h, const tc_logp_table_t *t,
-                        tc_barrier_plan_t *plan, int shm_P, int singlenode, int oversubscribed,
-                        int shm_override, int shm_arity, int msg_override, int msg_arity)
+                        const tc_select_scope_t *scope, const tc_barrier_settings_t *bs,
+                        tc_barrier_plan_t *plan)
 {
     tc_select_inputs_t *in = malloc(sizeof *in);
     /* MIN of {memory ok, not oversubscribed}: the tables of a group that
      * spans nodes must be the same on all its members, so the tables treat
      * the communicator as oversubscribed when any node of it is; the
      * barrier plan keeps the local flag (it is the same within a segment). */
-    int mine[2] = {in != NULL, !oversubscribed}, all[2], rc;
+    int mine[2] = {in != NULL, !scope->oversubscribed}, all[2], rc;
     /* Agree first: a rank without memory must not leave the others in the
      * broadcast. */
     if ((rc = PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, priv)) != MPI_SUCCESS)
         goto fn_exit;
     if (!all[0]) {
-        rc = MPI_ERR_NO_MEM;
+        rc = tc_err(TC_ERR_NOMEM);
         goto fn_exit;
     }
     if ((rc = tc_select_inputs_agree(priv, in)) != MPI_SUCCESS)
         goto fn_exit;
-    tc_select_hier_tables(h, t, in, singlenode, !all[1]);
-    tc_select_barrier_plan(plan, t, in, h, shm_P, singlenode, oversubscribed, shm_override,
-                           shm_arity, msg_override, msg_arity);
+    tc_select_hier_tables(h, t, in, scope->singlenode, !all[1]);
+    tc_select_barrier_plan(plan, t, in, h, scope, bs);
 fn_exit:
     free(in);
     return rc;

@@ -16,6 +16,7 @@
 #include <mpi.h>
 
 #include "barrier/barrier.h"
+#include "barrier/settings.h"
 #include "model/logp.h"
 #include "model/tuning.h"
 
@@ -78,23 +79,28 @@ const tc_select_inputs_t *tc_select_inputs_local(void);
  * the tuning file). */
 int tc_select_inputs_agree(MPI_Comm priv, tc_select_inputs_t *out);
 
-/* The plan, from agreed inputs only (@p shm_override / @p msg_override:
- * agreed TC_SHM_BARRIER / TC_BARRIER values, 0 = auto, else alg + 1;
- * @p in: agreed inputs, NULL = no tuning file; @p h may be NULL; @p shm_P:
- * size of this rank's segment or 0; @p singlenode: the communicator lies
- * within one node). Precedence: override > the file's "barrier shm|top"
- * entry (its "tree:n" also sets the arity) > model; @p in NULL: no file.
- * @p oversubscribed (more processes on the node than CPUs, the same on
- * every process of a segment): where the model chose the segment's
+/* Where a context's plans apply: facts of the context, each agreed or the
+ * same on every process that uses it. */
+typedef struct tc_select_scope {
+    int shm_P;          /* size of this rank's segment, or 0 */
+    int singlenode;     /* the communicator lies within one node */
+    int oversubscribed; /* more processes on this node than CPUs (the same on every process of a
+                           segment) */
+} tc_select_scope_t;
+
+/* The plan, from agreed inputs only (@p bs: the agreed barrier settings,
+ * overrides 0 = auto, else alg + 1; @p in: agreed inputs, NULL = no tuning
+ * file; @p h may be NULL). Precedence: override > the file's "barrier
+ * shm|top" entry (its "tree:n" also sets the arity) > model; @p in NULL: no
+ * file. @p scope->oversubscribed: where the model chose the segment's
  * algorithm, the central counter instead. The LogP model knows no scheduler:
  * oversubscribed, every sequential wait costs a scheduler round, and the
  * central counter has the fewest (arrive, release). Measured on 2 cores
  * (spin 0): np=4 central 3.0 us, pairwise 4.0, dissemination 5.0,
  * MPI_Barrier 5.6; np=8 9.0, 16.8, 17.6, 22.2. */
 void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
-                            const tc_select_inputs_t *in, const struct tc_hier *h, int shm_P,
-                            int singlenode, int oversubscribed, int shm_override, int shm_arity,
-                            int msg_override, int msg_arity);
+                            const tc_select_inputs_t *in, const struct tc_hier *h,
+                            const tc_select_scope_t *scope, const tc_barrier_settings_t *bs);
 
 /* Fill the decision tables of @p h (may be NULL) from agreed inputs only:
  * per level and size class, the explicit setting (TC_HIER_BCAST,
@@ -113,10 +119,10 @@ void tc_select_hier_tables(struct tc_hier *h, const tc_logp_table_t *t,
 
 /* Everything at context creation after the hierarchy and the segment exist:
  * rank 0's inputs (collective over @p priv), the decision tables of @p h and
- * the barrier plan (arguments as tc_select_barrier_plan()). */
+ * the barrier plan @p plan (arguments as tc_select_barrier_plan()). */
 int tc_select_ctx_plans(MPI_Comm priv, struct tc_hier *h, const tc_logp_table_t *t,
-                        tc_barrier_plan_t *plan, int shm_P, int singlenode, int oversubscribed,
-                        int shm_override, int shm_arity, int msg_override, int msg_arity);
+                        const tc_select_scope_t *scope, const tc_barrier_settings_t *bs,
+                        tc_barrier_plan_t *plan);
 
 /* ---- candidates and their costs (the tables and topocoll-info) ---------- */
 

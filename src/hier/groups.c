@@ -67,7 +67,7 @@ static int is_blank(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-int tc_hier_levels_parse(const char *text, unsigned *mask, char *err, size_t errlen)
+tc_err_t tc_hier_levels_parse(const char *text, unsigned *mask, char *err, size_t errlen)
 {
     unsigned bits = 0;
     const char *s = text;
@@ -77,7 +77,7 @@ int tc_hier_levels_parse(const char *text, unsigned *mask, char *err, size_t err
     if (!text || !mask) {
         if (err && errlen)
             snprintf(err, errlen, "no level list given; %s", ACCEPTED_WORDS);
-        return -EINVAL;
+        return tc_err(TC_ERR_PARSE);
     }
     for (;;) {
         const char *w = s, *e;
@@ -95,7 +95,7 @@ int tc_hier_levels_parse(const char *text, unsigned *mask, char *err, size_t err
         if (n == 0) {
             if (err && errlen)
                 snprintf(err, errlen, "empty level name in \"%s\"; %s", text, ACCEPTED_WORDS);
-            return -EINVAL;
+            return tc_err(TC_ERR_PARSE);
         }
         for (i = 0; i < sizeof level_words / sizeof level_words[0]; i++) {
             if (strlen(level_words[i].word) == n && strncasecmp(level_words[i].word, w, n) == 0) {
@@ -108,14 +108,14 @@ int tc_hier_levels_parse(const char *text, unsigned *mask, char *err, size_t err
             if (err && errlen)
                 snprintf(err, errlen, "unknown level \"%.*s\"; %s", n > 64 ? 64 : (int)n, w,
                          ACCEPTED_WORDS);
-            return -EINVAL;
+            return tc_err(TC_ERR_PARSE);
         }
         if (!*s)
             break;
         s++; /* separator: a word must follow, so "numa," is rejected above */
     }
     *mask = bits;
-    return 0;
+    return TC_OK;
 }
 
 /* ---- group builder ----------------------------------------------------- */
@@ -168,8 +168,8 @@ void tc_hier_groups_free(tc_hier_groups_t *g)
 
 /* Append this rank's group; the members come from the sorted run
  * ent[first..first+size) or, when @p ent is NULL, from @p ranks. */
-static int group_add(tc_hier_groups_t *out, tc_level_t level, const unit_entry_t *ent,
-                     const int *ranks, int size, int me)
+static tc_err_t group_add(tc_hier_groups_t *out, tc_level_t level, const unit_entry_t *ent,
+                          const int *ranks, int size, int me)
 {
     tc_hier_group_t *g = &out->group[out->nlevels];
     int i;
@@ -177,7 +177,7 @@ static int group_add(tc_hier_groups_t *out, tc_level_t level, const unit_entry_t
     g->members = malloc((size_t)size * sizeof *g->members);
     g->owner = NULL;
     if (!g->members)
-        return -ENOMEM;
+        return tc_err(TC_ERR_NOMEM);
     g->level = level;
     g->size = size;
     g->my_index = -1;
@@ -187,33 +187,33 @@ static int group_add(tc_hier_groups_t *out, tc_level_t level, const unit_entry_t
             g->my_index = i;
     }
     out->nlevels++;
-    return 0;
+    return TC_OK;
 }
 
 /* owner[x] of the group just added (members = @p ranks[0..size)): the index
  * of x's representative rep[x] among them, -1 if rep[x] is not a member.
  * @p idx is p entries of -1 on entry and on return. */
-static int owner_fill(tc_hier_group_t *g, const int *rep, int *idx, int p)
+static tc_err_t owner_fill(tc_hier_group_t *g, const int *rep, int *idx, int p)
 {
     int i, x;
 
     g->owner = malloc((size_t)p * sizeof *g->owner);
     if (!g->owner)
-        return -ENOMEM;
+        return tc_err(TC_ERR_NOMEM);
     for (i = 0; i < g->size; i++)
         idx[g->members[i]] = i;
     for (x = 0; x < p; x++)
         g->owner[x] = idx[rep[x]];
     for (i = 0; i < g->size; i++)
         idx[g->members[i]] = -1;
-    return 0;
+    return TC_OK;
 }
 
 /* The builder; with @p owners, also each group's owner map, tracking every
  * rank's representative: rep[x] is the participant that stands for x (x
  * itself until x's group at some level makes another rank lead it). */
-static int groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
-                        tc_hier_groups_t *out, int owners)
+static tc_err_t groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
+                             tc_hier_groups_t *out, int owners)
 {
     const unsigned net_bits = TC_HIER_LEVELS_ALL & ~((1u << TC_LEVEL_NODE) - 1u);
     unsigned known = 0, usable, keyed;
@@ -222,10 +222,10 @@ static int groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
     int np, i, l, me_in = 1, rc = 0;
 
     if (!out)
-        return -EINVAL;
+        return tc_err(TC_ERR_ARG);
     memset(out, 0, sizeof *out);
     if (!locs || p < 1 || me < 0 || me >= p)
-        return -EINVAL;
+        return tc_err(TC_ERR_ARG);
     mask &= TC_HIER_LEVELS_ALL;
 
     /* A level is usable only if every rank knows its id there: ranks must all
@@ -245,7 +245,7 @@ static int groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
     part = malloc((size_t)p * sizeof *part);
     ent = malloc((size_t)p * sizeof *ent);
     if (!part || !ent) {
-        rc = -ENOMEM;
+        rc = tc_err(TC_ERR_NOMEM);
         goto fn_fail;
     }
     if (owners) {
@@ -253,7 +253,7 @@ static int groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
         newrep = malloc((size_t)p * sizeof *newrep);
         idx = malloc((size_t)p * sizeof *idx);
         if (!rep || !newrep || !idx) {
-            rc = -ENOMEM;
+            rc = tc_err(TC_ERR_NOMEM);
             goto fn_fail;
         }
         for (i = 0; i < p; i++) {
@@ -353,14 +353,14 @@ fn_fail:
     goto fn_exit;
 }
 
-int tc_hier_groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
-                         tc_hier_groups_t *out)
+tc_err_t tc_hier_groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
+                              tc_hier_groups_t *out)
 {
     return groups_build(locs, p, me, mask, out, 0);
 }
 
-int tc_hier_groups_build_owners(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
-                                tc_hier_groups_t *out)
+tc_err_t tc_hier_groups_build_owners(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
+                                     tc_hier_groups_t *out)
 {
     return groups_build(locs, p, me, mask, out, 1);
 }

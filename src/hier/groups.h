@@ -32,6 +32,8 @@
 
 #include <stddef.h>
 
+#include "base/err.h"
+
 #include "locality.h"
 
 /* Level value of the implicit top group of all remaining participants; its
@@ -75,14 +77,14 @@ typedef struct tc_hier_groups {
  *              bits at or above TC_LEVEL_LAST are ignored
  * @param out   filled on success; release with tc_hier_groups_free(). On
  *              failure it is left empty (safe to free).
- * @return 0, -EINVAL for bad arguments, -ENOMEM.
+ * @return TC_OK, TC_ERR_ARG for bad arguments, TC_ERR_NOMEM.
  *
  * Deterministic and identical on every rank; O(L p log p) comparisons (of at
  * most L ids each) for L levels, O(p) extra memory. Thread-safe (no shared
  * state).
  */
-int tc_hier_groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
-                         tc_hier_groups_t *out);
+tc_err_t tc_hier_groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
+                              tc_hier_groups_t *out);
 
 /**
  * tc_hier_groups_build() plus, for each of this rank's groups, the owner map
@@ -95,8 +97,8 @@ int tc_hier_groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask
  * Same arguments, result and errors as tc_hier_groups_build(); O(L p) extra
  * time and p ints per group of this rank.
  */
-int tc_hier_groups_build_owners(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
-                                tc_hier_groups_t *out);
+tc_err_t tc_hier_groups_build_owners(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
+                                     tc_hier_groups_t *out);
 
 /** Free the member and owner arrays of @p g and reset it to empty. NULL is allowed. */
 void tc_hier_groups_free(tc_hier_groups_t *g);
@@ -116,8 +118,8 @@ void tc_hier_groups_free(tc_hier_groups_t *g);
  * @param err     on failure, a message naming the bad word and the accepted
  *                words (may be NULL)
  * @param errlen  size of @p err
- * @return 0 on success, -EINVAL on a bad list (@p mask untouched).
+ * @return TC_OK, or TC_ERR_PARSE on a bad list (@p mask untouched; @p err says why).
  */
-int tc_hier_levels_parse(const char *text, unsigned *mask, char *err, size_t errlen);
+tc_err_t tc_hier_levels_parse(const char *text, unsigned *mask, char *err, size_t errlen);
 
 #endif /* TC_HIER_GROUPS_H */

@@ -128,6 +128,17 @@ typedef struct tc_hier {
     size_t scratch_bytes;
 } tc_hier_t;
 
+/* The level of the top group: the highest active one (a switch level when one
+ * switch holds every node), -1 if none. */
+static inline int tc_hier_top_level(const tc_hier_t *h)
+{
+    int top = -1;
+    for (int l = 0; l <= TC_HIER_LEVEL_TOP; l++)
+        if (h->active_mask & (1u << l))
+            top = l;
+    return top;
+}
+
 /* Algorithm a level uses for a message of @p nbytes: one table lookup. */
 static inline tc_hier_bcast_alg_t tc_hier_level_bcast_alg(const tc_hier_t *h,
                                                           const tc_hier_level_t *l, size_t nbytes)

@@ -11,11 +11,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "base/config.h"
 #include "base/log.h"
 #include "groups.h"
 #include "locfile.h"
 #include "netfile.h"
+#include "settings.h"
 #include "topo_hwloc.h"
 
 #define BIT(l) (1u << (l))
@@ -52,42 +52,43 @@ static void trim(const char **s, const char **e)
 }
 
 /* Parse one algorithm word (NUL-terminated) of @p kind; "auto" gives
- * *is_auto = 1. Returns 0 or -1. */
-static int alg_word(const char *w, tc_hier_list_kind_t kind, int *is_auto, int *alg)
+ * *is_auto = 1. Returns TC_OK or TC_ERR_PARSE. */
+static tc_err_t alg_word(const char *w, tc_hier_list_kind_t kind, int *is_auto, int *alg)
 {
     if (strcasecmp(w, "auto") == 0) {
         *is_auto = 1;
         *alg = 0;
-        return 0;
+        return TC_OK;
     }
     *is_auto = 0;
     if (kind == TC_HIER_LIST_BCAST) {
         tc_hier_bcast_alg_t a;
         if (tc_hier_bcast_alg_parse(w, &a) != 0)
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         *alg = (int)a;
     } else {
         tc_hier_reduce_alg_t a;
         if (tc_hier_reduce_alg_parse(w, &a) != 0)
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         *alg = (int)a;
     }
-    return 0;
+    return TC_OK;
 }
 
 /* Copy [s, e) into buf (NUL-terminated); -1 if it does not fit. */
-static int word_copy(const char *s, const char *e, char *buf, size_t len)
+static tc_err_t word_copy(const char *s, const char *e, char *buf, size_t len)
 {
     size_t n = (size_t)(e - s);
     if (n + 1 > len)
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     memcpy(buf, s, n);
     buf[n] = '\0';
-    return 0;
+    return TC_OK;
 }
 
-int tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const char *var,
-                          tc_hier_alg_choice_t choice[TC_HIER_MAX_GROUPS], char *err, size_t errlen)
+tc_err_t tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const char *var,
+                               tc_hier_alg_choice_t choice[TC_HIER_MAX_GROUPS], char *err,
+                               size_t errlen)
 {
     tc_hier_alg_choice_t tmp[TC_HIER_MAX_GROUPS];
     const char *bad_s = NULL, *bad_e = NULL;
@@ -98,14 +99,14 @@ int tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const char
     if (err && errlen)
         err[0] = '\0';
     if ((int)kind < 0 || kind >= TC_HIER_LIST_LAST)
-        return -EINVAL;
+        return tc_err(TC_ERR_ARG);
     if (!text)
-        return 0;
+        return TC_OK;
     {
         const char *a = text, *b = text + strlen(text);
         trim(&a, &b);
         if (a == b)
-            return 0; /* empty: all auto */
+            return TC_OK; /* empty: all auto */
     }
     for (;;) {
         const char *es = s, *ee, *part_s[4], *part_e[4];
@@ -192,7 +193,7 @@ int tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const char
         s++; /* past ',': an entry must follow ("numa:flat," is an error) */
     }
     memcpy(choice, tmp, sizeof tmp);
-    return 0;
+    return TC_OK;
 
 fn_bad:
     if (err && errlen) {
@@ -205,7 +206,7 @@ fn_bad:
                  var ? var : "list", text, strlen(text) > 200 ? "..." : "", n > 64 ? 64 : n, bad_s,
                  list_algs[kind], TC_HIER_KNOMIAL_K_MIN, TC_HIER_KNOMIAL_K_MAX);
     }
-    return -EINVAL;
+    return tc_err(TC_ERR_PARSE);
 }
 
 /* ---- settings ---------------------------------------------------------- */
@@ -219,18 +220,18 @@ static void settings_from_config(tc_hier_settings_t *s)
 {
     char err[1024];
     unsigned m = 0;
-    const char *lv = tc_config_string(TC_CFG_HIER_LEVELS);
-    const char *def = tc_config_desc(TC_CFG_HIER_LEVELS)->def;
+    const char *lv = tc_config_string(&tc_hier_config, TC_HIER_CFG_LEVELS);
+    const char *def = tc_config_desc(&tc_hier_config, TC_HIER_CFG_LEVELS)->def;
 
     memset(s, 0, sizeof *s); /* no stray bytes: the struct is compared and sent as bytes */
-    s->enabled = tc_config_int(TC_CFG_HIER) != 0;
+    s->enabled = tc_config_int(&tc_hier_config, TC_HIER_CFG_ENABLE) != 0;
     if (tc_hier_levels_parse(lv, &m, err, sizeof err) != 0) {
         tc_log(TC_LOG_ERROR, "TC_HIER_LEVELS=\"%.200s\": %s; using the default \"%s\"", lv, err,
                def);
         (void)tc_hier_levels_parse(def, &m, NULL, 0);
     }
     s->levels = m;
-    switch ((tc_hier_shm_level_cfg_t)tc_config_int(TC_CFG_HIER_SHM_LEVEL)) {
+    switch ((tc_hier_shm_level_cfg_t)tc_config_int(&tc_hier_config, TC_HIER_CFG_SHM_LEVEL)) {
     case TC_HIER_SHM_LEVEL_NONE:
         s->shm_level = TC_HIER_SHM_NONE;
         break;
@@ -253,19 +254,21 @@ static void settings_from_config(tc_hier_settings_t *s)
         s->shm_level = TC_HIER_SHM_AUTO;
         break;
     }
-    s->allreduce_scheme = tc_config_int(TC_CFG_HIER_ALLREDUCE) == TC_HIER_SCHEME_RB
-                              ? TC_HIER_ALLREDUCE_RB
-                              : TC_HIER_ALLREDUCE_RAB;
-    int64_t top = tc_config_int(TC_CFG_HIER_ALLREDUCE_TOP);
+    s->allreduce_scheme =
+        tc_config_int(&tc_hier_config, TC_HIER_CFG_ALLREDUCE) == TC_HIER_ALLREDUCE_RB
+            ? TC_HIER_ALLREDUCE_RB
+            : TC_HIER_ALLREDUCE_RAB;
+    int64_t top = tc_config_int(&tc_hier_config, TC_HIER_CFG_ALLREDUCE_TOP);
     s->allreduce_top_auto = top == TC_HIER_TOP_AUTO;
     s->allreduce_top = top == TC_HIER_TOP_RING ? TC_HIER_ALLREDUCE_RING : TC_HIER_ALLREDUCE_RECDBL;
-    s->large = (uint64_t)tc_config_int(TC_CFG_HIER_LARGE);
-    s->segment = (uint64_t)tc_config_int(TC_CFG_HIER_SEGMENT);
-    if (tc_hier_alglist_parse(tc_config_string(TC_CFG_HIER_BCAST), TC_HIER_LIST_BCAST,
-                              "TC_HIER_BCAST", s->bcast, err, sizeof err) != 0)
+    s->large = (uint64_t)tc_config_int(&tc_hier_config, TC_HIER_CFG_LARGE);
+    s->segment = (uint64_t)tc_config_int(&tc_hier_config, TC_HIER_CFG_SEGMENT);
+    if (tc_hier_alglist_parse(tc_config_string(&tc_hier_config, TC_HIER_CFG_BCAST),
+                              TC_HIER_LIST_BCAST, "TC_HIER_BCAST", s->bcast, err, sizeof err) != 0)
         tc_log(TC_LOG_ERROR, "%s", err);
-    if (tc_hier_alglist_parse(tc_config_string(TC_CFG_HIER_REDUCE), TC_HIER_LIST_REDUCE,
-                              "TC_HIER_REDUCE", s->reduce, err, sizeof err) != 0)
+    if (tc_hier_alglist_parse(tc_config_string(&tc_hier_config, TC_HIER_CFG_REDUCE),
+                              TC_HIER_LIST_REDUCE, "TC_HIER_REDUCE", s->reduce, err,
+                              sizeof err) != 0)
         tc_log(TC_LOG_ERROR, "%s", err);
 }
 
@@ -315,7 +318,7 @@ static int64_t net_sw[TC_HIER_MAX_SWITCH];
  * held. */
 static void net_self_locked(void)
 {
-    const char *path = tc_config_string(TC_CFG_NETWORK_TOPOLOGY_FILE);
+    const char *path = tc_config_string(&tc_hier_config, TC_HIER_CFG_NETWORK_TOPOLOGY_FILE);
     char name[MPI_MAX_PROCESSOR_NAME + 1] = "", err[1024];
     tc_hier_netfile_t nf;
     int len = 0, depth = 0;
@@ -348,7 +351,7 @@ static tc_hier_loc_t loc_row;
  * describes MPI_COMM_WORLD). Call with cache_lock held. */
 static void loc_self_locked(void)
 {
-    const char *path = tc_config_string(TC_CFG_LOCALITY_FILE);
+    const char *path = tc_config_string(&tc_hier_config, TC_HIER_CFG_LOCALITY_FILE);
     char err[1024];
     int wrank = 0, wsize = 1;
 
@@ -464,21 +467,22 @@ int tc_hier_shm_index(const tc_hier_t *h)
     return -1;
 }
 
-/* Pure part: the hierarchy from the gathered records. Returns 0, -ENOMEM;
+/* Pure part: the hierarchy from the gathered records. Returns TC_OK or why not;
  * *msg gets a note for rank 0 to log (or stays NULL). */
-static int hier_compute(tc_hier_t *h, const tc_hier_settings_t *s, const hier_rec_t *recs, int p,
-                        int rank, int shm_allowed, const char **msg)
+static tc_err_t hier_compute(tc_hier_t *h, const tc_hier_settings_t *s, const hier_rec_t *recs,
+                             int p, int rank, int shm_allowed, const char **msg)
 {
     unsigned known = known_levels(recs, p);
     unsigned mask = s->enabled ? s->levels : BIT(TC_LEVEL_NODE);
     int shm = -1, rc;
+    tc_err_t err;
 
     *msg = NULL;
     h->p = p;
     h->rank = rank;
     h->locs = malloc((size_t)p * sizeof *h->locs);
     if (!h->locs)
-        return -ENOMEM;
+        return tc_err(TC_ERR_NOMEM);
     for (int i = 0; i < p; i++)
         h->locs[i] = recs[i].loc;
 
@@ -491,7 +495,7 @@ static int hier_compute(tc_hier_t *h, const tc_hier_settings_t *s, const hier_re
                     continue;
                 rc = units_within_real_nodes(recs, p, mask, known, l);
                 if (rc < 0)
-                    return -ENOMEM;
+                    return tc_err(TC_ERR_NOMEM);
                 if (rc)
                     shm = l;
             }
@@ -500,7 +504,7 @@ static int hier_compute(tc_hier_t *h, const tc_hier_settings_t *s, const hier_re
             mask |= BIT(l); /* asked for by name: enabled even if TC_HIER_LEVELS omits it */
             rc = (known & BIT(l)) ? units_within_real_nodes(recs, p, mask, known, l) : 0;
             if (rc < 0)
-                return -ENOMEM;
+                return tc_err(TC_ERR_NOMEM);
             if (rc)
                 shm = l;
             else
@@ -513,9 +517,9 @@ static int hier_compute(tc_hier_t *h, const tc_hier_settings_t *s, const hier_re
     if (shm >= 0)
         mask &= ~(BIT(shm) - 1u);
 
-    rc = tc_hier_groups_build_owners(h->locs, p, rank, mask, &h->groups);
-    if (rc)
-        return rc;
+    err = tc_hier_groups_build_owners(h->locs, p, rank, mask, &h->groups);
+    if (err != TC_OK)
+        return err;
     if (shm >= 0 && !(h->groups.active_mask & BIT(shm)))
         shm = -1; /* every unit holds one rank: nothing to share */
 
@@ -547,7 +551,7 @@ static int hier_compute(tc_hier_t *h, const tc_hier_settings_t *s, const hier_re
     h->large = (size_t)s->large;
     h->segment = (size_t)s->segment;
     tc_hier_tables_rule(h);
-    return 0;
+    return TC_OK;
 }
 
 void tc_hier_tables_rule(tc_hier_t *h)
@@ -586,15 +590,16 @@ void tc_hier_tables_rule(tc_hier_t *h)
     }
 }
 
-int tc_hier_create(tc_hier_t **out, MPI_Comm priv, MPI_Comm node, int shm_allowed,
-                   const char *comm_name)
+tc_err_t tc_hier_create(tc_hier_t **out, MPI_Comm priv, MPI_Comm node, int shm_allowed,
+                        const char *comm_name)
 {
     static bool logged_unbound, logged_settings, logged_locfile, logged_shm, logged_fail;
     tc_hier_settings_t mine, s;
     hier_rec_t me, *recs = NULL;
     tc_hier_loc_t file_row;
     tc_hier_t *h = NULL;
-    int rank, p, wrank, node_first, file_state = 0, bound = 1, rc;
+    int rank, p, wrank, node_first, file_state = 0, bound = 1;
+    tc_err_t rc;
 
     *out = NULL;
     PMPI_Comm_rank(priv, &rank);
@@ -670,15 +675,22 @@ int tc_hier_create(tc_hier_t **out, MPI_Comm priv, MPI_Comm node, int shm_allowe
         ok = -1; /* TC_HIER=0: no hierarchy across nodes (not a failure) */
     } else {
         h = calloc(1, sizeof *h);
-        ok = h && hier_compute(h, &s, recs, p, rank, shm_allowed, &note) == 0;
+        tc_err_t err =
+            h ? hier_compute(h, &s, recs, p, rank, shm_allowed, &note) : tc_err(TC_ERR_NOMEM);
+        ok = err == TC_OK;
+        if (!ok) {
+            char why[128];
+            tc_log(TC_LOG_INFO, "%s: no hierarchy on this rank: %s", comm_name,
+                   tc_err_string(err, why, sizeof why));
+        }
     }
     int all_ok;
     if ((rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, priv)) != MPI_SUCCESS)
         goto fn_exit;
     if (all_ok == 0)
         tc_log_once(logged_fail, TC_LOG_INFO,
-                    "%s: the hierarchy could not be built on some rank (out of memory): none "
-                    "is used",
+                    "%s: the hierarchy could not be built on some rank (TC_VERBOSE=1 there says "
+                    "why): none is used",
                     comm_name);
     if (all_ok <= 0)
         goto fn_exit;

@@ -55,13 +55,13 @@ typedef enum { TC_HIER_LIST_BCAST, TC_HIER_LIST_REDUCE, TC_HIER_LIST_LAST } tc_h
  * @param err     on error: one message naming @p var, the value and the bad
  *                word, and what is accepted (may be NULL)
  * @param errlen  size of @p err
- * @return 0, or -EINVAL on a bad list.
+ * @return TC_OK, or TC_ERR_PARSE on a bad list (@p err says why; TC_ERR_ARG for a bad @p kind).
  *
  * Pure and thread-safe.
  */
-int tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const char *var,
-                          tc_hier_alg_choice_t choice[TC_HIER_MAX_GROUPS], char *err,
-                          size_t errlen);
+tc_err_t tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const char *var,
+                               tc_hier_alg_choice_t choice[TC_HIER_MAX_GROUPS], char *err,
+                               size_t errlen);
 
 /* tc_hier_settings_t.shm_level besides TC_LEVEL_L2..TC_LEVEL_NODE. */
 #define TC_HIER_SHM_AUTO (-2)
@@ -116,15 +116,15 @@ void tc_hier_settings_get(tc_hier_settings_t *s);
  * @param shm_allowed  agreed over @p priv: 0 means no shared-memory level
  *                     (TC_SHM=0)
  * @param comm_name    for messages
- * @return MPI_SUCCESS, or the error code of a failing PMPI call (then
+ * @return TC_OK, or the error code of a failing PMPI call (then
  *         *out is NULL).
  *
  * Every rank gets the same hierarchy (rank 0's settings, the gathered
  * vectors, a deterministic builder); only the rank-specific parts differ.
  * Thread-safe for different communicators.
  */
-int tc_hier_create(tc_hier_t **out, MPI_Comm priv, MPI_Comm node, int shm_allowed,
-                   const char *comm_name);
+tc_err_t tc_hier_create(tc_hier_t **out, MPI_Comm priv, MPI_Comm node, int shm_allowed,
+                        const char *comm_name);
 
 /** Release a hierarchy; NULL is allowed. */
 void tc_hier_free(tc_hier_t *h);

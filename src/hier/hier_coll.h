@@ -19,7 +19,7 @@
  * already contribute piece s + 1) and temporary buffers stay bounded.
  *
  * Every rank of the communicator calls with the same sizes, root and op.
- * Return MPI_SUCCESS or the error code of a failing MPI call / allocation.
+ * Return TC_OK, the code of a failing MPI call, or TC_ERR_NOMEM.
  */
 #ifndef TC_HIER_HIER_COLL_H
 #define TC_HIER_HIER_COLL_H
@@ -38,19 +38,19 @@
 
 /** Broadcast @p nbytes bytes at @p buf from @p root (a rank of @p priv).
  * @p shm serves the group marked shm (NULL if none). */
-int tc_hier_bcast(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, void *buf, size_t nbytes,
-                  int root);
+tc_err_t tc_hier_bcast(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, void *buf,
+                       size_t nbytes, int root);
 
 /** Reduce op->nelem packed elements to @p root. @p send: this rank's
  * contribution; NULL at the root means it is in @p recv (MPI_IN_PLACE).
  * @p recv: the result at the root (ignored elsewhere). A commutative op is
  * required when the hierarchy has more than one level (the caller checks). */
-int tc_hier_reduce(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, const void *send, void *recv,
-                   const tc_redop_t *op, int root);
+tc_err_t tc_hier_reduce(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, const void *send,
+                        void *recv, const tc_redop_t *op, int root);
 
 /** Allreduce: every rank receives the same bits in @p recv. @p send NULL:
  * the contribution is in @p recv. Scheme h->allreduce_scheme (RAB or RB). */
-int tc_hier_allreduce(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, const void *send, void *recv,
-                      const tc_redop_t *op);
+tc_err_t tc_hier_allreduce(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, const void *send,
+                           void *recv, const tc_redop_t *op);
 
 #endif /* TC_HIER_HIER_COLL_H */

@@ -41,20 +41,20 @@ const char *tc_hier_bcast_alg_name(tc_hier_bcast_alg_t alg)
     return name ? name : "?";
 }
 
-int tc_hier_bcast_alg_parse(const char *word, tc_hier_bcast_alg_t *alg)
+tc_err_t tc_hier_bcast_alg_parse(const char *word, tc_hier_bcast_alg_t *alg)
 {
     if (word == NULL || alg == NULL)
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     int a = tc_base_alg_index(TC_BASE_OP_BCAST, word);
     if (a >= 0) {
         *alg = (tc_hier_bcast_alg_t)a;
-        return 0;
+        return TC_OK;
     }
     if (strcasecmp(word, "scatter-allgather") == 0) {
         *alg = TC_HIER_BCAST_SCATTER_ALLGATHER;
-        return 0;
+        return TC_OK;
     }
-    return -1;
+    return tc_err(TC_ERR_PARSE);
 }
 
 static size_t npieces(size_t len)
@@ -62,37 +62,37 @@ static size_t npieces(size_t len)
     return len / piece_max + (len % piece_max != 0);
 }
 
-static int send_bytes(const char *buf, size_t len, int dest, MPI_Comm comm, int tag)
+static tc_err_t send_bytes(const char *buf, size_t len, int dest, MPI_Comm comm, int tag)
 {
     for (size_t off = 0; off < len; off += piece_max) {
         size_t n = len - off < piece_max ? len - off : piece_max;
-        int rc = PMPI_Send(buf + off, (int)n, MPI_BYTE, dest, tag, comm);
-        if (rc != MPI_SUCCESS)
+        tc_err_t rc = PMPI_Send(buf + off, (int)n, MPI_BYTE, dest, tag, comm);
+        if (rc != TC_OK)
             return rc;
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
-static int recv_bytes(char *buf, size_t len, int src, MPI_Comm comm, int tag)
+static tc_err_t recv_bytes(char *buf, size_t len, int src, MPI_Comm comm, int tag)
 {
     for (size_t off = 0; off < len; off += piece_max) {
         size_t n = len - off < piece_max ? len - off : piece_max;
-        int rc = PMPI_Recv(buf + off, (int)n, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
+        tc_err_t rc = PMPI_Recv(buf + off, (int)n, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE);
+        if (rc != TC_OK)
             return rc;
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* Complete the nreq requests already started, then report the first error:
  * an error must not leave requests pointing into the caller's buffer.
  * PMPI_Wait in a loop rather than PMPI_Waitall: gcc >= 11 rejects MPICH's
  * MPI_STATUSES_IGNORE ((MPI_Status *)1) for Waitall's array parameter. */
-static int finish(int rc, int nreq, MPI_Request *reqs)
+static tc_err_t finish(tc_err_t rc, int nreq, MPI_Request *reqs)
 {
     for (int i = 0; i < nreq; i++) {
         int rc_wait = PMPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
-        if (rc == MPI_SUCCESS)
+        if (rc == TC_OK)
             rc = rc_wait;
     }
     return rc;
@@ -100,45 +100,46 @@ static int finish(int rc, int nreq, MPI_Request *reqs)
 
 /* Receive each piece from the parent (index -1 at the root), then forward it
  * to all children at once: with more than one piece the tree is pipelined. */
-static int bcast_tree(char *buf, size_t nbytes, const int *members, int parent, const int *children,
-                      int nchildren, MPI_Comm comm, int tag, MPI_Request *reqs)
+static tc_err_t bcast_tree(char *buf, size_t nbytes, const int *members, int parent,
+                           const int *children, int nchildren, MPI_Comm comm, int tag,
+                           MPI_Request *reqs)
 {
     for (size_t off = 0; off < nbytes; off += piece_max) {
         size_t n = nbytes - off < piece_max ? nbytes - off : piece_max;
-        int rc = MPI_SUCCESS;
+        tc_err_t rc = TC_OK;
         if (parent >= 0) {
             rc = PMPI_Recv(buf + off, (int)n, MPI_BYTE, members[parent], tag, comm,
                            MPI_STATUS_IGNORE);
-            if (rc != MPI_SUCCESS)
+            if (rc != TC_OK)
                 return rc;
         }
         int started = 0;
-        for (; started < nchildren && rc == MPI_SUCCESS; started++) {
+        for (; started < nchildren && rc == TC_OK; started++) {
             rc = PMPI_Isend(buf + off, (int)n, MPI_BYTE, members[children[started]], tag, comm,
                             &reqs[started]);
-            if (rc != MPI_SUCCESS)
+            if (rc != TC_OK)
                 break;
         }
         rc = finish(rc, started, reqs);
-        if (rc != MPI_SUCCESS)
+        if (rc != TC_OK)
             return rc;
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* Flat and k-nomial trees are the notification trees of the shared-memory
  * broadcast (src/shm/tree.c) on relative indices rel = (index - root) mod n:
  * the k-nomial parent clears rel's lowest nonzero base-k digit, children come
  * largest subtree first, so the deepest branches start earliest. */
-static int bcast_by_tree(char *buf, size_t nbytes, const int *members, int n, int me, int root,
-                         tc_tree_kind_t kind, int k, MPI_Comm comm, int tag)
+static tc_err_t bcast_by_tree(char *buf, size_t nbytes, const int *members, int n, int me, int root,
+                              tc_tree_kind_t kind, int k, MPI_Comm comm, int tag)
 {
     int rel = (me - root + n) % n;
     int prel = tc_shm_tree_parent_rel(kind, k, n, rel);
     int parent = prel < 0 ? -1 : (prel + root) % n;
     int *children = malloc((size_t)n * sizeof(*children));
     MPI_Request *reqs = malloc((size_t)n * sizeof(*reqs));
-    int rc = MPI_ERR_NO_MEM;
+    tc_err_t rc = tc_err(TC_ERR_NOMEM);
     if (children == NULL || reqs == NULL)
         goto fn_exit;
     int nchildren = tc_shm_tree_children_rel(kind, k, n, rel, children);
@@ -159,8 +160,8 @@ static size_t chunk_off(size_t nbytes, int n, long long c)
     return (size_t)c * base + ((size_t)c < rem ? (size_t)c : rem);
 }
 
-static int bcast_scatter_allgather(char *buf, size_t nbytes, const int *members, int n, int me,
-                                   int root, MPI_Comm comm, int tag)
+static tc_err_t bcast_scatter_allgather(char *buf, size_t nbytes, const int *members, int n, int me,
+                                        int root, MPI_Comm comm, int tag)
 {
     long long rel = ((long long)me - root + n) % n;
 #define RANK_OF(r)  members[((r) + root) % n]
@@ -169,12 +170,12 @@ static int bcast_scatter_allgather(char *buf, size_t nbytes, const int *members,
      * subtree) from rel - lowbit(rel), then hands each child rel + m its
      * subtree [rel + m, rel + 2m), largest first. */
     long long mask = 1;
-    int rc = MPI_SUCCESS;
+    tc_err_t rc = TC_OK;
     while (mask < n) {
         if (rel & mask) {
             long long end = rel + mask < n ? rel + mask : n;
             rc = recv_bytes(RANGE(rel, end), RANK_OF(rel - mask), comm, tag);
-            if (rc != MPI_SUCCESS)
+            if (rc != TC_OK)
                 return rc;
             break;
         }
@@ -184,7 +185,7 @@ static int bcast_scatter_allgather(char *buf, size_t nbytes, const int *members,
         if (rel + mask < n) {
             long long end = rel + 2 * mask < n ? rel + 2 * mask : n;
             rc = send_bytes(RANGE(rel + mask, end), RANK_OF(rel + mask), comm, tag);
-            if (rc != MPI_SUCCESS)
+            if (rc != TC_OK)
                 return rc;
         }
     }
@@ -194,22 +195,22 @@ static int bcast_scatter_allgather(char *buf, size_t nbytes, const int *members,
     size_t pmax = npieces(nbytes / (size_t)n + 1);
     MPI_Request *reqs = malloc(2 * pmax * sizeof(*reqs));
     if (reqs == NULL)
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     int left = RANK_OF(rel + n - 1), right = RANK_OF(rel + 1);
-    for (long long s = 0; s < n - 1 && rc == MPI_SUCCESS; s++) {
+    for (long long s = 0; s < n - 1 && rc == TC_OK; s++) {
         long long cs = (rel - s + n) % n, cr = (rel - s - 1 + 2LL * n) % n;
         size_t soff = chunk_off(nbytes, n, cs), slen = chunk_off(nbytes, n, cs + 1) - soff;
         size_t roff = chunk_off(nbytes, n, cr), rlen = chunk_off(nbytes, n, cr + 1) - roff;
         int nreq = 0;
-        for (size_t off = 0; off < rlen && rc == MPI_SUCCESS; off += piece_max) {
+        for (size_t off = 0; off < rlen && rc == TC_OK; off += piece_max) {
             size_t len = rlen - off < piece_max ? rlen - off : piece_max;
             rc = PMPI_Irecv(buf + roff + off, (int)len, MPI_BYTE, left, tag, comm, &reqs[nreq]);
-            nreq += rc == MPI_SUCCESS;
+            nreq += rc == TC_OK;
         }
-        for (size_t off = 0; off < slen && rc == MPI_SUCCESS; off += piece_max) {
+        for (size_t off = 0; off < slen && rc == TC_OK; off += piece_max) {
             size_t len = slen - off < piece_max ? slen - off : piece_max;
             rc = PMPI_Isend(buf + soff + off, (int)len, MPI_BYTE, right, tag, comm, &reqs[nreq]);
-            nreq += rc == MPI_SUCCESS;
+            nreq += rc == TC_OK;
         }
         rc = finish(rc, nreq, reqs);
     }
@@ -219,29 +220,38 @@ static int bcast_scatter_allgather(char *buf, size_t nbytes, const int *members,
     return rc;
 }
 
-int tc_hier_bcast_group(void *buf, size_t nbytes, const int *members, int nmembers, int my_index,
-                        int root_index, tc_hier_bcast_alg_t alg, int k, MPI_Comm comm, int tag)
+tc_err_t tc_hier_members_check(const int *members, int nmembers, int my_index, MPI_Comm comm)
+{
+    int size, rank;
+    tc_err_t rc = PMPI_Comm_size(comm, &size);
+    if (rc == TC_OK)
+        rc = PMPI_Comm_rank(comm, &rank);
+    if (rc != TC_OK)
+        return rc;
+    if (members[my_index] != rank)
+        return tc_err(TC_ERR_ARG);
+    for (int i = 0; i < nmembers; i++)
+        if (members[i] < 0 || members[i] >= size || (i > 0 && members[i] <= members[i - 1]))
+            return tc_err(TC_ERR_ARG);
+    return TC_OK;
+}
+
+tc_err_t tc_hier_bcast_group(void *buf, size_t nbytes, const int *members, int nmembers,
+                             int my_index, int root_index, tc_hier_bcast_alg_t alg, int k,
+                             MPI_Comm comm, int tag)
 {
     /* Local checks only, all before the first message. */
     if (members == NULL || nmembers < 1 || my_index < 0 || my_index >= nmembers || root_index < 0 ||
         root_index >= nmembers || (int)alg < 0 || alg >= TC_HIER_BCAST_LAST ||
         (alg == TC_HIER_BCAST_KNOMIAL && k < 2))
-        return MPI_ERR_ARG;
+        return tc_err(TC_ERR_ARG);
     if (nbytes > 0 && buf == NULL)
-        return MPI_ERR_BUFFER;
-    int size, rank;
-    int rc = PMPI_Comm_size(comm, &size);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Comm_rank(comm, &rank);
-    if (rc != MPI_SUCCESS)
+        return tc_err(TC_ERR_BUFFER);
+    tc_err_t rc = tc_hier_members_check(members, nmembers, my_index, comm);
+    if (rc != TC_OK)
         return rc;
-    if (members[my_index] != rank)
-        return MPI_ERR_ARG;
-    for (int i = 0; i < nmembers; i++)
-        if (members[i] < 0 || members[i] >= size || (i > 0 && members[i] <= members[i - 1]))
-            return MPI_ERR_ARG;
     if (nbytes == 0 || nmembers == 1)
-        return MPI_SUCCESS;
+        return TC_OK;
 
     switch (alg) {
     case TC_HIER_BCAST_FLAT:

@@ -22,6 +22,8 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "base/err.h"
+
 typedef enum {
     TC_HIER_BCAST_FLAT,
     TC_HIER_BCAST_KNOMIAL,
@@ -56,23 +58,30 @@ typedef enum {
  * @param comm       communicator of the ranks (a private one: fixed tags are
  *                   safe)
  * @param tag        tag of every message
- * @return MPI_SUCCESS; MPI_ERR_ARG for inconsistent arguments (detected
+ * @return TC_OK; TC_ERR_ARG for inconsistent arguments (detected
  *         before any message is sent); or the error code of the failing
  *         PMPI call.
  * Thread-safety: as the PMPI point-to-point calls it makes; concurrent calls
  * on the same @p comm and @p tag must not overlap.
  */
-int tc_hier_bcast_group(void *buf, size_t nbytes, const int *members, int nmembers, int my_index,
-                        int root_index, tc_hier_bcast_alg_t alg, int k, MPI_Comm comm, int tag);
+tc_err_t tc_hier_bcast_group(void *buf, size_t nbytes, const int *members, int nmembers,
+                             int my_index, int root_index, tc_hier_bcast_alg_t alg, int k,
+                             MPI_Comm comm, int tag);
+
+/** The group checks of tc_hier_bcast_group and tc_hier_reduce_group, local (no
+ * message): the caller is members[my_index] (0 <= my_index < nmembers, checked by
+ * the caller), and the @p nmembers members are ascending ranks of @p comm.
+ * @return TC_OK; TC_ERR_ARG; or the error of PMPI_Comm_size/_rank. */
+tc_err_t tc_hier_members_check(const int *members, int nmembers, int my_index, MPI_Comm comm);
 
 /** Name of @p alg as accepted by tc_hier_bcast_alg_parse ("flat", "knomial",
  * "scatter_allgather"); "?" for a value out of range. */
 const char *tc_hier_bcast_alg_name(tc_hier_bcast_alg_t alg);
 
 /** Parse an algorithm name (case-insensitive; "scatter-allgather" is also
- * accepted). @return 0 and sets @p *alg on success, -1 (and leaves @p *alg
+ * accepted). @return TC_OK and sets @p *alg on success, TC_ERR_PARSE (and leaves @p *alg
  * unchanged) for an unknown or NULL word. */
-int tc_hier_bcast_alg_parse(const char *word, tc_hier_bcast_alg_t *alg);
+tc_err_t tc_hier_bcast_alg_parse(const char *word, tc_hier_bcast_alg_t *alg);
 
 /** Tests only: set the largest piece sent at once (1 <= bytes <=
  * TC_HIER_BCAST_PIECE_MAX; 0 restores the default) so the splitting of long

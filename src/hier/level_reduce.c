@@ -41,22 +41,22 @@ const char *tc_hier_allreduce_alg_name(tc_hier_allreduce_alg_t alg)
     return name ? name : "?";
 }
 
-int tc_hier_reduce_alg_parse(const char *word, tc_hier_reduce_alg_t *alg)
+tc_err_t tc_hier_reduce_alg_parse(const char *word, tc_hier_reduce_alg_t *alg)
 {
     int a = word != NULL ? tc_base_alg_index(TC_BASE_OP_REDUCE, word) : -1;
     if (a < 0 || alg == NULL)
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     *alg = (tc_hier_reduce_alg_t)a;
-    return 0;
+    return TC_OK;
 }
 
-int tc_hier_allreduce_alg_parse(const char *word, tc_hier_allreduce_alg_t *alg)
+tc_err_t tc_hier_allreduce_alg_parse(const char *word, tc_hier_allreduce_alg_t *alg)
 {
     int a = word != NULL ? tc_base_alg_index(TC_BASE_OP_ALLREDUCE, word) : -1;
     if (a < 0 || alg == NULL)
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     *alg = (tc_hier_allreduce_alg_t)a;
-    return 0;
+    return TC_OK;
 }
 
 /* What every algorithm needs besides the buffers. */
@@ -73,38 +73,39 @@ static size_t piece_len(size_t len, size_t off)
     return len - off < tc_hier_piece_max() ? len - off : tc_hier_piece_max();
 }
 
-static int send_bytes(const grp_t *g, const char *buf, size_t len, int dest)
+static tc_err_t send_bytes(const grp_t *g, const char *buf, size_t len, int dest)
 {
     for (size_t off = 0; off < len; off += tc_hier_piece_max()) {
-        int rc = PMPI_Send(buf + off, (int)piece_len(len, off), MPI_BYTE, dest, g->tag, g->comm);
-        if (rc != MPI_SUCCESS)
+        tc_err_t rc =
+            PMPI_Send(buf + off, (int)piece_len(len, off), MPI_BYTE, dest, g->tag, g->comm);
+        if (rc != TC_OK)
             return rc;
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
-static int recv_bytes(const grp_t *g, char *buf, size_t len, int src)
+static tc_err_t recv_bytes(const grp_t *g, char *buf, size_t len, int src)
 {
     for (size_t off = 0; off < len; off += tc_hier_piece_max()) {
-        int rc = PMPI_Recv(buf + off, (int)piece_len(len, off), MPI_BYTE, src, g->tag, g->comm,
-                           MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
+        tc_err_t rc = PMPI_Recv(buf + off, (int)piece_len(len, off), MPI_BYTE, src, g->tag, g->comm,
+                                MPI_STATUS_IGNORE);
+        if (rc != TC_OK)
             return rc;
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* Send slen bytes to dest while receiving rlen bytes from src, piece k with
  * piece k. Deadlock-free: the peer that receives our piece k runs a step k
  * that includes that receive (its lengths mirror ours), and each step is a
  * Sendrecv, a lone Send or a lone Recv. */
-static int exchange_bytes(const grp_t *g, const char *sbuf, size_t slen, int dest, char *rbuf,
-                          size_t rlen, int src)
+static tc_err_t exchange_bytes(const grp_t *g, const char *sbuf, size_t slen, int dest, char *rbuf,
+                               size_t rlen, int src)
 {
     for (size_t off = 0; off < slen || off < rlen; off += tc_hier_piece_max()) {
         int ns = off < slen ? (int)piece_len(slen, off) : 0;
         int nr = off < rlen ? (int)piece_len(rlen, off) : 0;
-        int rc;
+        tc_err_t rc;
         if (ns > 0 && nr > 0)
             rc = PMPI_Sendrecv(sbuf + off, ns, MPI_BYTE, dest, g->tag, rbuf + off, nr, MPI_BYTE,
                                src, g->tag, g->comm, MPI_STATUS_IGNORE);
@@ -112,10 +113,10 @@ static int exchange_bytes(const grp_t *g, const char *sbuf, size_t slen, int des
             rc = PMPI_Send(sbuf + off, ns, MPI_BYTE, dest, g->tag, g->comm);
         else
             rc = PMPI_Recv(rbuf + off, nr, MPI_BYTE, src, g->tag, g->comm, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
+        if (rc != TC_OK)
             return rc;
     }
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* First element of block b when nelem elements are cut into nblocks nearly
@@ -146,28 +147,29 @@ static long long pow2_floor(int n)
  * from root-1 down to 0, each as the left operand of what the root holds;
  * members above it from root+1 up, each as the right operand: the result is
  * m0 op ... op m(n-1). The accumulator ping-pongs between buf and scratch. */
-static int reduce_flat(const grp_t *g, char *buf, char *scratch, size_t nelem, int me, int root)
+static tc_err_t reduce_flat(const grp_t *g, char *buf, char *scratch, size_t nelem, int me,
+                            int root)
 {
     size_t nb = nelem * g->op->elem;
     if (me != root)
         return send_bytes(g, buf, nb, g->members[root]);
     char *acc = buf, *tmp = scratch;
     for (int i = root - 1; i >= 0; i--) {
-        int rc = recv_bytes(g, tmp, nb, g->members[i]);
-        if (rc != MPI_SUCCESS)
+        tc_err_t rc = recv_bytes(g, tmp, nb, g->members[i]);
+        if (rc != TC_OK)
             return rc;
         tc_redop_apply(g->op, tmp, acc, nelem);
     }
     for (int i = root + 1; i < g->n; i++) {
-        int rc = recv_bytes(g, tmp, nb, g->members[i]);
-        if (rc != MPI_SUCCESS)
+        tc_err_t rc = recv_bytes(g, tmp, nb, g->members[i]);
+        if (rc != TC_OK)
             return rc;
         tc_redop_apply(g->op, acc, tmp, nelem);
         swap_ptr(&acc, &tmp);
     }
     if (acc != buf)
         memcpy(buf, acc, nb);
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* Binomial tree on positions rel = (index - shift) mod n with tree root at
@@ -177,7 +179,8 @@ static int reduce_flat(const grp_t *g, char *buf, char *scratch, size_t nelem, i
  *  - otherwise shift = 0: the subtrees are contiguous ranges of member
  *    indices (member order holds) and member 0 forwards the result to the
  *    root when root != 0, one extra message (as MPICH does). */
-static int reduce_binomial(const grp_t *g, char *buf, char *scratch, size_t nelem, int me, int root)
+static tc_err_t reduce_binomial(const grp_t *g, char *buf, char *scratch, size_t nelem, int me,
+                                int root)
 {
     long long n = g->n;
     size_t nb = nelem * g->op->elem;
@@ -185,7 +188,7 @@ static int reduce_binomial(const grp_t *g, char *buf, char *scratch, size_t nele
     long long rel = (me - shift + n) % n;
 #define RANK_OF(r) g->members[((r) + shift) % n]
     char *acc = buf, *tmp = scratch;
-    int rc = MPI_SUCCESS;
+    tc_err_t rc = TC_OK;
     for (long long mask = 1; mask < n; mask <<= 1) {
         if (rel & mask) {
             rc = send_bytes(g, acc, nb, RANK_OF(rel - mask));
@@ -193,14 +196,14 @@ static int reduce_binomial(const grp_t *g, char *buf, char *scratch, size_t nele
         }
         if (rel + mask < n) {
             rc = recv_bytes(g, tmp, nb, RANK_OF(rel + mask));
-            if (rc != MPI_SUCCESS)
+            if (rc != TC_OK)
                 break;
             tc_redop_apply(g->op, acc, tmp, nelem);
             swap_ptr(&acc, &tmp);
         }
     }
 #undef RANK_OF
-    if (rc != MPI_SUCCESS)
+    if (rc != TC_OK)
         return rc;
     if (shift != root) {
         /* Non-commutative op, root != 0: member 0 holds the result. */
@@ -208,11 +211,11 @@ static int reduce_binomial(const grp_t *g, char *buf, char *scratch, size_t nele
             return send_bytes(g, acc, nb, g->members[root]);
         if (me == root)
             return recv_bytes(g, buf, nb, g->members[0]);
-        return MPI_SUCCESS;
+        return TC_OK;
     }
     if (rel == 0 && acc != buf)
         memcpy(buf, acc, nb);
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* Rabenseifner's reduce (commutative op; nelem >= n), on positions
@@ -226,7 +229,7 @@ static int reduce_binomial(const grp_t *g, char *buf, char *scratch, size_t nele
  *  3. binomial gather of the blocks to new rank 0: new rank r, holding
  *     blocks [r, r + mask), sends them to r - mask when r & mask.
  * Traffic per member ~2 (p2 - 1)/p2 of the vector instead of log2 n vectors. */
-static int reduce_rsg(const grp_t *g, char *buf, char *scratch, size_t nelem, int me, int root)
+static tc_err_t reduce_rsg(const grp_t *g, char *buf, char *scratch, size_t nelem, int me, int root)
 {
     long long n = g->n;
     size_t e = g->op->elem;
@@ -235,13 +238,13 @@ static int reduce_rsg(const grp_t *g, char *buf, char *scratch, size_t nelem, in
 #define RANK_OF(r)     g->members[((r) + root) % n]
 #define NEW_TO_REL(nr) ((nr) < rem ? 2 * (nr) : (nr) + rem)
 #define BOFF(b)        block_off(nelem, p2, b)
-    int rc;
+    tc_err_t rc;
     long long newrank;
     if (rel < 2 * rem) {
         if (rel & 1)
             return send_bytes(g, buf, nelem * e, RANK_OF(rel - 1));
         rc = recv_bytes(g, scratch, nelem * e, RANK_OF(rel + 1));
-        if (rc != MPI_SUCCESS)
+        if (rc != TC_OK)
             return rc;
         tc_redop_apply(g->op, scratch, buf, nelem);
         newrank = rel / 2;
@@ -257,7 +260,7 @@ static int reduce_rsg(const grp_t *g, char *buf, char *scratch, size_t nelem, in
         size_t koff = BOFF(keep), klen = BOFF(keep + mask) - koff;
         size_t goff = BOFF(give), glen = BOFF(give + mask) - goff;
         rc = exchange_bytes(g, buf + goff * e, glen * e, peer, scratch + koff * e, klen * e, peer);
-        if (rc != MPI_SUCCESS)
+        if (rc != TC_OK)
             return rc;
         tc_redop_apply(g->op, scratch + koff * e, buf + koff * e, klen);
         lo = keep;
@@ -272,13 +275,13 @@ static int reduce_rsg(const grp_t *g, char *buf, char *scratch, size_t nelem, in
         off = BOFF(newrank + mask);
         len = BOFF(newrank + 2 * mask) - off;
         rc = recv_bytes(g, buf + off * e, len * e, RANK_OF(NEW_TO_REL(newrank + mask)));
-        if (rc != MPI_SUCCESS)
+        if (rc != TC_OK)
             return rc;
     }
 #undef BOFF
 #undef NEW_TO_REL
 #undef RANK_OF
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* Recursive doubling. With n = p2 + rem, each odd index i < 2 rem first
@@ -287,20 +290,20 @@ static int reduce_rsg(const grp_t *g, char *buf, char *scratch, size_t nelem, in
  * (nr < rem) or {nr + rem}: increasing, contiguous ranges. At each exchange
  * both partners evaluate (lower new rank's partial) op (higher's) on the same
  * two operands, so they get the same bits and member order holds. */
-static int allreduce_recdbl(const grp_t *g, char *buf, char *scratch, size_t nelem, int me)
+static tc_err_t allreduce_recdbl(const grp_t *g, char *buf, char *scratch, size_t nelem, int me)
 {
     long long n = g->n;
     size_t nb = nelem * g->op->elem;
     long long p2 = pow2_floor(g->n), rem = n - p2;
     char *acc = buf, *tmp = scratch;
-    int rc = MPI_SUCCESS;
+    tc_err_t rc = TC_OK;
     long long newrank = -1;
     if (me < 2 * rem) {
         if (me & 1) {
             rc = send_bytes(g, buf, nb, g->members[me - 1]);
         } else {
             rc = recv_bytes(g, tmp, nb, g->members[me + 1]);
-            if (rc == MPI_SUCCESS) {
+            if (rc == TC_OK) {
                 tc_redop_apply(g->op, acc, tmp, nelem);
                 swap_ptr(&acc, &tmp);
             }
@@ -309,14 +312,14 @@ static int allreduce_recdbl(const grp_t *g, char *buf, char *scratch, size_t nel
     } else {
         newrank = me - rem;
     }
-    if (rc != MPI_SUCCESS)
+    if (rc != TC_OK)
         return rc;
     if (newrank >= 0) {
         for (long long mask = 1; mask < p2; mask <<= 1) {
             long long partner = newrank ^ mask;
             int peer = g->members[partner < rem ? 2 * partner : partner + rem];
             rc = exchange_bytes(g, acc, nb, peer, tmp, nb, peer);
-            if (rc != MPI_SUCCESS)
+            if (rc != TC_OK)
                 return rc;
             if (partner < newrank) {
                 tc_redop_apply(g->op, tmp, acc, nelem);
@@ -342,7 +345,7 @@ static int allreduce_recdbl(const grp_t *g, char *buf, char *scratch, size_t nel
  * i holds block i + 1 reduced over all members. Allgather: the reduced blocks
  * go around the ring once more. Each block is reduced at one member and then
  * only copied, so every member ends with the same bits. */
-static int allreduce_ring(const grp_t *g, char *buf, char *scratch, size_t nelem, int me)
+static tc_err_t allreduce_ring(const grp_t *g, char *buf, char *scratch, size_t nelem, int me)
 {
     long long n = g->n;
     size_t e = g->op->elem;
@@ -352,9 +355,9 @@ static int allreduce_ring(const grp_t *g, char *buf, char *scratch, size_t nelem
         long long sb = (me - s + n) % n, rb = (me - s - 1 + 2 * n) % n;
         size_t soff = BOFF(sb), slen = BOFF(sb + 1) - soff;
         size_t roff = BOFF(rb), rlen = BOFF(rb + 1) - roff;
-        int rc =
+        tc_err_t rc =
             exchange_bytes(g, buf + soff * e, slen * e, right, scratch + roff * e, rlen * e, left);
-        if (rc != MPI_SUCCESS)
+        if (rc != TC_OK)
             return rc;
         tc_redop_apply(g->op, scratch + roff * e, buf + roff * e, rlen);
     }
@@ -362,60 +365,50 @@ static int allreduce_ring(const grp_t *g, char *buf, char *scratch, size_t nelem
         long long sb = (me + 1 - s + n) % n, rb = (me - s + n) % n;
         size_t soff = BOFF(sb), slen = BOFF(sb + 1) - soff;
         size_t roff = BOFF(rb), rlen = BOFF(rb + 1) - roff;
-        int rc = exchange_bytes(g, buf + soff * e, slen * e, right, buf + roff * e, rlen * e, left);
-        if (rc != MPI_SUCCESS)
+        tc_err_t rc =
+            exchange_bytes(g, buf + soff * e, slen * e, right, buf + roff * e, rlen * e, left);
+        if (rc != TC_OK)
             return rc;
     }
 #undef BOFF
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 /* Checks shared by both entry points; all local, before any message. */
-static int check_args(const void *buf, const void *scratch, size_t nelem, const tc_redop_t *op,
-                      const int *members, int nmembers, int my_index, MPI_Comm comm)
+static tc_err_t check_args(const void *buf, const void *scratch, size_t nelem, const tc_redop_t *op,
+                           const int *members, int nmembers, int my_index, MPI_Comm comm)
 {
     if (members == NULL || nmembers < 1 || my_index < 0 || my_index >= nmembers)
-        return MPI_ERR_ARG;
+        return tc_err(TC_ERR_ARG);
     if (op == NULL || op->elem == 0)
-        return MPI_ERR_OP;
+        return tc_err(TC_ERR_OP);
     if (nelem > SIZE_MAX / op->elem)
-        return MPI_ERR_ARG;
+        return tc_err(TC_ERR_ARG);
     size_t nb = nelem * op->elem;
     if (nb > 0 && buf == NULL)
-        return MPI_ERR_ARG;
+        return tc_err(TC_ERR_ARG);
     if (nb > 0 && nmembers > 1) {
         uintptr_t b = (uintptr_t)buf, s = (uintptr_t)scratch;
         if (scratch == NULL || (s < b + nb && b < s + nb))
-            return MPI_ERR_ARG;
+            return tc_err(TC_ERR_ARG);
     }
-    int size, rank;
-    int rc = PMPI_Comm_size(comm, &size);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Comm_rank(comm, &rank);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (members[my_index] != rank)
-        return MPI_ERR_ARG;
-    for (int i = 0; i < nmembers; i++)
-        if (members[i] < 0 || members[i] >= size || (i > 0 && members[i] <= members[i - 1]))
-            return MPI_ERR_ARG;
-    return MPI_SUCCESS;
+    return tc_hier_members_check(members, nmembers, my_index, comm);
 }
 
-int tc_hier_reduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_t *op,
-                         const int *members, int nmembers, int my_index, int root_index,
-                         tc_hier_reduce_alg_t alg, MPI_Comm comm, int tag)
+tc_err_t tc_hier_reduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_t *op,
+                              const int *members, int nmembers, int my_index, int root_index,
+                              tc_hier_reduce_alg_t alg, MPI_Comm comm, int tag)
 {
-    int rc = check_args(buf, scratch, nelem, op, members, nmembers, my_index, comm);
-    if (rc != MPI_SUCCESS)
+    tc_err_t rc = check_args(buf, scratch, nelem, op, members, nmembers, my_index, comm);
+    if (rc != TC_OK)
         return rc;
     if (root_index < 0 || root_index >= nmembers || (int)alg < 0 || alg >= TC_HIER_REDUCE_LAST)
-        return MPI_ERR_ARG;
+        return tc_err(TC_ERR_ARG);
     /* Refused whatever the size, so every member gets the same answer. */
     if (alg == TC_HIER_REDUCE_RSG && !op->commutative)
-        return MPI_ERR_OP;
+        return tc_err(TC_ERR_OP);
     if (nelem == 0 || nmembers == 1)
-        return MPI_SUCCESS;
+        return TC_OK;
     grp_t g = {op, members, nmembers, comm, tag};
     switch (alg) {
     case TC_HIER_REDUCE_FLAT:
@@ -431,19 +424,19 @@ int tc_hier_reduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_
     }
 }
 
-int tc_hier_allreduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_t *op,
-                            const int *members, int nmembers, int my_index,
-                            tc_hier_allreduce_alg_t alg, MPI_Comm comm, int tag)
+tc_err_t tc_hier_allreduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_t *op,
+                                 const int *members, int nmembers, int my_index,
+                                 tc_hier_allreduce_alg_t alg, MPI_Comm comm, int tag)
 {
-    int rc = check_args(buf, scratch, nelem, op, members, nmembers, my_index, comm);
-    if (rc != MPI_SUCCESS)
+    tc_err_t rc = check_args(buf, scratch, nelem, op, members, nmembers, my_index, comm);
+    if (rc != TC_OK)
         return rc;
     if ((int)alg < 0 || alg >= TC_HIER_ALLREDUCE_LAST)
-        return MPI_ERR_ARG;
+        return tc_err(TC_ERR_ARG);
     if (alg == TC_HIER_ALLREDUCE_RING && !op->commutative)
-        return MPI_ERR_OP;
+        return tc_err(TC_ERR_OP);
     if (nelem == 0 || nmembers == 1)
-        return MPI_SUCCESS;
+        return TC_OK;
     grp_t g = {op, members, nmembers, comm, tag};
     if (alg == TC_HIER_ALLREDUCE_RING)
         return allreduce_ring(&g, buf, scratch, nelem, my_index);

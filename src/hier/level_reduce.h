@@ -22,7 +22,7 @@
  * the partial of the lower member indices as the LEFT operand (`in`), so
  * FLAT, BINOMIAL and RECDBL give the member-ordered result (non-commutative
  * ops are fine for them); RSG and RING need a commutative op (the functions
- * return MPI_ERR_OP otherwise, before any message). The allreduce functions
+ * return TC_ERR_OP otherwise, before any message). The allreduce functions
  * give bitwise-identical results at every member: each element of the result
  * is computed by one expression evaluated the same way everywhere (RECDBL:
  * both partners combine (lower, higher) in that order; RING: each block is
@@ -41,6 +41,7 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "base/err.h"
 #include "base/redop.h"
 
 typedef enum {
@@ -71,29 +72,29 @@ typedef enum {
  * @param alg        algorithm, the same at every member
  * @param comm       the communicator of the ranks (a private one)
  * @param tag        tag of every message
- * @return MPI_SUCCESS; MPI_ERR_ARG / MPI_ERR_OP for bad arguments (before any
+ * @return TC_OK; TC_ERR_ARG / TC_ERR_OP for bad arguments (before any
  *         message); or the failing PMPI call's error code.
  * nelem == 0 or nmembers == 1 returns at once.
  */
-int tc_hier_reduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_t *op,
-                         const int *members, int nmembers, int my_index, int root_index,
-                         tc_hier_reduce_alg_t alg, MPI_Comm comm, int tag);
+tc_err_t tc_hier_reduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_t *op,
+                              const int *members, int nmembers, int my_index, int root_index,
+                              tc_hier_reduce_alg_t alg, MPI_Comm comm, int tag);
 
 /**
  * Allreduce among the members: on return @p buf holds, at every member, the
  * same bits: the reduction over all members' contributions.
  * Arguments as tc_hier_reduce_group() (no root).
  */
-int tc_hier_allreduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_t *op,
-                            const int *members, int nmembers, int my_index,
-                            tc_hier_allreduce_alg_t alg, MPI_Comm comm, int tag);
+tc_err_t tc_hier_allreduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_t *op,
+                                 const int *members, int nmembers, int my_index,
+                                 tc_hier_allreduce_alg_t alg, MPI_Comm comm, int tag);
 
 /** Names as accepted by the parsers: "flat", "binomial", "rsg"; "recdbl",
  * "ring"; "?" when out of range. */
 const char *tc_hier_reduce_alg_name(tc_hier_reduce_alg_t alg);
 const char *tc_hier_allreduce_alg_name(tc_hier_allreduce_alg_t alg);
-/** Parse a name (case-insensitive). @return 0 and sets *alg, or -1. */
-int tc_hier_reduce_alg_parse(const char *word, tc_hier_reduce_alg_t *alg);
-int tc_hier_allreduce_alg_parse(const char *word, tc_hier_allreduce_alg_t *alg);
+/** Parse a name (case-insensitive). @return TC_OK and sets *alg, or TC_ERR_PARSE. */
+tc_err_t tc_hier_reduce_alg_parse(const char *word, tc_hier_reduce_alg_t *alg);
+tc_err_t tc_hier_allreduce_alg_parse(const char *word, tc_hier_allreduce_alg_t *alg);
 
 #endif /* TC_HIER_LEVEL_REDUCE_H */

@@ -71,13 +71,13 @@ static int parse_uint(const char *s, size_t len, int64_t max, int64_t *v)
 }
 
 /* key=value -> level and value field; -1 after setting the message. */
-static int split_kv(locfile_state_t *st, long lineno, tc_hier_tok_t t, int *level,
-                    tc_hier_tok_t *val)
+static tc_err_t split_kv(locfile_state_t *st, long lineno, tc_hier_tok_t t, int *level,
+                         tc_hier_tok_t *val)
 {
     const char *eq = memchr(t.s, '=', t.len);
     if (eq == NULL) {
         seterr(st, lineno, "expected key=value, got " TOK_FMT, TOK_ARG(t));
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     size_t klen = (size_t)(eq - t.s);
     *level = level_from_key(t.s, klen);
@@ -87,26 +87,26 @@ static int split_kv(locfile_state_t *st, long lineno, tc_hier_tok_t t, int *leve
                "unknown key " TOK_FMT " (accepted: core l2 l3 numa package socket node "
                "switch1 switch2 switch3 switch4)",
                TOK_ARG(k));
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     val->s = eq + 1;
     val->len = t.len - klen - 1;
     if (val->len == 0) {
         seterr(st, lineno, "%s has an empty value", tc_base_level_name(*level));
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
-    return 0;
+    return TC_OK;
 }
 
-static int set_mode(locfile_state_t *st, long lineno, int level, int mode)
+static tc_err_t set_mode(locfile_state_t *st, long lineno, int level, int mode)
 {
     if (st->mode[level] == MODE_UNSET) {
         st->mode[level] = mode;
         st->mode_line[level] = lineno;
-        return 0;
+        return TC_OK;
     }
     if (st->mode[level] == mode)
-        return 0;
+        return TC_OK;
     const char *was = st->mode[level] == MODE_NUMBER ? "numbers" : "names";
     if (st->mode_line[level] > 0)
         seterr(st, lineno, "%s mixes names and numbers (line %ld gives %s)",
@@ -114,36 +114,37 @@ static int set_mode(locfile_state_t *st, long lineno, int level, int mode)
     else
         seterr(st, lineno, "%s mixes names and numbers (the shape gives %s)",
                tc_base_level_name(level), was);
-    return -1;
+    return tc_err(TC_ERR_PARSE);
 }
 
 /* Value of one key into *id. */
-static int parse_value(locfile_state_t *st, long lineno, int level, tc_hier_tok_t v, int64_t *id)
+static tc_err_t parse_value(locfile_state_t *st, long lineno, int level, tc_hier_tok_t v,
+                            int64_t *id)
 {
     int rc = parse_uint(v.s, v.len, INT64_MAX, id);
     if (rc == -2) {
         seterr(st, lineno, "%s=" TOK_FMT ": number too large", tc_base_level_name(level),
                TOK_ARG(v));
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     if (rc == 0)
         return set_mode(st, lineno, level, MODE_NUMBER);
     if (v.len > LOC_NAME_MAX) {
         seterr(st, lineno, "%s=" TOK_FMT ": name too long (%zu > %d characters)",
                tc_base_level_name(level), TOK_ARG(v), v.len, LOC_NAME_MAX);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     if (set_mode(st, lineno, level, MODE_NAME) != 0)
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     if (tc_hier_strtab_intern(&st->names[level], v.s, v.len, id, NULL) != 0) {
         seterr(st, lineno, "out of memory");
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
-    return 0;
+    return TC_OK;
 }
 
-static int parse_shape(locfile_state_t *st, long lineno, const tc_hier_tok_t *tok, int ntok, int p,
-                       tc_hier_loc_t *locs)
+static tc_err_t parse_shape(locfile_state_t *st, long lineno, const tc_hier_tok_t *tok, int ntok,
+                            int p, tc_hier_loc_t *locs)
 {
     int64_t count[TC_LEVEL_LAST];
     int listed[TC_LEVEL_LAST];
@@ -153,31 +154,31 @@ static int parse_shape(locfile_state_t *st, long lineno, const tc_hier_tok_t *to
 
     if (ntok < 2) {
         seterr(st, lineno, "shape lists no level");
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     for (int i = 1; i < ntok; i++) {
         int level;
         tc_hier_tok_t v;
         if (split_kv(st, lineno, tok[i], &level, &v) != 0)
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         if (level >= prev) {
             seterr(st, lineno,
                    "shape: %s must come before %s (levels go from the top down, "
                    "each once)",
                    tc_base_level_name(prev < TC_LEVEL_LAST ? prev : level),
                    tc_base_level_name(level));
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         }
         prev = level;
         /* Counts are capped so the slot product cannot overflow. */
         if (parse_uint(v.s, v.len, INT32_MAX, &count[level]) != 0 || count[level] < 1) {
             seterr(st, lineno, "shape: %s=" TOK_FMT ": expected a count from 1 to %d",
                    tc_base_level_name(level), TOK_ARG(v), INT32_MAX);
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         }
         if (slots > INT32_MAX / count[level]) {
             seterr(st, lineno, "shape: more than %d slots", INT32_MAX);
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         }
         slots *= count[level];
         listed[nlisted++] = level;
@@ -186,7 +187,7 @@ static int parse_shape(locfile_state_t *st, long lineno, const tc_hier_tok_t *to
     }
     if (slots < p) {
         seterr(st, lineno, "shape holds %lld ranks, the communicator has %d", (long long)slots, p);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     for (int r = 0; r < p; r++) {
         for (int l = 0; l < TC_LEVEL_LAST; l++)
@@ -198,31 +199,32 @@ static int parse_shape(locfile_state_t *st, long lineno, const tc_hier_tok_t *to
             below *= count[listed[i]];
         }
     }
-    return 0;
+    return TC_OK;
 }
 
-static int parse_rank_line(locfile_state_t *st, long lineno, const tc_hier_tok_t *tok, int ntok,
-                           int p, tc_hier_loc_t *locs, unsigned char *seen, int shaped)
+static tc_err_t parse_rank_line(locfile_state_t *st, long lineno, const tc_hier_tok_t *tok,
+                                int ntok, int p, tc_hier_loc_t *locs, unsigned char *seen,
+                                int shaped)
 {
     int64_t rank;
     int rc = parse_uint(tok[0].s, tok[0].len, INT32_MAX, &rank);
     if (rc == -1) {
         seterr(st, lineno, "expected a rank number, got " TOK_FMT, TOK_ARG(tok[0]));
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     if (rc == -2 || rank >= p) {
         seterr(st, lineno, "rank " TOK_FMT " out of range (the communicator has %d ranks)",
                TOK_ARG(tok[0]), p);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     if (seen[rank]) {
         seterr(st, lineno, "rank %lld listed twice", (long long)rank);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     seen[rank] = 1;
     if (ntok > 1 + TC_LEVEL_LAST) {
         seterr(st, lineno, "%d keys given, there are only %d levels", ntok - 1, TC_LEVEL_LAST);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     tc_hier_loc_t loc;
     int given[TC_LEVEL_LAST] = {0};
@@ -232,21 +234,21 @@ static int parse_rank_line(locfile_state_t *st, long lineno, const tc_hier_tok_t
         int level;
         tc_hier_tok_t v;
         if (split_kv(st, lineno, tok[i], &level, &v) != 0)
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         if (given[level]) {
             seterr(st, lineno, "%s given twice", tc_base_level_name(level));
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         }
         given[level] = 1;
         if (parse_value(st, lineno, level, v, &loc.id[level]) != 0)
-            return -1;
+            return tc_err(TC_ERR_PARSE);
     }
     locs[rank] = loc;
-    return 0;
+    return TC_OK;
 }
 
-int tc_hier_locfile_parse(const char *text, size_t len, const char *filename, int p,
-                          tc_hier_loc_t *locs, char *err, size_t errlen)
+tc_err_t tc_hier_locfile_parse(const char *text, size_t len, const char *filename, int p,
+                               tc_hier_loc_t *locs, char *err, size_t errlen)
 {
     locfile_state_t st;
     tc_hier_tok_t tok[LOC_MAXTOK];
@@ -254,7 +256,8 @@ int tc_hier_locfile_parse(const char *text, size_t len, const char *filename, in
     const char *line;
     size_t linelen;
     unsigned char *seen = NULL;
-    int shaped = 0, first = 1, rc = -1;
+    int shaped = 0, first = 1;
+    tc_err_t rc = tc_err(TC_ERR_PARSE);
 
     memset(&st, 0, sizeof(st));
     st.filename = filename ? filename : "(locality file)";
@@ -262,12 +265,12 @@ int tc_hier_locfile_parse(const char *text, size_t len, const char *filename, in
     st.errlen = errlen;
     if (p < 1) {
         seterr(&st, 0, "communicator size %d", p);
-        return -1;
+        return tc_err(TC_ERR_ARG);
     }
     seen = calloc((size_t)p, 1);
     if (seen == NULL) {
         seterr(&st, 0, "out of memory");
-        return -1;
+        return tc_err(TC_ERR_NOMEM);
     }
     while (tc_hier_lines_next(&ls, &line, &linelen)) {
         int bad = 0;
@@ -305,7 +308,7 @@ int tc_hier_locfile_parse(const char *text, size_t len, const char *filename, in
             }
         }
     }
-    rc = 0;
+    rc = TC_OK;
 fn_exit:
     free(seen);
     for (int l = 0; l < TC_LEVEL_LAST; l++)
@@ -313,17 +316,18 @@ fn_exit:
     return rc;
 }
 
-int tc_hier_locfile_load(const char *path, int p, tc_hier_loc_t *locs, char *err, size_t errlen)
+tc_err_t tc_hier_locfile_load(const char *path, int p, tc_hier_loc_t *locs, char *err,
+                              size_t errlen)
 {
     char *buf;
     size_t len;
-    errno = 0;
-    if (tc_hier_file_read(path, &buf, &len) != 0) {
+    tc_err_t rc = tc_hier_file_read(path, &buf, &len);
+    if (rc != TC_OK) {
         if (err && errlen)
-            snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
-        return -1;
+            snprintf(err, errlen, "%s: cannot read: %s", path, strerror(tc_err_cause(rc)));
+        return rc;
     }
-    int rc = tc_hier_locfile_parse(buf, len, path, p, locs, err, errlen);
+    rc = tc_hier_locfile_parse(buf, len, path, p, locs, err, errlen);
     free(buf);
     return rc;
 }

@@ -41,15 +41,20 @@
 
 #include <stddef.h>
 
+#include "base/err.h"
+
 #include "locality.h"
 
 /* Parse text[0..len) for a communicator of p ranks into locs[0..p).
- * filename is only used in messages. Returns 0, or -1 with the message in
+ * filename is only used in messages. Returns TC_OK, or TC_ERR_PARSE (TC_ERR_ARG,
+ * TC_ERR_NOMEM) with the message in
  * err[errlen] (locs is then unspecified). */
-int tc_hier_locfile_parse(const char *text, size_t len, const char *filename, int p,
-                          tc_hier_loc_t *locs, char *err, size_t errlen);
+tc_err_t tc_hier_locfile_parse(const char *text, size_t len, const char *filename, int p,
+                               tc_hier_loc_t *locs, char *err, size_t errlen);
 
-/* Read and parse the file at path; "PATH: cannot read: reason" on failure. */
-int tc_hier_locfile_load(const char *path, int p, tc_hier_loc_t *locs, char *err, size_t errlen);
+/* Read and parse the file at path; TC_ERR_SYS and "PATH: cannot read: reason"
+ * when it cannot be read. */
+tc_err_t tc_hier_locfile_load(const char *path, int p, tc_hier_loc_t *locs, char *err,
+                              size_t errlen);
 
 #endif /* TC_HIER_LOCFILE_H */

@@ -33,12 +33,12 @@ static size_t strtab_probe(const tc_hier_strtab_t *t, const char *s, size_t len)
     return i;
 }
 
-static int strtab_grow(tc_hier_strtab_t *t)
+static tc_err_t strtab_grow(tc_hier_strtab_t *t)
 {
     size_t nslots = t->nslots ? 2 * t->nslots : 64;
     size_t *slots = calloc(nslots, sizeof(*slots));
     if (slots == NULL)
-        return -1;
+        return tc_err(TC_ERR_NOMEM);
     size_t *old = t->slots;
     t->slots = slots;
     t->nslots = nslots;
@@ -47,32 +47,33 @@ static int strtab_grow(tc_hier_strtab_t *t)
         t->slots[i] = id + 1;
     }
     free(old);
-    return 0;
+    return TC_OK;
 }
 
-int tc_hier_strtab_intern(tc_hier_strtab_t *t, const char *s, size_t len, int64_t *id, int *added)
+tc_err_t tc_hier_strtab_intern(tc_hier_strtab_t *t, const char *s, size_t len, int64_t *id,
+                               int *added)
 {
     /* Keep the table at most half full so probes stay short. */
     if (2 * (t->n + 1) > t->nslots && strtab_grow(t) != 0)
-        return -1;
+        return tc_err(TC_ERR_NOMEM);
     size_t i = strtab_probe(t, s, len);
     if (t->slots[i] != 0) {
         *id = (int64_t)(t->slots[i] - 1);
         if (added)
             *added = 0;
-        return 0;
+        return TC_OK;
     }
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 16;
         char **strs = realloc(t->strs, cap * sizeof(*strs));
         if (strs == NULL)
-            return -1;
+            return tc_err(TC_ERR_NOMEM);
         t->strs = strs;
         t->cap = cap;
     }
     char *copy = malloc(len + 1);
     if (copy == NULL)
-        return -1;
+        return tc_err(TC_ERR_NOMEM);
     memcpy(copy, s, len);
     copy[len] = '\0';
     t->strs[t->n] = copy;
@@ -80,7 +81,7 @@ int tc_hier_strtab_intern(tc_hier_strtab_t *t, const char *s, size_t len, int64_
     *id = (int64_t)(t->n - 1);
     if (added)
         *added = 1;
-    return 0;
+    return TC_OK;
 }
 
 int64_t tc_hier_strtab_find(const tc_hier_strtab_t *t, const char *s, size_t len)
@@ -153,22 +154,12 @@ int tc_hier_line_split(const char *line, size_t len, tc_hier_tok_t *tok, int max
 
 /* ---- the network file ---------------------------------------------------- */
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* Quote at most 40 characters of a name in messages. */
 #define NAME_FMT    "'%.*s%s'"
 #define NAME_ARG(t) (int)((t).len > 40 ? 40 : (t).len), (t).s, ((t).len > 40 ? "..." : "")
 
-int tc_hier_netfile_parse(const char *text, size_t len, const char *filename, tc_hier_netfile_t *nf,
-                          char *err, size_t errlen)
+tc_err_t tc_hier_netfile_parse(const char *text, size_t len, const char *filename,
+                               tc_hier_netfile_t *nf, char *err, size_t errlen)
 {
     tc_hier_tok_t tok[1 + TC_HIER_MAX_SWITCH];
     tc_hier_lines_t ls = {text, len, 0, 0};
@@ -190,27 +181,28 @@ int tc_hier_netfile_parse(const char *text, size_t len, const char *filename, tc
         int bad = 0;
         int ntok = tc_hier_line_split(line, linelen, tok, 1 + TC_HIER_MAX_SWITCH, &bad);
         if (ntok < 0) {
-            seterr(err, errlen, "%s:%ld: non-printable character (byte 0x%02x)", filename,
-                   ls.lineno, bad);
+            tc_err_message(err, errlen, "%s:%ld: non-printable character (byte 0x%02x)", filename,
+                           ls.lineno, bad);
             goto fn_fail;
         }
         if (ntok == 0)
             continue;
         int depth = ntok - 1;
         if (depth == 0) {
-            seterr(err, errlen, "%s:%ld: node " NAME_FMT " has no switch", filename, ls.lineno,
-                   NAME_ARG(tok[0]));
+            tc_err_message(err, errlen, "%s:%ld: node " NAME_FMT " has no switch", filename,
+                           ls.lineno, NAME_ARG(tok[0]));
             goto fn_fail;
         }
         if (depth > TC_HIER_MAX_SWITCH) {
-            seterr(err, errlen, "%s:%ld: %d switches listed, at most %d are supported", filename,
-                   ls.lineno, depth, TC_HIER_MAX_SWITCH);
+            tc_err_message(err, errlen, "%s:%ld: %d switches listed, at most %d are supported",
+                           filename, ls.lineno, depth, TC_HIER_MAX_SWITCH);
             goto fn_fail;
         }
         for (int i = 0; i < ntok; i++) {
             if (tok[i].len > TC_HIER_NETFILE_NAME_MAX) {
-                seterr(err, errlen, "%s:%ld: name " NAME_FMT " too long (%zu > %d characters)",
-                       filename, ls.lineno, NAME_ARG(tok[i]), tok[i].len, TC_HIER_NETFILE_NAME_MAX);
+                tc_err_message(err, errlen,
+                               "%s:%ld: name " NAME_FMT " too long (%zu > %d characters)", filename,
+                               ls.lineno, NAME_ARG(tok[i]), tok[i].len, TC_HIER_NETFILE_NAME_MAX);
                 goto fn_fail;
             }
         }
@@ -218,8 +210,8 @@ int tc_hier_netfile_parse(const char *text, size_t len, const char *filename, tc
             nf->depth = depth;
             depth_line = ls.lineno;
         } else if (depth != nf->depth) {
-            seterr(err, errlen, "%s:%ld: %d switches listed, but line %ld lists %d", filename,
-                   ls.lineno, depth, depth_line, nf->depth);
+            tc_err_message(err, errlen, "%s:%ld: %d switches listed, but line %ld lists %d",
+                           filename, ls.lineno, depth, depth_line, nf->depth);
             goto fn_fail;
         }
 
@@ -228,8 +220,8 @@ int tc_hier_netfile_parse(const char *text, size_t len, const char *filename, tc
         if (tc_hier_strtab_intern(&nf->nodes, tok[0].s, tok[0].len, &node, &added) != 0)
             goto fn_nomem;
         if (!added) {
-            seterr(err, errlen, "%s:%ld: node " NAME_FMT " listed twice", filename, ls.lineno,
-                   NAME_ARG(tok[0]));
+            tc_err_message(err, errlen, "%s:%ld: node " NAME_FMT " listed twice", filename,
+                           ls.lineno, NAME_ARG(tok[0]));
             goto fn_fail;
         }
         if ((size_t)node >= cap) {
@@ -250,31 +242,33 @@ int tc_hier_netfile_parse(const char *text, size_t len, const char *filename, tc
     }
     for (int d = 0; d < TC_HIER_MAX_SWITCH; d++)
         nf->nswitch[d] = (int64_t)nf->switches[d].n;
-    return 0;
+    return TC_OK;
 
 fn_nomem:
-    seterr(err, errlen, "%s: out of memory", filename);
+    tc_err_message(err, errlen, "%s: out of memory", filename);
+    tc_hier_netfile_free(nf);
+    return tc_err(TC_ERR_NOMEM);
 fn_fail:
     tc_hier_netfile_free(nf);
-    return -1;
+    return tc_err(TC_ERR_PARSE);
 }
 
-/* Whole file into a malloc'd buffer; -1 with errno set on failure. */
-int tc_hier_file_read(const char *path, char **buf, size_t *len)
+/* Whole file into a malloc'd buffer; TC_ERR_SYS with the errno, or TC_ERR_NOMEM. */
+tc_err_t tc_hier_file_read(const char *path, char **buf, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL)
-        return -1;
+        return tc_err_sys(errno);
     size_t cap = 4096, n = 0;
     char *b = malloc(cap);
-    int rc = -1;
+    tc_err_t rc = tc_err(TC_ERR_NOMEM);
     if (b == NULL)
         goto fn_exit;
     for (;;) {
         if (n == cap) {
             char *nb = realloc(b, cap * 2);
             if (nb == NULL)
-                goto fn_exit;
+                goto fn_exit; /* rc: TC_ERR_NOMEM */
             b = nb;
             cap *= 2;
         }
@@ -282,7 +276,7 @@ int tc_hier_file_read(const char *path, char **buf, size_t *len)
         n += got;
         if (got == 0) {
             if (ferror(f)) {
-                errno = errno ? errno : EIO;
+                rc = tc_err_sys(errno ? errno : EIO);
                 goto fn_exit;
             }
             break;
@@ -291,44 +285,42 @@ int tc_hier_file_read(const char *path, char **buf, size_t *len)
     *buf = b;
     *len = n;
     b = NULL;
-    rc = 0;
+    rc = TC_OK;
 fn_exit:
     free(b);
-    int saved = errno;
     fclose(f);
-    errno = saved;
     return rc;
 }
 
-int tc_hier_netfile_load(const char *path, tc_hier_netfile_t *nf, char *err, size_t errlen)
+tc_err_t tc_hier_netfile_load(const char *path, tc_hier_netfile_t *nf, char *err, size_t errlen)
 {
     char *buf;
     size_t len;
     memset(nf, 0, sizeof(*nf));
-    errno = 0;
-    if (tc_hier_file_read(path, &buf, &len) != 0) {
-        seterr(err, errlen, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
-        return -1;
+    tc_err_t rc = tc_hier_file_read(path, &buf, &len);
+    if (rc != TC_OK) {
+        tc_err_message(err, errlen, "%s: cannot read: %s", path, strerror(tc_err_cause(rc)));
+        return rc;
     }
-    int rc = tc_hier_netfile_parse(buf, len, path, nf, err, errlen);
+    rc = tc_hier_netfile_parse(buf, len, path, nf, err, errlen);
     free(buf);
     return rc;
 }
 
-int tc_hier_netfile_lookup(const tc_hier_netfile_t *nf, const char *node,
-                           int64_t switch_ids[TC_HIER_MAX_SWITCH], int *depth, char *err,
-                           size_t errlen)
+tc_err_t tc_hier_netfile_lookup(const tc_hier_netfile_t *nf, const char *node,
+                                int64_t switch_ids[TC_HIER_MAX_SWITCH], int *depth, char *err,
+                                size_t errlen)
 {
     int64_t i = tc_hier_strtab_find(&nf->nodes, node, strlen(node));
     for (int d = 0; d < TC_HIER_MAX_SWITCH; d++)
         switch_ids[d] = i < 0 ? TC_LOC_UNKNOWN : nf->sw[i][d];
     *depth = i < 0 ? 0 : nf->depth;
     if (i < 0) {
-        seterr(err, errlen, "%s: node '%.80s' not listed",
-               nf->filename ? nf->filename : "(network file)", node);
-        return -1;
+        tc_err_message(err, errlen, "%s: node '%.80s' not listed",
+                       nf->filename ? nf->filename : "(network file)", node);
+        return tc_err(TC_ERR_NOTFOUND);
     }
-    return 0;
+    return TC_OK;
 }
 
 size_t tc_hier_netfile_nnodes(const tc_hier_netfile_t *nf)

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/err.h"
+
 #include "locality.h"
 
 #define TC_HIER_NETFILE_NAME_MAX 255
@@ -41,8 +43,9 @@ typedef struct tc_hier_strtab {
 } tc_hier_strtab_t;
 
 /* Find s[0..len) or add it. *id receives its id, *added (may be NULL) 1 if
- * it was new. Returns 0, or -1 when out of memory. */
-int tc_hier_strtab_intern(tc_hier_strtab_t *t, const char *s, size_t len, int64_t *id, int *added);
+ * it was new. Returns TC_OK, or TC_ERR_NOMEM. */
+tc_err_t tc_hier_strtab_intern(tc_hier_strtab_t *t, const char *s, size_t len, int64_t *id,
+                               int *added);
 /* Id of s[0..len), or -1 when absent. */
 int64_t tc_hier_strtab_find(const tc_hier_strtab_t *t, const char *s, size_t len);
 void tc_hier_strtab_free(tc_hier_strtab_t *t);
@@ -70,8 +73,9 @@ int tc_hier_lines_next(tc_hier_lines_t *ls, const char **line, size_t *linelen);
  * *badbyte). */
 int tc_hier_line_split(const char *line, size_t len, tc_hier_tok_t *tok, int maxtok, int *badbyte);
 
-/* Whole file into a malloc'd buffer (*buf, *len); -1 with errno set. */
-int tc_hier_file_read(const char *path, char **buf, size_t *len);
+/* Whole file into a malloc'd buffer (*buf, *len); TC_ERR_SYS (the errno as
+ * cause) or TC_ERR_NOMEM on failure. */
+tc_err_t tc_hier_file_read(const char *path, char **buf, size_t *len);
 
 typedef struct tc_hier_netfile {
     char *filename;                                /* copy, for lookup messages */
@@ -84,21 +88,22 @@ typedef struct tc_hier_netfile {
 
 /* Parse text[0..len) (need not be NUL-terminated; may contain any bytes).
  * filename is used only in messages. On success fills *nf (release it with
- * tc_hier_netfile_free) and returns 0; on error returns -1, writes the
+ * tc_hier_netfile_free) and returns TC_OK; on error returns TC_ERR_PARSE
+ * (TC_ERR_NOMEM), writes the
  * message into err[errlen] (if err != NULL) and leaves *nf empty. */
-int tc_hier_netfile_parse(const char *text, size_t len, const char *filename, tc_hier_netfile_t *nf,
-                          char *err, size_t errlen);
+tc_err_t tc_hier_netfile_parse(const char *text, size_t len, const char *filename,
+                               tc_hier_netfile_t *nf, char *err, size_t errlen);
 
-/* Read the file at path and parse it; -1 with "PATH: cannot read: reason"
+/* Read the file at path and parse it; TC_ERR_SYS with "PATH: cannot read: reason"
  * when it cannot be read. */
-int tc_hier_netfile_load(const char *path, tc_hier_netfile_t *nf, char *err, size_t errlen);
+tc_err_t tc_hier_netfile_load(const char *path, tc_hier_netfile_t *nf, char *err, size_t errlen);
 
 /* Switch ids of node (leaf first) into switch_ids[0..*depth); the remaining
- * entries are set to TC_LOC_UNKNOWN. Returns -1 with "FILE: node 'x' not
+ * entries are set to TC_LOC_UNKNOWN. Returns TC_ERR_NOTFOUND with "FILE: node 'x' not
  * listed" when the node is absent. O(1) expected (hashed). */
-int tc_hier_netfile_lookup(const tc_hier_netfile_t *nf, const char *node,
-                           int64_t switch_ids[TC_HIER_MAX_SWITCH], int *depth, char *err,
-                           size_t errlen);
+tc_err_t tc_hier_netfile_lookup(const tc_hier_netfile_t *nf, const char *node,
+                                int64_t switch_ids[TC_HIER_MAX_SWITCH], int *depth, char *err,
+                                size_t errlen);
 
 /* Number of nodes listed. */
 size_t tc_hier_netfile_nnodes(const tc_hier_netfile_t *nf);

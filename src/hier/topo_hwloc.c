@@ -36,49 +36,53 @@ static void cached_load(void)
     cached_rc = 0;
 }
 
-int tc_hier_topo_get(hwloc_topology_t *topo)
+tc_err_t tc_hier_topo_get(hwloc_topology_t *topo)
 {
     if (topo == NULL)
-        return -1;
+        return tc_err(TC_ERR_ARG);
     /* pthread_once orders the writes in cached_load() before every return. */
     if (pthread_once(&cached_once, cached_load) != 0 || cached_rc != 0)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP); /* hwloc could not load this machine's topology */
     *topo = cached_topo;
-    return 0;
+    return TC_OK;
 }
 
 /* ---- explicit topologies -------------------------------------------------- */
 
-int tc_hier_topo_load_synthetic(const char *desc, hwloc_topology_t *topo)
+tc_err_t tc_hier_topo_load_synthetic(const char *desc, hwloc_topology_t *topo)
 {
     hwloc_topology_t t;
 
-    if (desc == NULL || topo == NULL || hwloc_topology_init(&t) != 0)
-        return -1;
+    if (desc == NULL || topo == NULL)
+        return tc_err(TC_ERR_ARG);
+    if (hwloc_topology_init(&t) != 0)
+        return tc_err(TC_ERR_NOMEM);
     if (hwloc_topology_set_synthetic(t, desc) != 0 || hwloc_topology_load(t) != 0) {
         hwloc_topology_destroy(t);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     *topo = t;
-    return 0;
+    return TC_OK;
 }
 
-int tc_hier_topo_load_xml(const char *xml, hwloc_topology_t *topo)
+tc_err_t tc_hier_topo_load_xml(const char *xml, hwloc_topology_t *topo)
 {
     hwloc_topology_t t;
     size_t len;
 
     if (xml == NULL || topo == NULL)
-        return -1;
+        return tc_err(TC_ERR_ARG);
     len = strlen(xml) + 1; /* hwloc's buffer length counts the final NUL */
-    if (len > (size_t)INT_MAX || hwloc_topology_init(&t) != 0)
-        return -1;
+    if (len > (size_t)INT_MAX)
+        return tc_err(TC_ERR_ARG);
+    if (hwloc_topology_init(&t) != 0)
+        return tc_err(TC_ERR_NOMEM);
     if (hwloc_topology_set_xmlbuffer(t, xml, (int)len) != 0 || hwloc_topology_load(t) != 0) {
         hwloc_topology_destroy(t);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     *topo = t;
-    return 0;
+    return TC_OK;
 }
 
 void tc_hier_topo_destroy(hwloc_topology_t topo)
@@ -89,18 +93,18 @@ void tc_hier_topo_destroy(hwloc_topology_t topo)
 
 /* ---- locality -------------------------------------------------------------- */
 
-/* Depth of a level's objects, or -1 when unusable: absent, or spread over
+/* Depth of a level's objects, or TC_ERR_NOTFOUND when unusable: absent, or spread over
  * several depths (logical indexes are per depth, so ids would collide). NUMA
  * nodes live at the virtual depth HWLOC_TYPE_DEPTH_NUMANODE, which the
  * by-depth accessors accept. */
-static int level_depth(hwloc_topology_t topo, int level, int *depth)
+static tc_err_t level_depth(hwloc_topology_t topo, int level, int *depth)
 {
     int d = hwloc_get_type_depth(topo, level_type[level]);
 
     if (d == HWLOC_TYPE_DEPTH_UNKNOWN || d == HWLOC_TYPE_DEPTH_MULTIPLE)
-        return -1;
+        return tc_err(TC_ERR_NOTFOUND);
     *depth = d;
-    return 0;
+    return TC_OK;
 }
 
 static void loc_clear(tc_hier_loc_t *loc)
@@ -139,22 +143,23 @@ static int64_t level_locate(hwloc_topology_t topo, int level, hwloc_const_cpuset
     return id;
 }
 
-int tc_hier_topo_locality(hwloc_topology_t topo, hwloc_const_cpuset_t binding, tc_hier_loc_t *loc,
-                          unsigned *known_mask)
+tc_err_t tc_hier_topo_locality(hwloc_topology_t topo, hwloc_const_cpuset_t binding,
+                               tc_hier_loc_t *loc, unsigned *known_mask)
 {
     hwloc_bitmap_t set = NULL;
     unsigned known = 0;
-    int rc = -1;
+    tc_err_t rc = tc_err(TC_ERR_ARG);
 
     if (loc != NULL)
         loc_clear(loc);
     if (topo == NULL || binding == NULL || loc == NULL)
         goto fn_exit;
+    rc = tc_err(TC_ERR_NOMEM);
     set = hwloc_bitmap_alloc();
     if (set == NULL ||
         hwloc_bitmap_and(set, binding, hwloc_topology_get_topology_cpuset(topo)) != 0)
         goto fn_exit;
-    rc = 0;
+    rc = TC_OK;
     /* The empty set is inside everything; it locates nothing. */
     if (hwloc_bitmap_iszero(set))
         goto fn_exit;
@@ -171,11 +176,12 @@ fn_exit:
     return rc;
 }
 
-int tc_hier_topo_self(tc_hier_loc_t *loc, unsigned *known_mask, int *bound)
+tc_err_t tc_hier_topo_self(tc_hier_loc_t *loc, unsigned *known_mask, int *bound)
 {
     hwloc_topology_t topo;
     hwloc_bitmap_t set = NULL;
-    int rc = 0, is_bound = 0;
+    tc_err_t rc;
+    int is_bound = 0;
     tc_hier_loc_t dummy;
 
     if (loc == NULL)
@@ -183,18 +189,15 @@ int tc_hier_topo_self(tc_hier_loc_t *loc, unsigned *known_mask, int *bound)
     loc_clear(loc);
     if (known_mask != NULL)
         *known_mask = 0;
-    if (tc_hier_topo_get(&topo) != 0) {
-        rc = -1;
+    if ((rc = tc_hier_topo_get(&topo)) != TC_OK)
         goto fn_exit;
-    }
     set = hwloc_bitmap_alloc();
     /* An unreadable binding (unsupported OS, allocation failure) is treated
      * as unbound: the caller then falls back to the node level. */
     if (set == NULL || hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) != 0)
         goto fn_exit;
     is_bound = !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(topo), set);
-    if (tc_hier_topo_locality(topo, set, loc, known_mask) != 0)
-        rc = -1;
+    rc = tc_hier_topo_locality(topo, set, loc, known_mask);
 
 fn_exit:
     hwloc_bitmap_free(set);
@@ -213,19 +216,19 @@ typedef struct {
     int whole;     /* a single unit covering the whole machine */
 } level_units_t;
 
-static int units_collect(hwloc_topology_t topo, int level, level_units_t *u)
+static tc_err_t units_collect(hwloc_topology_t topo, int level, level_units_t *u)
 {
     int depth, n;
 
     memset(u, 0, sizeof(*u));
     if (level_depth(topo, level, &depth) != 0)
-        return 0;
+        return TC_OK;
     n = hwloc_get_nbobjs_by_depth(topo, depth);
     if (n <= 0)
-        return 0;
+        return TC_OK;
     u->unit = malloc((size_t)n * sizeof(*u->unit));
     if (u->unit == NULL)
-        return -1;
+        return tc_err(TC_ERR_NOMEM);
     u->partition = 1;
     for (int i = 0; i < n; i++) {
         hwloc_obj_t o = hwloc_get_obj_by_depth(topo, depth, (unsigned)i);
@@ -245,7 +248,7 @@ static int units_collect(hwloc_topology_t topo, int level, level_units_t *u)
     }
     u->whole =
         u->n == 1 && hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(topo), u->unit[0]);
-    return 0;
+    return TC_OK;
 }
 
 /* Every unit of @lo lies inside one unit of @hi. */

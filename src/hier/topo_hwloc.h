@@ -22,6 +22,8 @@
 
 #include <hwloc.h>
 
+#include "base/err.h"
+
 #include "locality.h"
 
 /* Bits of the intra-node levels this module reports. */
@@ -34,13 +36,13 @@
  *
  * @param topo  on success, the cached topology; owned by this module and valid
  *              until process exit (never destroy it)
- * @return 0, or -1 if hwloc could not load a topology (every later call
+ * @return TC_OK, or TC_ERR_NOTSUP if hwloc could not load a topology (every later call
  *         returns -1 too: the load is attempted once).
  *
  * Thread-safe (pthread_once). Honours HWLOC_XMLFILE / HWLOC_SYNTHETIC and the
  * other variables hwloc reads at load time.
  */
-int tc_hier_topo_get(hwloc_topology_t *topo);
+tc_err_t tc_hier_topo_get(hwloc_topology_t *topo);
 
 /**
  * Build a topology from an hwloc synthetic description, e.g.
@@ -49,11 +51,11 @@ int tc_hier_topo_get(hwloc_topology_t *topo);
  *
  * @param desc  the description (hwloc_topology_set_synthetic syntax)
  * @param topo  on success, a new topology; release with tc_hier_topo_destroy()
- * @return 0, or -1 on a bad description or load failure (@p topo untouched).
+ * @return TC_OK, or TC_ERR_PARSE on a bad description or load failure (@p topo untouched).
  *
  * Thread-safe (no shared state).
  */
-int tc_hier_topo_load_synthetic(const char *desc, hwloc_topology_t *topo);
+tc_err_t tc_hier_topo_load_synthetic(const char *desc, hwloc_topology_t *topo);
 
 /**
  * Build a topology from an XML document held in a string (as written by
@@ -62,11 +64,11 @@ int tc_hier_topo_load_synthetic(const char *desc, hwloc_topology_t *topo);
  *
  * @param xml   NUL-terminated XML text
  * @param topo  on success, a new topology; release with tc_hier_topo_destroy()
- * @return 0, or -1 on bad XML or load failure (@p topo untouched).
+ * @return TC_OK, or TC_ERR_PARSE on bad XML or load failure (@p topo untouched).
  *
  * Thread-safe (no shared state).
  */
-int tc_hier_topo_load_xml(const char *xml, hwloc_topology_t *topo);
+tc_err_t tc_hier_topo_load_xml(const char *xml, hwloc_topology_t *topo);
 
 /** Release a topology from tc_hier_topo_load_synthetic/_xml. NULL is allowed;
  *  never pass the cached topology of tc_hier_topo_get(). */
@@ -91,13 +93,13 @@ void tc_hier_topo_destroy(hwloc_topology_t topo);
  * @param binding     the binding cpuset; PUs outside the topology are ignored
  * @param loc         filled: every level, known or TC_LOC_UNKNOWN
  * @param known_mask  if not NULL, bit l set for each level l with a known id
- * @return 0, or -1 on NULL arguments / allocation failure (then @p loc, if
- *         not NULL, is all TC_LOC_UNKNOWN and the mask 0).
+ * @return TC_OK, or TC_ERR_ARG / TC_ERR_NOMEM on NULL arguments / allocation failure (then @p loc,
+ * if not NULL, is all TC_LOC_UNKNOWN and the mask 0).
  *
  * O(objects) time. Thread-safe.
  */
-int tc_hier_topo_locality(hwloc_topology_t topo, hwloc_const_cpuset_t binding, tc_hier_loc_t *loc,
-                          unsigned *known_mask);
+tc_err_t tc_hier_topo_locality(hwloc_topology_t topo, hwloc_const_cpuset_t binding,
+                               tc_hier_loc_t *loc, unsigned *known_mask);
 
 /**
  * Locality of the calling process on the cached topology, from its binding
@@ -107,12 +109,12 @@ int tc_hier_topo_locality(hwloc_topology_t topo, hwloc_const_cpuset_t binding, t
  * @param known_mask  if not NULL, bit l set for each known level
  * @param bound       if not NULL, 1 if the binding leaves out some PU of the
  *                    machine, 0 if it covers them all or cannot be read
- * @return 0 (an unreadable binding counts as unbound: nothing known), or -1
+ * @return TC_OK (an unreadable binding counts as unbound: nothing known), or an error
  *         if the topology could not be loaded (all unknown, unbound).
  *
  * Thread-safe; loads the cached topology on first use.
  */
-int tc_hier_topo_self(tc_hier_loc_t *loc, unsigned *known_mask, int *bound);
+tc_err_t tc_hier_topo_self(tc_hier_loc_t *loc, unsigned *known_mask, int *bound);
 
 /**
  * Which intra-node levels form a usable hierarchy, from actual containment.

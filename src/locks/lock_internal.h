@@ -1,5 +1,5 @@
 /* Shared pieces of the lock schemes: the header line every lock memory starts
- * with, the spin-then-yield wait, robust-mutex helpers, the scheme table.
+ * with, the waits (through base/wait.h), robust-mutex helpers, the scheme table.
  * Private to src/locks. */
 #ifndef TC_LOCKS_LOCK_INTERNAL_H
 #define TC_LOCKS_LOCK_INTERNAL_H
@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "base/atomics.h"
+#include "base/wait.h"
 #include "rwlock.h"
 
 /* ---- atomics with their order in the name (STYLE.md) ------------------- */
@@ -57,15 +59,6 @@ static inline int tc_lock_cas_acquire(tc_lock_atomic_u32_t *p, uint32_t expect, 
                                                    memory_order_relaxed);
 }
 
-static inline void tc_lock_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
-#endif
-}
-
 /* ---- shared header ------------------------------------------------------ */
 
 #define TC_LOCK_MAGIC 0x74636c6bu /* "tclk" */
@@ -93,44 +86,36 @@ static inline void *tc_lock_body(const tc_rwlock_t *lk)
 
 void tc_lock_log(const tc_rwlock_t *lk, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- spin-then-yield wait with a deadline ------------------------------ */
+/* ---- waits: the base wait helper ---------------------------------------- */
 
+/* Every wait loop of the locks (N-MCS's hand-overs and writer gate, the
+ * N-mutex-signal reader's wait on VS) is base/wait.h's tc_wait_word(): spin
+ * opts.spin_polls polls, then (opts.wait_policy, default auto) sleep on a
+ * shared futex on the word itself, which the word's writer wakes with
+ * tc_wait_publish_u32() only when the lock's sleepers count says someone
+ * sleeps. The helper's waiter points at the info, so both live here. */
 typedef struct tc_lock_wait {
-    const tc_rwlock_t *lk;
-    uint32_t polls;
-    uint32_t yields;
-    double deadline; /* monotonic seconds; 0 until the first clock read */
+    tc_wait_info_t info;
+    tc_wait_word_t ww;
 } tc_lock_wait_t;
 
-static inline void tc_lock_wait_init(tc_lock_wait_t *w, const tc_rwlock_t *lk)
-{
-    w->lk = lk;
-    w->polls = 0;
-    w->yields = 0;
-    w->deadline = 0.0;
-}
+/* A wait of `lk` on words whose writers check `sleepers`; `check` (may be NULL)
+ * runs during long waits before the clock (see tc_wait_check_fn). The timeout is
+ * opts.timeout_s. Do not copy a tc_lock_wait_t once initialised. */
+void tc_lock_wait_init(tc_lock_wait_t *w, const tc_rwlock_t *lk, tc_atomic_u64_t *sleepers,
+                       tc_wait_check_fn check, void *check_arg, const char *stage, int peer);
 
-double tc_lock_now(void);
+/* The check every N-MCS wait runs: TC_ERR_NOTRECOVERABLE once the lock is marked
+ * broken. `arg` is the tc_rwlock_t. */
+tc_err_t tc_lock_check_broken(void *arg);
 
-/* Out of line: clock, deadline and broken-flag checks (every 16 yields). */
-int tc_lock_wait_check(tc_lock_wait_t *w);
-
-/* One pause of a wait loop: cpu relax for spin_polls polls, then sched_yield() so
- * that oversubscribed runs (8 processes on 2 cores) make progress.
- * @return 0 to keep waiting, ETIMEDOUT past the deadline, ENOTRECOVERABLE if the
- * lock was marked broken meanwhile. */
-static inline int tc_lock_wait_pause(tc_lock_wait_t *w)
-{
-    if (w->polls < w->lk->opts.spin_polls) {
-        w->polls++;
-        tc_lock_cpu_relax();
-        return 0;
-    }
-    sched_yield();
-    if ((w->yields++ & 15u) == 0)
-        return tc_lock_wait_check(w);
-    return 0;
-}
+/* A count of the processes asleep on some word of a lock, on its own line: written
+ * only by the sleepers (around a futex sleep), read by the words' writers at each
+ * publication (a line they only read while nobody sleeps). */
+typedef struct tc_lock_sleepers {
+    _Alignas(TC_CACHELINE) tc_atomic_u64_t n;
+} tc_lock_sleepers_t;
+_Static_assert(sizeof(tc_lock_sleepers_t) == TC_CACHELINE, "sleepers on one line");
 
 /* ---- robust process-shared mutexes ------------------------------------ */
 
@@ -140,28 +125,28 @@ typedef struct tc_lock_mutex {
 } tc_lock_mutex_t;
 _Static_assert(sizeof(tc_lock_mutex_t) % TC_CACHELINE == 0, "mutex padded to lines");
 
-int tc_lock_mutex_init(tc_lock_mutex_t *m);
-int tc_lock_mutex_destroy(tc_lock_mutex_t *m);
+tc_err_t tc_lock_mutex_init(tc_lock_mutex_t *m);
+tc_err_t tc_lock_mutex_destroy(tc_lock_mutex_t *m);
 
-/* Lock; on EOWNERDEAD make the mutex consistent, log, and return EOWNERDEAD with
- * the mutex held. Any other nonzero return: not held. */
-int tc_lock_mutex_take(const tc_rwlock_t *lk, tc_lock_mutex_t *m, const char *what, int x);
+/* Lock; on EOWNERDEAD make the mutex consistent, log, and return
+ * TC_ERR_OWNERDEAD with the mutex held. Any other error: not held. */
+tc_err_t tc_lock_mutex_take(const tc_rwlock_t *lk, tc_lock_mutex_t *m, const char *what, int x);
 
-/* trylock with the same EOWNERDEAD handling; EBUSY if held by someone alive. */
-int tc_lock_mutex_try(const tc_rwlock_t *lk, tc_lock_mutex_t *m, const char *what, int x);
+/* trylock with the same EOWNERDEAD handling; TC_ERR_BUSY if held by someone alive. */
+tc_err_t tc_lock_mutex_try(const tc_rwlock_t *lk, tc_lock_mutex_t *m, const char *what, int x);
 
-static inline int tc_lock_mutex_give(tc_lock_mutex_t *m)
+static inline tc_err_t tc_lock_mutex_give(tc_lock_mutex_t *m)
 {
-    return pthread_mutex_unlock(&m->m);
+    return tc_err_from_errno(pthread_mutex_unlock(&m->m));
 }
 
-/* Keep the "worst" code when several locks are taken: an error beats EOWNERDEAD,
- * EOWNERDEAD beats 0. */
-static inline int tc_lock_rc_merge(int acc, int rc)
+/* Keep the "worst" code when several locks are taken: an error beats
+ * TC_ERR_OWNERDEAD, TC_ERR_OWNERDEAD beats TC_OK. */
+static inline tc_err_t tc_lock_rc_merge(tc_err_t acc, tc_err_t rc)
 {
-    if (acc != 0 && acc != EOWNERDEAD)
+    if (acc != TC_OK && tc_err_kind(acc) != TC_ERR_OWNERDEAD)
         return acc;
-    return rc != 0 ? rc : acc;
+    return rc != TC_OK ? rc : acc;
 }
 
 /* ---- scheme table ------------------------------------------------------ */
@@ -169,12 +154,12 @@ static inline int tc_lock_rc_merge(int acc, int rc)
 typedef struct tc_lock_ops {
     const char *name;
     size_t (*body_size)(int nreaders); /* bytes after the header, multiple of a line */
-    int (*init)(tc_rwlock_t *lk);
-    int (*destroy)(tc_rwlock_t *lk);
-    int (*rdlock)(tc_rwlock_t *lk, int x);
-    int (*rdunlock)(tc_rwlock_t *lk, int x);
-    int (*wrlock)(tc_rwlock_t *lk);
-    int (*wrunlock)(tc_rwlock_t *lk);
+    tc_err_t (*init)(tc_rwlock_t *lk);
+    tc_err_t (*destroy)(tc_rwlock_t *lk);
+    tc_err_t (*rdlock)(tc_rwlock_t *lk, int x);
+    tc_err_t (*rdunlock)(tc_rwlock_t *lk, int x);
+    tc_err_t (*wrlock)(tc_rwlock_t *lk);
+    tc_err_t (*wrunlock)(tc_rwlock_t *lk);
 } tc_lock_ops_t;
 
 extern const tc_lock_ops_t tc_lock_ops_rwlock;

@@ -16,6 +16,26 @@
  * each consistent (tc_lock_mutex_take) and the caller sees EOWNERDEAD once. */
 #include "lock_internal.h"
 
+/* Initialise m[0..n-1]; stops at the first failure. */
+static tc_err_t tc_lock_mutex_init_all(tc_lock_mutex_t *m, int n)
+{
+    for (int i = 0; i < n; i++) {
+        tc_err_t rc = tc_lock_mutex_init(&m[i]);
+        if (rc != TC_OK)
+            return rc;
+    }
+    return TC_OK;
+}
+
+/* Destroy m[0..n-1], all of them; the worst code. */
+static tc_err_t tc_lock_mutex_destroy_all(tc_lock_mutex_t *m, int n)
+{
+    tc_err_t acc = TC_OK;
+    for (int i = 0; i < n; i++)
+        acc = tc_lock_rc_merge(acc, tc_lock_mutex_destroy(&m[i]));
+    return acc;
+}
+
 /* ---- 1N-mutex ------------------------------------------------------------ */
 
 static tc_lock_mutex_t *tc_lock_1n_lp(const tc_rwlock_t *lk)
@@ -28,42 +48,34 @@ static size_t tc_lock_1n_body_size(int nreaders)
     return (size_t)nreaders * sizeof(tc_lock_mutex_t);
 }
 
-static int tc_lock_1n_init(tc_rwlock_t *lk)
+static tc_err_t tc_lock_1n_init(tc_rwlock_t *lk)
 {
-    for (int i = 0; i < lk->nreaders; i++) {
-        int rc = tc_lock_mutex_init(&tc_lock_1n_lp(lk)[i]);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    return tc_lock_mutex_init_all(tc_lock_1n_lp(lk), lk->nreaders);
 }
 
-static int tc_lock_1n_destroy(tc_rwlock_t *lk)
+static tc_err_t tc_lock_1n_destroy(tc_rwlock_t *lk)
 {
-    int acc = 0;
-    for (int i = 0; i < lk->nreaders; i++)
-        acc = tc_lock_rc_merge(acc, tc_lock_mutex_destroy(&tc_lock_1n_lp(lk)[i]));
-    return acc;
+    return tc_lock_mutex_destroy_all(tc_lock_1n_lp(lk), lk->nreaders);
 }
 
-static int tc_lock_1n_rdlock(tc_rwlock_t *lk, int x)
+static tc_err_t tc_lock_1n_rdlock(tc_rwlock_t *lk, int x)
 {
     return tc_lock_mutex_take(lk, &tc_lock_1n_lp(lk)[x], "reader mutex", x);
 }
 
-static int tc_lock_1n_rdunlock(tc_rwlock_t *lk, int x)
+static tc_err_t tc_lock_1n_rdunlock(tc_rwlock_t *lk, int x)
 {
     return tc_lock_mutex_give(&tc_lock_1n_lp(lk)[x]);
 }
 
 /* Take m[0..n-1] (stride in elements); on a hard error release those taken. */
-static int tc_lock_mutex_take_all(const tc_rwlock_t *lk, tc_lock_mutex_t *m, int n, int stride,
-                                  const char *what)
+static tc_err_t tc_lock_mutex_take_all(const tc_rwlock_t *lk, tc_lock_mutex_t *m, int n, int stride,
+                                       const char *what)
 {
-    int acc = 0;
+    tc_err_t acc = TC_OK;
     for (int i = 0; i < n; i++) {
-        int rc = tc_lock_mutex_take(lk, &m[(size_t)i * stride], what, i);
-        if (rc != 0 && rc != EOWNERDEAD) {
+        tc_err_t rc = tc_lock_mutex_take(lk, &m[(size_t)i * stride], what, i);
+        if (rc != TC_OK && tc_err_kind(rc) != TC_ERR_OWNERDEAD) {
             while (i-- > 0)
                 tc_lock_mutex_give(&m[(size_t)i * stride]);
             return rc;
@@ -73,20 +85,20 @@ static int tc_lock_mutex_take_all(const tc_rwlock_t *lk, tc_lock_mutex_t *m, int
     return acc;
 }
 
-static int tc_lock_mutex_give_all(tc_lock_mutex_t *m, int n, int stride)
+static tc_err_t tc_lock_mutex_give_all(tc_lock_mutex_t *m, int n, int stride)
 {
-    int acc = 0;
+    tc_err_t acc = TC_OK;
     for (int i = n - 1; i >= 0; i--)
         acc = tc_lock_rc_merge(acc, tc_lock_mutex_give(&m[(size_t)i * stride]));
     return acc;
 }
 
-static int tc_lock_1n_wrlock(tc_rwlock_t *lk)
+static tc_err_t tc_lock_1n_wrlock(tc_rwlock_t *lk)
 {
     return tc_lock_mutex_take_all(lk, tc_lock_1n_lp(lk), lk->nreaders, 1, "writer: mutex");
 }
 
-static int tc_lock_1n_wrunlock(tc_rwlock_t *lk)
+static tc_err_t tc_lock_1n_wrunlock(tc_rwlock_t *lk)
 {
     return tc_lock_mutex_give_all(tc_lock_1n_lp(lk), lk->nreaders, 1);
 }
@@ -115,59 +127,51 @@ static size_t tc_lock_2n_body_size(int nreaders)
     return 2 * (size_t)nreaders * sizeof(tc_lock_mutex_t);
 }
 
-static int tc_lock_2n_init(tc_rwlock_t *lk)
+static tc_err_t tc_lock_2n_init(tc_rwlock_t *lk)
 {
-    for (int i = 0; i < 2 * lk->nreaders; i++) {
-        int rc = tc_lock_mutex_init(&tc_lock_2n_m(lk)[i]);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    return tc_lock_mutex_init_all(tc_lock_2n_m(lk), 2 * lk->nreaders);
 }
 
-static int tc_lock_2n_destroy(tc_rwlock_t *lk)
+static tc_err_t tc_lock_2n_destroy(tc_rwlock_t *lk)
 {
-    int acc = 0;
-    for (int i = 0; i < 2 * lk->nreaders; i++)
-        acc = tc_lock_rc_merge(acc, tc_lock_mutex_destroy(&tc_lock_2n_m(lk)[i]));
-    return acc;
+    return tc_lock_mutex_destroy_all(tc_lock_2n_m(lk), 2 * lk->nreaders);
 }
 
-static int tc_lock_2n_rdlock(tc_rwlock_t *lk, int x)
+static tc_err_t tc_lock_2n_rdlock(tc_rwlock_t *lk, int x)
 {
     tc_lock_mutex_t *ls = &tc_lock_2n_m(lk)[2 * x], *lp = ls + 1;
-    int rc = tc_lock_mutex_take(lk, ls, "reader signal mutex", x);
-    if (rc != 0 && rc != EOWNERDEAD)
+    tc_err_t rc = tc_lock_mutex_take(lk, ls, "reader signal mutex", x);
+    if (rc != TC_OK && tc_err_kind(rc) != TC_ERR_OWNERDEAD)
         return rc;
-    int rc2 = tc_lock_mutex_take(lk, lp, "reader data mutex", x);
+    tc_err_t rc2 = tc_lock_mutex_take(lk, lp, "reader data mutex", x);
     tc_lock_mutex_give(ls);
     return tc_lock_rc_merge(rc, rc2);
 }
 
-static int tc_lock_2n_rdunlock(tc_rwlock_t *lk, int x)
+static tc_err_t tc_lock_2n_rdunlock(tc_rwlock_t *lk, int x)
 {
     return tc_lock_mutex_give(&tc_lock_2n_m(lk)[2 * x + 1]);
 }
 
-static int tc_lock_2n_wrlock(tc_rwlock_t *lk)
+static tc_err_t tc_lock_2n_wrlock(tc_rwlock_t *lk)
 {
     tc_lock_mutex_t *m = tc_lock_2n_m(lk);
     const int n = lk->nreaders;
-    int rc = tc_lock_mutex_take_all(lk, m, n, 2, "writer: signal mutex");
-    if (rc != 0 && rc != EOWNERDEAD)
+    tc_err_t rc = tc_lock_mutex_take_all(lk, m, n, 2, "writer: signal mutex");
+    if (rc != TC_OK && tc_err_kind(rc) != TC_ERR_OWNERDEAD)
         return rc;
-    int rc2 = tc_lock_mutex_take_all(lk, m + 1, n, 2, "writer: data mutex");
-    if (rc2 != 0 && rc2 != EOWNERDEAD) {
+    tc_err_t rc2 = tc_lock_mutex_take_all(lk, m + 1, n, 2, "writer: data mutex");
+    if (rc2 != TC_OK && tc_err_kind(rc2) != TC_ERR_OWNERDEAD) {
         tc_lock_mutex_give_all(m, n, 2);
         return rc2;
     }
     return tc_lock_rc_merge(rc, rc2);
 }
 
-static int tc_lock_2n_wrunlock(tc_rwlock_t *lk)
+static tc_err_t tc_lock_2n_wrunlock(tc_rwlock_t *lk)
 {
     tc_lock_mutex_t *m = tc_lock_2n_m(lk);
-    int rc = tc_lock_mutex_give_all(m + 1, lk->nreaders, 2);
+    tc_err_t rc = tc_lock_mutex_give_all(m + 1, lk->nreaders, 2);
     return tc_lock_rc_merge(rc, tc_lock_mutex_give_all(m, lk->nreaders, 2));
 }
 

@@ -29,24 +29,24 @@ static size_t tc_lock_rwlock_body_size(int nreaders)
     return sizeof(tc_lock_rwlock_body_t);
 }
 
-static int tc_lock_rwlock_init(tc_rwlock_t *lk)
+static tc_err_t tc_lock_rwlock_init(tc_rwlock_t *lk)
 {
     pthread_rwlockattr_t a;
     int rc = pthread_rwlockattr_init(&a);
     if (rc != 0)
-        return rc;
+        return tc_err_from_errno(rc);
     rc = pthread_rwlockattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
     if (rc == 0)
         rc = pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     if (rc == 0)
         rc = pthread_rwlock_init(&tc_lock_rwlock_body(lk)->rw, &a);
     pthread_rwlockattr_destroy(&a);
-    return rc;
+    return tc_err_from_errno(rc);
 }
 
-static int tc_lock_rwlock_destroy(tc_rwlock_t *lk)
+static tc_err_t tc_lock_rwlock_destroy(tc_rwlock_t *lk)
 {
-    return pthread_rwlock_destroy(&tc_lock_rwlock_body(lk)->rw);
+    return tc_err_from_errno(pthread_rwlock_destroy(&tc_lock_rwlock_body(lk)->rw));
 }
 
 /* Absolute CLOCK_REALTIME deadline, as the timed rwlock calls want. */
@@ -65,44 +65,45 @@ static struct timespec tc_lock_rwlock_deadline(const tc_rwlock_t *lk)
     return ts;
 }
 
-static int tc_lock_rwlock_timed_out(const tc_rwlock_t *lk, int rc, const char *who)
+/* @p rc: what the timed pthread call returned (an errno value). */
+static tc_err_t tc_lock_rwlock_timed_out(const tc_rwlock_t *lk, int rc, const char *who)
 {
     if (rc == ETIMEDOUT)
         tc_lock_log(lk,
                     "%s gave up after %.3g s (a holder may have died: POSIX rwlocks are "
                     "not robust)",
                     who, lk->opts.timeout_s);
-    return rc;
+    return tc_err_from_errno(rc);
 }
 
-static int tc_lock_rwlock_rdlock(tc_rwlock_t *lk, int x)
+static tc_err_t tc_lock_rwlock_rdlock(tc_rwlock_t *lk, int x)
 {
     (void)x;
     pthread_rwlock_t *rw = &tc_lock_rwlock_body(lk)->rw;
     if (lk->opts.timeout_s <= 0.0)
-        return pthread_rwlock_rdlock(rw);
+        return tc_err_from_errno(pthread_rwlock_rdlock(rw));
     struct timespec ts = tc_lock_rwlock_deadline(lk);
     return tc_lock_rwlock_timed_out(lk, pthread_rwlock_timedrdlock(rw, &ts), "reader");
 }
 
-static int tc_lock_rwlock_unlock(tc_rwlock_t *lk, int x)
+static tc_err_t tc_lock_rwlock_unlock(tc_rwlock_t *lk, int x)
 {
     (void)x;
-    return pthread_rwlock_unlock(&tc_lock_rwlock_body(lk)->rw);
+    return tc_err_from_errno(pthread_rwlock_unlock(&tc_lock_rwlock_body(lk)->rw));
 }
 
-static int tc_lock_rwlock_wrlock(tc_rwlock_t *lk)
+static tc_err_t tc_lock_rwlock_wrlock(tc_rwlock_t *lk)
 {
     pthread_rwlock_t *rw = &tc_lock_rwlock_body(lk)->rw;
     if (lk->opts.timeout_s <= 0.0)
-        return pthread_rwlock_wrlock(rw);
+        return tc_err_from_errno(pthread_rwlock_wrlock(rw));
     struct timespec ts = tc_lock_rwlock_deadline(lk);
     return tc_lock_rwlock_timed_out(lk, pthread_rwlock_timedwrlock(rw, &ts), "writer");
 }
 
-static int tc_lock_rwlock_wrunlock(tc_rwlock_t *lk)
+static tc_err_t tc_lock_rwlock_wrunlock(tc_rwlock_t *lk)
 {
-    return pthread_rwlock_unlock(&tc_lock_rwlock_body(lk)->rw);
+    return tc_err_from_errno(pthread_rwlock_unlock(&tc_lock_rwlock_body(lk)->rw));
 }
 
 const tc_lock_ops_t tc_lock_ops_rwlock = {

@@ -1,5 +1,5 @@
 /* The lock interface: scheme table, size, init/attach, dispatch, and the helpers
- * every scheme shares (wait deadline, robust mutexes, logging). */
+ * every scheme shares (waits, robust mutexes, logging). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,17 +28,17 @@ const char *tc_lock_scheme_name(tc_lock_scheme_t scheme)
     return ops ? ops->name : NULL;
 }
 
-int tc_lock_scheme_parse(const char *name, tc_lock_scheme_t *scheme)
+tc_err_t tc_lock_scheme_parse(const char *name, tc_lock_scheme_t *scheme)
 {
     if (name == NULL || scheme == NULL)
-        return EINVAL;
+        return tc_err(TC_ERR_ARG);
     for (int s = 0; s < TC_LOCK_SCHEME_LAST; s++) {
         if (strcasecmp(name, tc_lock_table[s]->name) == 0) {
             *scheme = (tc_lock_scheme_t)s;
-            return 0;
+            return TC_OK;
         }
     }
-    return EINVAL;
+    return tc_err(TC_ERR_ARG);
 }
 
 size_t tc_rwlock_size(tc_lock_scheme_t scheme, int nreaders)
@@ -49,20 +49,21 @@ size_t tc_rwlock_size(tc_lock_scheme_t scheme, int nreaders)
     return sizeof(tc_lock_hdr_t) + ops->body_size(nreaders);
 }
 
-static int tc_lock_args_check(const void *mem, size_t bytes, const tc_lock_opts_t *opts)
+static tc_err_t tc_lock_args_check(const void *mem, size_t bytes, const tc_lock_opts_t *opts)
 {
     if (mem == NULL || opts == NULL || (uintptr_t)mem % TC_CACHELINE != 0 ||
-        bytes < sizeof(tc_lock_hdr_t) || !(opts->timeout_s >= 0.0))
-        return EINVAL;
-    return 0;
+        bytes < sizeof(tc_lock_hdr_t) || !(opts->timeout_s >= 0.0) ||
+        (unsigned)opts->wait_policy >= TC_WAIT_LAST)
+        return tc_err(TC_ERR_ARG);
+    return TC_OK;
 }
 
-int tc_rwlock_init(tc_rwlock_t *lk, void *mem, size_t bytes, tc_lock_scheme_t scheme, int nreaders,
-                   const tc_lock_opts_t *opts)
+tc_err_t tc_rwlock_init(tc_rwlock_t *lk, void *mem, size_t bytes, tc_lock_scheme_t scheme,
+                        int nreaders, const tc_lock_opts_t *opts)
 {
     size_t need = tc_rwlock_size(scheme, nreaders);
     if (lk == NULL || need == 0 || tc_lock_args_check(mem, bytes, opts) != 0 || bytes < need)
-        return EINVAL;
+        return tc_err(TC_ERR_ARG);
     memset(mem, 0, need);
     lk->mem = mem;
     lk->scheme = scheme;
@@ -72,63 +73,63 @@ int tc_rwlock_init(tc_rwlock_t *lk, void *mem, size_t bytes, tc_lock_scheme_t sc
     h->scheme = (uint32_t)scheme;
     h->nreaders = nreaders;
     tc_lock_store_relaxed(&h->broken, 0);
-    int rc = tc_lock_ops_get(scheme)->init(lk);
-    if (rc != 0)
+    tc_err_t rc = tc_lock_ops_get(scheme)->init(lk);
+    if (rc != TC_OK)
         return rc;
     /* release: pairs with the acquire in tc_rwlock_attach(); publishes the
      * scheme's initialised state to attaching processes. */
     tc_lock_store_release(&h->magic, TC_LOCK_MAGIC);
-    return 0;
+    return TC_OK;
 }
 
-int tc_rwlock_attach(tc_rwlock_t *lk, void *mem, size_t bytes, const tc_lock_opts_t *opts)
+tc_err_t tc_rwlock_attach(tc_rwlock_t *lk, void *mem, size_t bytes, const tc_lock_opts_t *opts)
 {
     if (lk == NULL || tc_lock_args_check(mem, bytes, opts) != 0)
-        return EINVAL;
+        return tc_err(TC_ERR_ARG);
     tc_lock_hdr_t *h = mem;
     /* acquire: pairs with the release in tc_rwlock_init(). */
     uint32_t magic = tc_lock_load_acquire(&h->magic);
     if (magic == 0)
-        return EAGAIN;
+        return tc_err_errno(TC_ERR_BUSY, EAGAIN); /* not initialised yet */
     if (magic != TC_LOCK_MAGIC || h->scheme >= TC_LOCK_SCHEME_LAST ||
         bytes < tc_rwlock_size((tc_lock_scheme_t)h->scheme, h->nreaders))
-        return EINVAL;
+        return tc_err(TC_ERR_ARG);
     lk->mem = mem;
     lk->scheme = (tc_lock_scheme_t)h->scheme;
     lk->nreaders = h->nreaders;
     lk->opts = *opts;
-    return 0;
+    return TC_OK;
 }
 
-int tc_rwlock_rdlock(tc_rwlock_t *lk, int x)
+tc_err_t tc_rwlock_rdlock(tc_rwlock_t *lk, int x)
 {
     if (x < 0 || x >= lk->nreaders)
-        return EINVAL;
+        return tc_err(TC_ERR_ARG);
     return tc_lock_table[lk->scheme]->rdlock(lk, x);
 }
 
-int tc_rwlock_rdunlock(tc_rwlock_t *lk, int x)
+tc_err_t tc_rwlock_rdunlock(tc_rwlock_t *lk, int x)
 {
     if (x < 0 || x >= lk->nreaders)
-        return EINVAL;
+        return tc_err(TC_ERR_ARG);
     return tc_lock_table[lk->scheme]->rdunlock(lk, x);
 }
 
-int tc_rwlock_wrlock(tc_rwlock_t *lk)
+tc_err_t tc_rwlock_wrlock(tc_rwlock_t *lk)
 {
     return tc_lock_table[lk->scheme]->wrlock(lk);
 }
 
-int tc_rwlock_wrunlock(tc_rwlock_t *lk)
+tc_err_t tc_rwlock_wrunlock(tc_rwlock_t *lk)
 {
     return tc_lock_table[lk->scheme]->wrunlock(lk);
 }
 
-int tc_rwlock_destroy(tc_rwlock_t *lk)
+tc_err_t tc_rwlock_destroy(tc_rwlock_t *lk)
 {
     if (lk == NULL || lk->mem == NULL)
-        return EINVAL;
-    int rc = tc_lock_table[lk->scheme]->destroy(lk);
+        return tc_err(TC_ERR_ARG);
+    tc_err_t rc = tc_lock_table[lk->scheme]->destroy(lk);
     tc_lock_store_relaxed(&tc_lock_hdr(lk)->magic, 0);
     lk->mem = NULL;
     return rc;
@@ -149,69 +150,71 @@ void tc_lock_log(const tc_rwlock_t *lk, const char *fmt, ...)
     lk->opts.log(lk->opts.log_arg, msg);
 }
 
-double tc_lock_now(void)
+void tc_lock_wait_init(tc_lock_wait_t *w, const tc_rwlock_t *lk, tc_atomic_u64_t *sleepers,
+                       tc_wait_check_fn check, void *check_arg, const char *stage, int peer)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    /* The lock's waits return TC_ERR_TIMEOUT (they never call on_timeout), so the
+     * name is only for the helper's statistics. */
+    w->info = (tc_wait_info_t){
+        .comm_name = "lock",
+        .timeout_s = lk->opts.timeout_s,
+        .spin_polls = lk->opts.spin_polls,
+        .policy = lk->opts.wait_policy,
+    };
+    tc_wait_word_init(&w->ww, &w->info, sleepers, check, check_arg, stage, peer);
 }
 
-int tc_lock_wait_check(tc_lock_wait_t *w)
+tc_err_t tc_lock_check_broken(void *arg)
 {
+    const tc_rwlock_t *lk = arg;
     /* relaxed: `broken` only tells a waiter to stop waiting; it publishes no data. */
-    if (tc_lock_load_relaxed(&tc_lock_hdr(w->lk)->broken))
-        return ENOTRECOVERABLE;
-    if (w->lk->opts.timeout_s <= 0.0)
-        return 0;
-    double now = tc_lock_now();
-    if (w->deadline == 0.0)
-        w->deadline = now + w->lk->opts.timeout_s;
-    return now > w->deadline ? ETIMEDOUT : 0;
+    return tc_lock_load_relaxed(&tc_lock_hdr(lk)->broken) ? tc_err(TC_ERR_NOTRECOVERABLE) : TC_OK;
 }
 
-int tc_lock_mutex_init(tc_lock_mutex_t *m)
+tc_err_t tc_lock_mutex_init(tc_lock_mutex_t *m)
 {
     pthread_mutexattr_t a;
     int rc = pthread_mutexattr_init(&a);
-    if (rc != 0)
-        return rc;
+    if (rc != TC_OK)
+        return tc_err_from_errno(rc);
     rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-    if (rc == 0)
+    if (rc == TC_OK)
         rc = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-    if (rc == 0)
+    if (rc == TC_OK)
         rc = pthread_mutex_init(&m->m, &a);
     pthread_mutexattr_destroy(&a);
-    return rc;
+    return tc_err_from_errno(rc);
 }
 
-int tc_lock_mutex_destroy(tc_lock_mutex_t *m)
+tc_err_t tc_lock_mutex_destroy(tc_lock_mutex_t *m)
 {
-    return pthread_mutex_destroy(&m->m);
+    return tc_err_from_errno(pthread_mutex_destroy(&m->m));
 }
 
-static int tc_lock_mutex_recover(const tc_rwlock_t *lk, tc_lock_mutex_t *m, int rc,
-                                 const char *what, int x)
+/* @p rc: what pthread_mutex_(try)lock returned (an errno value). */
+static tc_err_t tc_lock_mutex_recover(const tc_rwlock_t *lk, tc_lock_mutex_t *m, int rc,
+                                      const char *what, int x)
 {
     if (rc != EOWNERDEAD)
-        return rc;
+        return tc_err_from_errno(rc);
     /* We hold the mutex; without this, unlocking it would make it unusable
      * (ENOTRECOVERABLE) for everyone. */
     int crc = pthread_mutex_consistent(&m->m);
     if (crc != 0) {
         pthread_mutex_unlock(&m->m);
-        return crc;
+        return tc_err_from_errno(crc);
     }
     tc_lock_log(lk, "%s %d: previous holder died, mutex recovered (data may be inconsistent)", what,
                 x);
-    return EOWNERDEAD;
+    return tc_err(TC_ERR_OWNERDEAD);
 }
 
-int tc_lock_mutex_take(const tc_rwlock_t *lk, tc_lock_mutex_t *m, const char *what, int x)
+tc_err_t tc_lock_mutex_take(const tc_rwlock_t *lk, tc_lock_mutex_t *m, const char *what, int x)
 {
     return tc_lock_mutex_recover(lk, m, pthread_mutex_lock(&m->m), what, x);
 }
 
-int tc_lock_mutex_try(const tc_rwlock_t *lk, tc_lock_mutex_t *m, const char *what, int x)
+tc_err_t tc_lock_mutex_try(const tc_rwlock_t *lk, tc_lock_mutex_t *m, const char *what, int x)
 {
     return tc_lock_mutex_recover(lk, m, pthread_mutex_trylock(&m->m), what, x);
 }

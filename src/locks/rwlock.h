@@ -8,28 +8,33 @@
  * at least tc_rwlock_size() bytes): one process calls tc_rwlock_init(), the others call
  * tc_rwlock_attach() on the same memory (or inherit the handle through fork()).
  *
- * Leaf module: nothing else of libtopocoll is included. Timeouts, spin counts and
- * the log callback come in a tc_lock_opts_t.
- *
- * Return codes (errno values):
- *   0               success
- *   EOWNERDEAD      the lock is held, but a previous holder died while holding one of
- *                   the mutexes behind it (robust-mutex schemes). The mutex has been
- *                   made consistent, so the lock keeps working; the data it protects
- *                   may be half-written and is the caller's to check or rebuild.
- *   ETIMEDOUT       a wait exceeded opts.timeout_s (N-MCS; rwlock). The lock is not
- *                   held. For N-MCS the lock is then marked broken (see nmcs.c) and
- *                   every later call, in every process, returns ENOTRECOVERABLE.
- *   ENOTRECOVERABLE the lock is broken; re-initialise the memory.
- *   EINVAL          bad argument (index out of range, misaligned or short memory).
- *   EAGAIN          tc_rwlock_attach() before tc_rwlock_init() finished.
- *   other           the errno of a failed pthread_* call.
+ * Leaf module: includes only src/base (the spinning schemes wait through its wait
+ * helper). Timeouts, spin counts, the wait policy and the log callback come in a
+ * tc_lock_opts_t.
+ * Returns a tc_err_t (base/err.h); compare kinds (tc_err_kind), not values, since
+ * a pthread_* result keeps its errno as the cause:
+ *   TC_OK                  success
+ *   TC_ERR_OWNERDEAD       the lock is held, but a previous holder died while holding
+ *                          one of the mutexes behind it (robust-mutex schemes). The
+ *                          mutex has been made consistent, so the lock keeps working;
+ *                          the data it protects may be half-written and is the
+ *                          caller's to check or rebuild.
+ *   TC_ERR_TIMEOUT         a wait exceeded opts.timeout_s (N-MCS; rwlock). The lock is
+ *                          not held. For N-MCS the lock is then marked broken (see
+ *                          nmcs.c) and every later call, in every process, returns
+ *                          TC_ERR_NOTRECOVERABLE.
+ *   TC_ERR_NOTRECOVERABLE  the lock is broken; re-initialise the memory.
+ *   TC_ERR_ARG             bad argument (index out of range, misaligned or short memory).
+ *   TC_ERR_BUSY            tc_rwlock_attach() before tc_rwlock_init() finished.
+ *   other                  a failed pthread_* call (tc_err_from_errno: its errno is the cause).
  */
 #ifndef TC_LOCKS_RWLOCK_H
 #define TC_LOCKS_RWLOCK_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "base/err.h"
 
 #ifndef TC_CACHELINE
 #define TC_CACHELINE 64
@@ -49,10 +54,12 @@ typedef enum tc_lock_scheme {
 typedef void (*tc_lock_log_fn)(void *arg, const char *msg);
 
 typedef struct tc_lock_opts {
-    double timeout_s;    /* give up a spin wait after this long; 0 = wait forever */
-    uint32_t spin_polls; /* polls before each wait starts calling sched_yield() */
+    double timeout_s;    /* give up a wait (N-MCS, rwlock) after this long; 0 = wait forever */
+    uint32_t spin_polls; /* polls before a wait yields or sleeps (TC_SPIN_COUNT) */
     tc_lock_log_fn log;  /* may be NULL */
     void *log_arg;
+    int wait_policy; /* how the spinning schemes wait after the spin: base/wait.h's
+                        tc_wait_policy_t (TC_WAIT); 0 = auto, sleep on a futex */
 } tc_lock_opts_t;
 
 /* Process-local handle; the state itself is in the shared memory. */
@@ -67,8 +74,8 @@ typedef struct tc_rwlock {
 const char *tc_lock_scheme_name(tc_lock_scheme_t scheme);
 
 /** Parse a scheme name (case-insensitive; future TC_LOCK_SCHEME).
- * @return 0, or EINVAL (and *scheme untouched) for an unknown name. */
-int tc_lock_scheme_parse(const char *name, tc_lock_scheme_t *scheme);
+ * @return TC_OK, or TC_ERR_ARG (and *scheme untouched) for an unknown name. */
+tc_err_t tc_lock_scheme_parse(const char *name, tc_lock_scheme_t *scheme);
 
 /** Bytes of shared memory for `nreaders` readers: a multiple of TC_CACHELINE, every
  * part written by different parties on its own line. 0 for invalid arguments. */
@@ -76,24 +83,24 @@ size_t tc_rwlock_size(tc_lock_scheme_t scheme, int nreaders);
 
 /** Initialise the lock in `mem` (cache-line aligned, `bytes` >= tc_rwlock_size()).
  * Exactly one process does this, before any other process attaches. */
-int tc_rwlock_init(tc_rwlock_t *lk, void *mem, size_t bytes, tc_lock_scheme_t scheme, int nreaders,
-                   const tc_lock_opts_t *opts);
+tc_err_t tc_rwlock_init(tc_rwlock_t *lk, void *mem, size_t bytes, tc_lock_scheme_t scheme,
+                        int nreaders, const tc_lock_opts_t *opts);
 
 /** Attach to a lock another process initialised (reads scheme and N from the memory).
- * @return 0, EAGAIN if not yet initialised, EINVAL if `mem` holds no lock. */
-int tc_rwlock_attach(tc_rwlock_t *lk, void *mem, size_t bytes, const tc_lock_opts_t *opts);
+ * @return TC_OK, TC_ERR_BUSY if not yet initialised, TC_ERR_ARG if `mem` holds no lock. */
+tc_err_t tc_rwlock_attach(tc_rwlock_t *lk, void *mem, size_t bytes, const tc_lock_opts_t *opts);
 
 /** Reader x (0 <= x < N) takes / releases its lock. */
-int tc_rwlock_rdlock(tc_rwlock_t *lk, int x);
-int tc_rwlock_rdunlock(tc_rwlock_t *lk, int x);
+tc_err_t tc_rwlock_rdlock(tc_rwlock_t *lk, int x);
+tc_err_t tc_rwlock_rdunlock(tc_rwlock_t *lk, int x);
 
 /** The writer takes / releases all N reader locks. Several writers exclude each
  * other, but the schemes are built for one. */
-int tc_rwlock_wrlock(tc_rwlock_t *lk);
-int tc_rwlock_wrunlock(tc_rwlock_t *lk);
+tc_err_t tc_rwlock_wrlock(tc_rwlock_t *lk);
+tc_err_t tc_rwlock_wrunlock(tc_rwlock_t *lk);
 
 /** Destroy (one process, nobody holding or waiting). The memory can be reused. */
-int tc_rwlock_destroy(tc_rwlock_t *lk);
+tc_err_t tc_rwlock_destroy(tc_rwlock_t *lk);
 
 /** N-MCS only, for tests and diagnostics: the tail of reader x's queue
  * (0 free, 1 the reader, 2 the writer); -1 for other schemes. */

@@ -3,6 +3,7 @@
  * comes from. Pure C + libc and the base layer's names (DESIGN.md). */
 #include "logp.h"
 
+#include "base/err.h"
 #include "base/names.h"
 
 #include <errno.h>
@@ -169,32 +170,22 @@ void tc_logp_table_defaults(tc_logp_table_t *t)
     t->shm_source = TC_LOGP_SOURCE_DEFAULT;
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* A model parameter: the whole of [s, s+n) is one finite number >= 0.
  * strtod alone would accept "nan", "inf" and a trailing "us". */
-static int number_parse_n(const char *s, size_t n, double *out)
+static tc_err_t number_parse_n(const char *s, size_t n, double *out)
 {
     char buf[64];
     if (n == 0 || n >= sizeof buf)
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     memcpy(buf, s, n);
     buf[n] = '\0';
     char *end;
     errno = 0;
     double v = strtod(buf, &end);
     if (end != buf + n || errno == ERANGE || !isfinite(v) || v < 0.0)
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     *out = v;
-    return 0;
+    return TC_OK;
 }
 
 /* Parse one line of the file format (comment already cut off) against the
@@ -225,29 +216,31 @@ static int file_line_parse(tc_logp_table_t *t, const char *s, const char *name, 
         return 0;
     int lv = row_parse_n(tok[0], len[0]);
     if (lv < 0) {
-        set_err(err, errlen, "%s:%d: unknown level '%.*s' (accepted: " ACCEPTED_LEVELS ")", name,
-                lineno, (int)len[0], tok[0]);
+        tc_err_message(err, errlen, "%s:%d: unknown level '%.*s' (accepted: " ACCEPTED_LEVELS ")",
+                       name, lineno, (int)len[0], tok[0]);
         return -1;
     }
     if (ntok < NFIELDS_REQUIRED + 1) {
-        set_err(err, errlen,
-                "%s:%d: level '%s' has %d number%s, expected 5: L o_s o_r g G "
-                "(microseconds; G in us/byte)",
-                name, lineno, row_name(lv), ntok - 1, ntok == 2 ? "" : "s");
+        tc_err_message(err, errlen,
+                       "%s:%d: level '%s' has %d number%s, expected 5: L o_s o_r g G "
+                       "(microseconds; G in us/byte)",
+                       name, lineno, row_name(lv), ntok - 1, ntok == 2 ? "" : "s");
         return -1;
     }
     if (ntok > NFIELDS + 1) {
-        set_err(err, errlen,
-                "%s:%d: level '%s' has %d numbers, expected 5 to 8: L o_s o_r g G [E [rdv [w]]] "
-                "(microseconds; G in us/byte, E in bytes; comments after '#')",
-                name, lineno, row_name(lv), ntok - 1);
+        tc_err_message(
+            err, errlen,
+            "%s:%d: level '%s' has %d numbers, expected 5 to 8: L o_s o_r g G [E [rdv [w]]] "
+            "(microseconds; G in us/byte, E in bytes; comments after '#')",
+            name, lineno, row_name(lv), ntok - 1);
         return -1;
     }
     tc_logp_t v = *row_get(t, lv);
     for (int i = 0; i < ntok - 1; i++) {
         if (number_parse_n(tok[i + 1], len[i + 1], logp_field(&v, i)) != 0) {
-            set_err(err, errlen, "%s:%d: %s of level '%s' is '%.*s': expected a finite number >= 0",
-                    name, lineno, field_names[i], row_name(lv), (int)len[i + 1], tok[i + 1]);
+            tc_err_message(err, errlen,
+                           "%s:%d: %s of level '%s' is '%.*s': expected a finite number >= 0", name,
+                           lineno, field_names[i], row_name(lv), (int)len[i + 1], tok[i + 1]);
             return -1;
         }
     }
@@ -256,14 +249,14 @@ static int file_line_parse(tc_logp_table_t *t, const char *s, const char *name, 
     return 1;
 }
 
-int tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const char *name, char *err,
-                            size_t errlen)
+tc_err_t tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const char *name, char *err,
+                                 size_t errlen)
 {
     if (name == NULL)
         name = "(text)";
     if (text == NULL) {
-        set_err(err, errlen, "%s: no text", name);
-        return -1;
+        tc_err_message(err, errlen, "%s: no text", name);
+        return tc_err(TC_ERR_ARG);
     }
     const char *p = text;
     int lineno = 0;
@@ -275,9 +268,9 @@ int tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const char *na
         const char *hash = memchr(p, '#', n);
         size_t used = hash ? (size_t)(hash - p) : n;
         if (used >= sizeof line) {
-            set_err(err, errlen, "%s:%d: line longer than %zu characters", name, lineno,
-                    sizeof line - 1);
-            return -1;
+            tc_err_message(err, errlen, "%s:%d: line longer than %zu characters", name, lineno,
+                           sizeof line - 1);
+            return tc_err(TC_ERR_PARSE);
         }
         memcpy(line, p, used);
         line[used] = '\0';
@@ -285,43 +278,45 @@ int tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const char *na
         tc_logp_t val;
         int rc = file_line_parse(t, line, name, lineno, &level, &val, err, errlen);
         if (rc < 0)
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         if (rc > 0)
             row_set(t, level, &val, TC_LOGP_SOURCE_FILE);
         p = eol ? eol + 1 : p + n;
     }
-    return 0;
+    return TC_OK;
 }
 
-int tc_logp_table_load_file(tc_logp_table_t *t, const char *path, char *err, size_t errlen)
+tc_err_t tc_logp_table_load_file(tc_logp_table_t *t, const char *path, char *err, size_t errlen)
 {
     /* A parameter file is a dozen lines; the cap only guards against being
      * pointed at something that is not one. */
     enum { MAX_BYTES = 1 << 20 };
     if (path == NULL) {
-        set_err(err, errlen, "(null): no file name");
-        return -1;
+        tc_err_message(err, errlen, "(null): no file name");
+        return tc_err(TC_ERR_ARG);
     }
     FILE *f = fopen(path, "r");
     if (f == NULL) {
-        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
+        int e = errno;
+        tc_err_message(err, errlen, "%s: cannot open: %s", path, strerror(e));
+        return tc_err_sys(e);
     }
     char *buf = malloc(MAX_BYTES + 1);
     if (buf == NULL) {
         fclose(f);
-        set_err(err, errlen, "%s: out of memory", path);
-        return -1;
+        tc_err_message(err, errlen, "%s: out of memory", path);
+        return tc_err(TC_ERR_NOMEM);
     }
     size_t n = fread(buf, 1, MAX_BYTES + 1, f);
-    int rc = -1;
+    tc_err_t rc = tc_err(TC_ERR_PARSE);
     if (ferror(f)) {
-        set_err(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        rc = tc_err_sys(errno ? errno : EIO);
+        tc_err_message(err, errlen, "%s: cannot read: %s", path, strerror(tc_err_cause(rc)));
     } else if (n > MAX_BYTES) {
-        set_err(err, errlen, "%s: larger than %d bytes: not a LogP parameter file", path,
-                (int)MAX_BYTES);
+        tc_err_message(err, errlen, "%s: larger than %d bytes: not a LogP parameter file", path,
+                       (int)MAX_BYTES);
     } else if (memchr(buf, '\0', n) != NULL) {
-        set_err(err, errlen, "%s: contains a NUL byte: not a LogP parameter file", path);
+        tc_err_message(err, errlen, "%s: contains a NUL byte: not a LogP parameter file", path);
     } else {
         buf[n] = '\0';
         rc = tc_logp_table_load_text(t, buf, path, err, errlen);
@@ -344,8 +339,8 @@ static void trim(const char **s, size_t *n)
 
 /* Apply "f=v,f=v" in [s, s+n) to @p p (field names are case-sensitive: g and
  * G differ). @p entry names the whole entry in messages. */
-static int env_fields_apply(tc_logp_t *p, const char *s, size_t n, const char *entry,
-                            size_t entrylen, char *err, size_t errlen)
+static tc_err_t env_fields_apply(tc_logp_t *p, const char *s, size_t n, const char *entry,
+                                 size_t entrylen, char *err, size_t errlen)
 {
     const char *end = s + n;
     while (s < end) {
@@ -359,10 +354,11 @@ static int env_fields_apply(tc_logp_t *p, const char *s, size_t n, const char *e
             continue;
         const char *eq = memchr(a, '=', an);
         if (eq == NULL) {
-            set_err(err, errlen,
-                    "TC_LOGP: '%.*s' in '%.*s' is not field=value (fields: " ACCEPTED_FIELDS ")",
-                    (int)an, a, (int)entrylen, entry);
-            return -1;
+            tc_err_message(err, errlen,
+                           "TC_LOGP: '%.*s' in '%.*s' is not field=value (fields: " ACCEPTED_FIELDS
+                           ")",
+                           (int)an, a, (int)entrylen, entry);
+            return tc_err(TC_ERR_PARSE);
         }
         const char *k = a, *v = eq + 1;
         size_t kn = (size_t)(eq - a), vn = an - kn - 1;
@@ -373,27 +369,28 @@ static int env_fields_apply(tc_logp_t *p, const char *s, size_t n, const char *e
             if (strlen(field_names[i]) == kn && memcmp(k, field_names[i], kn) == 0)
                 fi = i;
         if (fi < 0) {
-            set_err(err, errlen,
-                    "TC_LOGP: unknown field '%.*s' in '%.*s' (accepted: " ACCEPTED_FIELDS
-                    ", case-sensitive)",
-                    (int)kn, k, (int)entrylen, entry);
-            return -1;
+            tc_err_message(err, errlen,
+                           "TC_LOGP: unknown field '%.*s' in '%.*s' (accepted: " ACCEPTED_FIELDS
+                           ", case-sensitive)",
+                           (int)kn, k, (int)entrylen, entry);
+            return tc_err(TC_ERR_PARSE);
         }
         if (number_parse_n(v, vn, logp_field(p, fi)) != 0) {
-            set_err(err, errlen,
-                    "TC_LOGP: bad number '%.*s' for %s in '%.*s': expected a finite number >= 0 "
-                    "(microseconds; G in us/byte, E in bytes)",
-                    (int)vn, v, field_names[fi], (int)entrylen, entry);
-            return -1;
+            tc_err_message(
+                err, errlen,
+                "TC_LOGP: bad number '%.*s' for %s in '%.*s': expected a finite number >= 0 "
+                "(microseconds; G in us/byte, E in bytes)",
+                (int)vn, v, field_names[fi], (int)entrylen, entry);
+            return tc_err(TC_ERR_PARSE);
         }
     }
-    return 0;
+    return TC_OK;
 }
 
-int tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, size_t errlen)
+tc_err_t tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, size_t errlen)
 {
     if (spec == NULL)
-        return 0;
+        return TC_OK;
     /* Work on a copy so that an error leaves @p t unchanged. */
     tc_logp_table_t tmp = *t;
     const char *s = spec;
@@ -410,7 +407,7 @@ int tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, siz
                  * the shm row (cache-line flags, not MPI messages). */
                 for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++) {
                     if (env_fields_apply(&tmp.level[i], e, en, e, en, err, errlen) != 0)
-                        return -1;
+                        return tc_err(TC_ERR_PARSE);
                     tmp.source[i] = TC_LOGP_SOURCE_ENV;
                 }
             } else {
@@ -419,23 +416,23 @@ int tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, siz
                 trim(&ln, &lnn);
                 int lv = row_parse_n(ln, lnn);
                 if (lv < 0) {
-                    set_err(err, errlen,
-                            "TC_LOGP: unknown level '%.*s' in '%.*s' (accepted: " ACCEPTED_LEVELS
-                            ")",
-                            (int)lnn, ln, (int)en, e);
-                    return -1;
+                    tc_err_message(
+                        err, errlen,
+                        "TC_LOGP: unknown level '%.*s' in '%.*s' (accepted: " ACCEPTED_LEVELS ")",
+                        (int)lnn, ln, (int)en, e);
+                    return tc_err(TC_ERR_PARSE);
                 }
                 tc_logp_t v = *row_get(&tmp, lv);
                 if (env_fields_apply(&v, colon + 1, (size_t)(e + en - colon - 1), e, en, err,
                                      errlen) != 0)
-                    return -1;
+                    return tc_err(TC_ERR_PARSE);
                 row_set(&tmp, lv, &v, TC_LOGP_SOURCE_ENV);
             }
         }
         s = semi ? semi + 1 : s + n;
     }
     *t = tmp;
-    return 0;
+    return TC_OK;
 }
 
 /* The shortest %.*g that reads back as the same double, so that write then
@@ -461,11 +458,11 @@ static const char *source_name(tc_logp_source_t s)
     }
 }
 
-int tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *origin)
+tc_err_t tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *origin)
 {
     FILE *f = fopen(path, "w");
     if (f == NULL)
-        return -1;
+        return tc_err_sys(errno);
     fprintf(f, "# libtopocoll LogP/LogGP parameters (TC_LOGP_FILE format)\n");
     if (origin != NULL && *origin) {
         /* One comment line per line of origin, so a newline in it cannot
@@ -504,9 +501,9 @@ int tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *
     if (werr || cerr != 0) {
         if (errno == 0)
             errno = EIO;
-        return -1;
+        return tc_err_sys(errno);
     }
-    return 0;
+    return TC_OK;
 }
 
 int tc_logp_eager_step(const double *sz, const double *t, int n, double G, double min_us,

@@ -1,7 +1,7 @@
 /* LogP / LogGP parameters per hierarchy level (papers 002, 003), and where
  * they come from: TC_LOGP_FILE, TC_LOGP, or documented defaults.
  *
- * Pure arithmetic and parsing: this module includes nothing else of ours
+ * Pure arithmetic and parsing: this module includes only base/err.h of ours
  * (DESIGN.md), so it names levels itself, with the same short names and the
  * same order as hier/locality.h's tc_level_t ("core", "l2", "l3", "numa",
  * "package", "node", "switch1".."switch4"). The parameters of level X are
@@ -78,6 +78,8 @@
 
 #include <stddef.h>
 
+#include "base/err.h"
+
 typedef enum {
     TC_MODEL_LEVEL_CORE,
     TC_MODEL_LEVEL_L2,
@@ -129,21 +131,23 @@ int tc_model_level_parse(const char *name);
 /* The documented built-in defaults for every level and the shm row. */
 void tc_logp_table_defaults(tc_logp_table_t *t);
 
-/* Read @p path into @p t (levels and shm row it lists only). Returns 0, or -1 with a
+/* Read @p path into @p t (levels and shm row it lists only). Returns TC_OK, or
+ * TC_ERR_PARSE (TC_ERR_SYS with the errno when it cannot be read) with a
  * message "<path>:<line>: ..." in @p err (levels parsed before the bad line
  * are kept; nothing after it is applied). */
-int tc_logp_table_load_file(tc_logp_table_t *t, const char *path, char *err, size_t errlen);
+tc_err_t tc_logp_table_load_file(tc_logp_table_t *t, const char *path, char *err, size_t errlen);
 /* Parse the same format from a string (for tests and the fuzzer); @p name
  * appears in messages in place of the path. */
-int tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const char *name, char *err,
-                            size_t errlen);
-/* Apply a TC_LOGP string. Returns 0, or -1 with a message in @p err and @p t
+tc_err_t tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const char *name, char *err,
+                                 size_t errlen);
+/* Apply a TC_LOGP string. Returns TC_OK, or TC_ERR_PARSE with a message in @p err and @p t
  * unchanged. */
-int tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, size_t errlen);
+tc_err_t tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, size_t errlen);
 
 /* Write @p t in the file format (with a header comment naming @p origin,
- * e.g. "topocoll-logp, np=2, Open MPI"). Returns 0 or -1 (errno set). */
-int tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *origin);
+ * e.g. "topocoll-logp, np=2, Open MPI"). Returns TC_OK, or TC_ERR_SYS with the
+ * errno as cause (errno also set). */
+tc_err_t tc_logp_table_write(const tc_logp_table_t *t, const char *path, const char *origin);
 
 /* The eager-limit step in a ping-pong series (topocoll-logp): one-way times
  * @p t[0..n-1] at increasing sizes @p sz. The step from k to k + 1 is the

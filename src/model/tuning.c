@@ -98,20 +98,20 @@ static int level_index(const char *w)
     return strcasecmp(w, "shm") == 0 ? TC_TUNING_LEVEL_SHM : -1;
 }
 
-/* Bytes with an optional binary K/M/G/T suffix; -1 when malformed or above
- * TC_TUNING_MAX_BYTES. */
-static int parse_bytes(const char *w, uint64_t *out)
+/* Bytes with an optional binary K/M/G/T suffix; TC_ERR_PARSE when malformed
+ * or above TC_TUNING_MAX_BYTES. */
+static tc_err_t parse_bytes(const char *w, uint64_t *out)
 {
     uint64_t v = 0;
     const char *p = w;
     int shift = 0;
 
     if (!isdigit((unsigned char)*p))
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     for (; isdigit((unsigned char)*p); p++) {
         v = v * 10 + (uint64_t)(*p - '0');
         if (v > TC_TUNING_MAX_BYTES)
-            return -1;
+            return tc_err(TC_ERR_PARSE);
     }
     switch (toupper((unsigned char)*p)) {
     case '\0':
@@ -129,36 +129,36 @@ static int parse_bytes(const char *w, uint64_t *out)
         shift = 40;
         break;
     default:
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     if (shift && p[1] != '\0')
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     if (v > (TC_TUNING_MAX_BYTES >> shift))
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     *out = v << shift;
-    return 0;
+    return TC_OK;
 }
 
 /* Add (or replace: same op, level and min_bytes) one entry. */
-static int add_entry(tc_tuning_t *t, const tc_tuning_entry_t *e)
+static tc_err_t add_entry(tc_tuning_t *t, const tc_tuning_entry_t *e)
 {
     for (int i = 0; i < t->n; i++) {
         tc_tuning_entry_t *x = &t->e[i];
         if (x->op == e->op && x->level == e->level && x->min_bytes == e->min_bytes) {
             *x = *e;
-            return 0;
+            return TC_OK;
         }
     }
     if (t->n >= TC_TUNING_MAX_ENTRIES)
-        return -1;
+        return tc_err(TC_ERR_LIMIT); /* TC_TUNING_MAX_ENTRIES */
     t->e[t->n++] = *e;
-    return 0;
+    return TC_OK;
 }
 
-/* Parse one line (NUL-terminated, comment removed). Returns 0 (entry added
- * or blank), -1 (reported). */
-static int parse_line(tc_tuning_t *t, char *s, const char *name, int line,
-                      tc_tuning_report_fn report, void *arg)
+/* Parse one line (NUL-terminated, comment removed). Returns TC_OK (entry
+ * added or blank), or an error (reported). */
+static tc_err_t parse_line(tc_tuning_t *t, char *s, const char *name, int line,
+                           tc_tuning_report_fn report, void *arg)
 {
     char *w[5];
     int n = 0;
@@ -177,13 +177,13 @@ static int parse_line(tc_tuning_t *t, char *s, const char *name, int line,
             *p++ = '\0';
     }
     if (n == 0)
-        return 0;
+        return TC_OK;
     if (n != 4) {
         bad(report, arg, name, line,
             "%d fields, expected 4: <op> <level> <min-bytes> <alg>[:k] (e.g. \"bcast node 64K "
             "scatter_allgather\")",
             n);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     tc_tuning_entry_t e;
     memset(&e, 0, sizeof e);
@@ -191,7 +191,7 @@ static int parse_line(tc_tuning_t *t, char *s, const char *name, int line,
     if (e.op < 0) {
         bad(report, arg, name, line,
             "unknown operation \"%.64s\" (expected bcast, reduce, allreduce, barrier)", w[0]);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     int all = strcasecmp(w[1], "all") == 0;
     e.level = level_index(w[1]);
@@ -200,7 +200,7 @@ static int parse_line(tc_tuning_t *t, char *s, const char *name, int line,
             "unknown level \"%.64s\" (expected core, l2, l3, numa, package, socket, node, "
             "switch1..switch4, top, shm, all)",
             w[1]);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     if (e.op == TC_TUNING_OP_BARRIER &&
         (all || (e.level != TC_TUNING_LEVEL_SHM && e.level != TC_TUNING_LEVEL_TOP))) {
@@ -208,20 +208,20 @@ static int parse_line(tc_tuning_t *t, char *s, const char *name, int line,
             "barrier entries take level shm or top (the barrier runs in the segment and among "
             "the top group), not \"%.64s\"",
             w[1]);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     if (e.op == TC_TUNING_OP_ALLREDUCE && (all || e.level != TC_TUNING_LEVEL_TOP)) {
         bad(report, arg, name, line,
             "allreduce entries take level top only (the per-level allreduce runs in the top "
             "group), not \"%.64s\"",
             w[1]);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     if (e.level == TC_TUNING_LEVEL_SHM && e.op != TC_TUNING_OP_BARRIER) {
         bad(report, arg, name, line,
             "level shm takes barrier entries only (the segment's %s is not chosen per size)",
             op_names[e.op]);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     uint64_t min = 0;
     if (parse_bytes(w[2], &min) != 0) {
@@ -229,12 +229,12 @@ static int parse_line(tc_tuning_t *t, char *s, const char *name, int line,
             "bad min-bytes \"%.64s\" (expected a number of bytes with an optional suffix K, M, "
             "G or T, binary, at most 2^50)",
             w[2]);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     if (e.op == TC_TUNING_OP_BARRIER && min != 0) {
         bad(report, arg, name, line, "barrier has no message size: min-bytes must be 0, not %.64s",
             w[2]);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     e.min_bytes = min;
     char *colon = strchr(w[3], ':');
@@ -244,7 +244,7 @@ static int parse_line(tc_tuning_t *t, char *s, const char *name, int line,
     if (e.alg < 0) {
         bad(report, arg, name, line, "unknown %s algorithm \"%.64s\" (expected %s)", op_names[e.op],
             w[3], alg_accepted[e.op]);
-        return -1;
+        return tc_err(TC_ERR_PARSE);
     }
     if (colon) {
         const char *ks = colon + 1;
@@ -253,19 +253,19 @@ static int parse_line(tc_tuning_t *t, char *s, const char *name, int line,
         if (alg_with_k[e.op] < 0) {
             bad(report, arg, name, line, "\":%.32s\" after %s: %s algorithms take no number", ks,
                 tc_tuning_alg_name(e.op, e.alg), op_names[e.op]);
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         }
         if (e.alg != alg_with_k[e.op]) {
             bad(report, arg, name, line, "\":%.32s\" after %s: only %s takes a number", ks,
                 tc_tuning_alg_name(e.op, e.alg), tc_tuning_alg_name(e.op, alg_with_k[e.op]));
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         }
         errno = 0;
         k = isdigit((unsigned char)*ks) ? strtol(ks, &end, 10) : -1;
         if (k < 0 || errno || *end || k < k_min[e.op] || k > k_max[e.op]) {
             bad(report, arg, name, line, "bad number \"%.32s\" after %s (expected %d..%d)", ks,
                 tc_tuning_alg_name(e.op, e.alg), k_min[e.op], k_max[e.op]);
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         }
         e.k = (int32_t)k;
     } else if (e.op == TC_TUNING_OP_BCAST && e.alg == alg_with_k[e.op]) {
@@ -280,10 +280,10 @@ static int parse_line(tc_tuning_t *t, char *s, const char *name, int line,
         if (add_entry(t, &e) != 0) {
             *t = save;
             bad(report, arg, name, line, "more than %d entries", TC_TUNING_MAX_ENTRIES);
-            return -1;
+            return tc_err(TC_ERR_PARSE);
         }
     }
-    return 0;
+    return TC_OK;
 }
 
 int tc_tuning_parse(tc_tuning_t *t, const char *text, const char *name, tc_tuning_report_fn report,
@@ -316,42 +316,49 @@ int tc_tuning_parse(tc_tuning_t *t, const char *text, const char *name, tc_tunin
     return t->nbad;
 }
 
-int tc_tuning_load_file(tc_tuning_t *t, const char *path, tc_tuning_report_fn report, void *arg)
+tc_err_t tc_tuning_load_file(tc_tuning_t *t, const char *path, tc_tuning_report_fn report,
+                             void *arg)
 {
     char msg[600];
     const char *why = NULL;
     char *text = NULL;
     size_t n = 0;
+    tc_err_t err = TC_OK;
     FILE *f = fopen(path, "r");
 
     tc_tuning_init(t);
     if (!f) {
-        why = strerror(errno);
+        err = tc_err_sys(errno);
     } else if (!(text = malloc(MAX_FILE_BYTES + 1))) {
+        err = tc_err(TC_ERR_NOMEM);
         why = "out of memory";
     } else {
         n = fread(text, 1, MAX_FILE_BYTES + 1, f);
-        if (ferror(f))
-            why = strerror(errno ? errno : EIO);
-        else if (n > MAX_FILE_BYTES)
+        if (ferror(f)) {
+            err = tc_err_sys(errno ? errno : EIO);
+        } else if (n > MAX_FILE_BYTES) {
+            err = tc_err(TC_ERR_PARSE);
             why = "larger than 1 MiB";
-        else if (memchr(text, '\0', n))
+        } else if (memchr(text, '\0', n)) {
+            err = tc_err(TC_ERR_PARSE);
             why = "not a text file (NUL byte)";
+        }
     }
     if (f)
         fclose(f);
-    if (why) {
+    if (err != TC_OK) {
         free(text);
         if (report) {
-            snprintf(msg, sizeof msg, "%s: cannot read: %s; no tuning file is used", path, why);
+            snprintf(msg, sizeof msg, "%s: cannot read: %s; no tuning file is used", path,
+                     why ? why : strerror(tc_err_cause(err)));
             report(arg, msg);
         }
-        return -1;
+        return err;
     }
     text[n] = '\0';
-    int rc = tc_tuning_parse(t, text, path, report, arg);
+    int nbad = tc_tuning_parse(t, text, path, report, arg);
     free(text);
-    return rc;
+    return nbad ? tc_err(TC_ERR_PARSE) : TC_OK;
 }
 
 const tc_tuning_entry_t *tc_tuning_lookup(const tc_tuning_t *t, tc_tuning_op_t op, int level,

@@ -51,6 +51,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/err.h"
+
 typedef enum {
     TC_TUNING_OP_BCAST,
     TC_TUNING_OP_REDUCE,
@@ -109,9 +111,12 @@ int tc_tuning_parse(tc_tuning_t *t, const char *text, const char *name, tc_tunin
 /**
  * Read and parse the file @p path (at most 1 MiB). An unreadable or too
  * large file is reported ("<path>: cannot read: <reason>; no tuning file is
- * used") and gives an empty table and -1; otherwise as tc_tuning_parse().
+ * used") and gives an empty table and TC_ERR_SYS (the errno as cause) or
+ * TC_ERR_PARSE; otherwise as tc_tuning_parse(), and TC_ERR_PARSE when some
+ * line was bad (t->nbad of them, skipped), TC_OK when none was.
  */
-int tc_tuning_load_file(tc_tuning_t *t, const char *path, tc_tuning_report_fn report, void *arg);
+tc_err_t tc_tuning_load_file(tc_tuning_t *t, const char *path, tc_tuning_report_fn report,
+                             void *arg);
 
 /**
  * The entry for @p op at @p level with the largest min_bytes <= @p nbytes,

@@ -10,13 +10,14 @@
 
 #include <topocoll.h>
 
+#include "base/err_mpi.h"
 #include "base/log.h"
 #include "rma.h"
 
 /* ---- PutRequest, PutLoop ---------------------------------------------------- */
 
-int tc_rma_put_request(tc_rma_rt_t *rt, const tc_rma_win_t *w, int j, const void *src,
-                       const tc_rma_descr_t *d, int set_req)
+tc_err_t tc_rma_put_request(tc_rma_rt_t *rt, const tc_rma_win_t *w, int j, const void *src,
+                            const tc_rma_descr_t *d, int set_req)
 {
     int rc = MPI_SUCCESS;
     int bytes = (int)d->bytes; /* <= INT_MAX: checked by TC_Rma_bcast */
@@ -50,8 +51,8 @@ int tc_rma_put_request(tc_rma_rt_t *rt, const tc_rma_win_t *w, int j, const void
     return rc;
 }
 
-int tc_rma_put_loop(tc_rma_rt_t *rt, const tc_rma_win_t *w, const void *src,
-                    const tc_rma_descr_t *d)
+tc_err_t tc_rma_put_loop(tc_rma_rt_t *rt, const tc_rma_win_t *w, const void *src,
+                         const tc_rma_descr_t *d)
 {
     int p = rt->size, root = (int)d->root, ch[32];
     int srank = (rt->rank - root + p) % p;
@@ -64,13 +65,15 @@ int tc_rma_put_loop(tc_rma_rt_t *rt, const tc_rma_win_t *w, const void *src,
     return MPI_SUCCESS;
 }
 
-int tc_rma_req_read(tc_rma_rt_t *rt, MPI_Aint index, uint64_t *val)
+/* Atomic read of word @p index of this process's part of @p win (reqwin or
+ * donewin). */
+static tc_err_t tc_rma_word_read(tc_rma_rt_t *rt, MPI_Win win, MPI_Aint index, uint64_t *val)
 {
-    /* Words of reqwin are only touched by MPI atomics (accumulate-family
+    /* Words of these windows are only touched by MPI atomics (accumulate-family
      * operations are atomic with respect to each other, plain loads are not). */
-    int rc = PMPI_Fetch_and_op(NULL, val, MPI_UINT64_T, rt->rank, index, MPI_NO_OP, rt->reqwin);
+    int rc = PMPI_Fetch_and_op(NULL, val, MPI_UINT64_T, rt->rank, index, MPI_NO_OP, win);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_flush(rt->rank, rt->reqwin);
+        rc = PMPI_Win_flush(rt->rank, win);
     return rc;
 }
 
@@ -189,24 +192,48 @@ void *tc_rma_helper_main(void *arg)
 
 /* ---- root side ---------------------------------------------------------------------- */
 
-static int tc_rma_done_read(tc_rma_rt_t *rt, uint64_t *val)
+/* The wait of the root's flush/test and of a non-root's wait/test: until word
+ * @p index of our part of @p win reaches @p target, spin-then-yield
+ * (tc_waiter: TC_WAIT_TIMEOUT names @p stage and @p peer). Meanwhile forward
+ * what is pending: the broadcasts of other roots may be waiting for us, and our
+ * data may be here with forwarding still to do (do it now rather than wait for
+ * the helper's next poll, up to TC_RMA_POLL_MAX_US). Not @p block: return
+ * after one look. @return MPI_SUCCESS with *reached 1 (reached) or 0 (not
+ * yet, not @p block), or the error of the read. */
+static tc_err_t tc_rma_poll(tc_rma_rt_t *rt, MPI_Win win, MPI_Aint index, uint64_t target,
+                            int block, const char *stage, int peer, int *reached)
 {
-    int rc = PMPI_Fetch_and_op(NULL, val, MPI_UINT64_T, rt->rank, 0, MPI_NO_OP, rt->donewin);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_flush(rt->rank, rt->donewin);
-    return rc;
+    tc_waiter_t wt;
+    tc_waiter_init(&wt, &rt->wait_info, stage, peer);
+    *reached = 0;
+    for (;;) {
+        uint64_t v = 0;
+        int rc = tc_rma_word_read(rt, win, index, &v);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (v >= target) {
+            *reached = 1;
+            return MPI_SUCCESS;
+        }
+        if (tc_rma_forward_help(rt))
+            continue;
+        if (!block)
+            return MPI_SUCCESS;
+        tc_waiter_pause(&wt);
+    }
 }
 
 /* Linear completion: the data puts complete at every target, then each
  * target's flag for the non-root wait. */
-static int tc_rma_linear_complete(tc_rma_rt_t *rt)
+static tc_err_t tc_rma_linear_complete(tc_rma_rt_t *rt)
 {
     tc_rma_win_t w;
-    int wid = rt->inflight_wid, rc;
+    int wid = rt->inflight_wid;
+    tc_err_t rc;
     uint64_t wseq = rt->wseq[wid];
 
-    if (tc_rma_win_lookup(wid, &w) != 0)
-        return MPI_ERR_WIN;
+    if (tc_rma_win_lookup(wid, &w) != TC_OK)
+        return tc_err(TC_ERR_WIN);
     rc = PMPI_Win_flush_all(w.win);
     for (int j = 0; j < rt->size && rc == MPI_SUCCESS; j++)
         if (j != rt->rank)
@@ -217,28 +244,20 @@ static int tc_rma_linear_complete(tc_rma_rt_t *rt)
     return rc;
 }
 
-int tc_rma_root_complete(tc_rma_rt_t *rt, int block, int *done)
+tc_err_t tc_rma_root_complete(tc_rma_rt_t *rt, int block, int *done)
 {
-    int rc = MPI_SUCCESS;
+    tc_err_t rc = TC_OK;
     *done = 0;
     if (rt->inflight == TC_RMA_ALG_LINEAR) {
         rc = tc_rma_linear_complete(rt);
     } else if (rt->inflight == TC_RMA_ALG_BINOMIAL) {
         /* Every other member adds 1 to our done counter once it has its data
          * and has forwarded it (paper 002, RMABcastFlush). */
-        tc_waiter_t wt;
-        tc_waiter_init(&wt, &rt->wait_info, "rma bcast flush: done counter", -1);
-        for (;;) {
-            uint64_t v = 0;
-            if ((rc = tc_rma_done_read(rt, &v)) != MPI_SUCCESS || v >= rt->done_target)
-                break;
-            /* Broadcasts of other roots may be waiting for us to forward. */
-            if (tc_rma_forward_help(rt))
-                continue;
-            if (!block)
-                return MPI_SUCCESS;
-            tc_waiter_pause(&wt);
-        }
+        int reached;
+        rc = tc_rma_poll(rt, rt->donewin, 0, rt->done_target, block,
+                         "rma bcast flush: done counter", -1, &reached);
+        if (rc == MPI_SUCCESS && !reached)
+            return MPI_SUCCESS;
     }
     if (rc == MPI_SUCCESS) {
         rt->inflight = 0;
@@ -249,9 +268,11 @@ int tc_rma_root_complete(tc_rma_rt_t *rt, int block, int *done)
 
 /* ---- public API ----------------------------------------------------------------------- */
 
-/* Errors without a window to report on go to MPI_COMM_WORLD's handler. */
-static int tc_rma_error(MPI_Win win, int code)
+/* The API boundary: @p err as an MPI class to the window's handler (errors
+ * without a window go to MPI_COMM_WORLD's); returns the class. */
+static int tc_rma_error(MPI_Win win, tc_err_t err)
 {
+    const int code = tc_err_to_mpi(err);
     if (win != MPI_WIN_NULL)
         PMPI_Win_call_errhandler(win, code);
     else
@@ -261,9 +282,9 @@ static int tc_rma_error(MPI_Win win, int code)
 
 static int tc_rma_get(int wid, tc_rma_win_t *w, const char *fn)
 {
-    if (tc_rma_win_lookup(wid, w) != 0) {
+    if (tc_rma_win_lookup(wid, w) != TC_OK) {
         tc_log(TC_LOG_ERROR, "%s: %d is not a registered window id", fn, wid);
-        return tc_rma_error(MPI_WIN_NULL, MPI_ERR_ARG);
+        return tc_rma_error(MPI_WIN_NULL, tc_err(TC_ERR_ARG));
     }
     return MPI_SUCCESS;
 }
@@ -279,17 +300,17 @@ int TC_Rma_bcast(const void *buf, int count, MPI_Datatype datatype, MPI_Aint dis
         return rc;
     tc_rma_rt_t *rt = w.rt;
     if (count < 0)
-        return tc_rma_error(w.win, MPI_ERR_COUNT);
+        return tc_rma_error(w.win, tc_err(TC_ERR_COUNT));
     if (disp < 0)
-        return tc_rma_error(w.win, MPI_ERR_DISP);
+        return tc_rma_error(w.win, tc_err(TC_ERR_DISP));
     if (alg < TC_RMA_BCAST_DEFAULT || alg > TC_RMA_BCAST_BINOMIAL_UP) {
         tc_log(TC_LOG_ERROR, "TC_Rma_bcast: algorithm %d is not one of TC_RMA_BCAST_*", alg);
-        return tc_rma_error(w.win, MPI_ERR_ARG);
+        return tc_rma_error(w.win, tc_err(TC_ERR_ARG));
     }
     if (datatype == MPI_DATATYPE_NULL || PMPI_Type_size(datatype, &tsize) != MPI_SUCCESS ||
         PMPI_Type_get_extent(datatype, &lb, &extent) != MPI_SUCCESS ||
         PMPI_Type_get_true_extent(datatype, &tlb, &textent) != MPI_SUCCESS)
-        return tc_rma_error(w.win, MPI_ERR_TYPE);
+        return tc_rma_error(w.win, tc_err(TC_ERR_TYPE));
     /* The payload travels as bytes: count elements must be one gap-free run
      * (no holes in an element, and consecutive elements abut). */
     if (count > 0 && tsize > 0 && (textent != tsize || (count > 1 && extent != tsize))) {
@@ -297,13 +318,13 @@ int TC_Rma_bcast(const void *buf, int count, MPI_Datatype datatype, MPI_Aint dis
                "TC_Rma_bcast: the datatype is not contiguous (size %d, extent %ld, true extent "
                "%ld): only predefined or contiguous datatypes can be broadcast",
                tsize, (long)extent, (long)textent);
-        return tc_rma_error(w.win, MPI_ERR_TYPE);
+        return tc_rma_error(w.win, tc_err(TC_ERR_TYPE));
     }
     long long bytes = (long long)count * tsize;
     if (bytes > INT_MAX) {
         tc_log(TC_LOG_ERROR, "TC_Rma_bcast: %lld bytes: at most %d bytes per broadcast", bytes,
                INT_MAX);
-        return tc_rma_error(w.win, MPI_ERR_COUNT);
+        return tc_rma_error(w.win, tc_err(TC_ERR_COUNT));
     }
     const char *src = (const char *)buf + (bytes > 0 ? tlb : 0);
 
@@ -381,7 +402,7 @@ int TC_Rma_bcast_test(int wid, int *flag)
     if ((rc = tc_rma_get(wid, &w, "TC_Rma_bcast_test")) != MPI_SUCCESS)
         return rc;
     if (flag == NULL)
-        return tc_rma_error(w.win, MPI_ERR_ARG);
+        return tc_rma_error(w.win, tc_err(TC_ERR_ARG));
     rc = tc_rma_root_complete(w.rt, 0, &done);
     *flag = done;
     return rc == MPI_SUCCESS ? rc : tc_rma_error(w.win, rc);
@@ -399,28 +420,16 @@ static int tc_rma_recv_poll(int wid, int root, int block, int *flag, const char 
     if (root < 0 || root >= rt->size || root == rt->rank) {
         tc_log(TC_LOG_ERROR, "%s: root %d: must be another rank of the window's group (size %d)",
                fn, root, rt->size);
-        return tc_rma_error(w.win, MPI_ERR_ROOT);
+        return tc_rma_error(w.win, tc_err(TC_ERR_ROOT));
     }
     uint64_t *waited = &rt->waited[(size_t)root * TC_RMA_MAX_WINDOWS + (size_t)wid];
-    tc_waiter_t wt;
-    tc_waiter_init(&wt, &rt->wait_info, "rma bcast wait: data from root", root);
-    *flag = 0;
-    for (;;) {
-        uint64_t v = 0;
-        if ((rc = tc_rma_req_read(rt, tc_rma_cnt_index(rt, root, wid), &v)) != MPI_SUCCESS)
-            return tc_rma_error(w.win, rc);
-        if (v > *waited)
-            break;
-        /* Our data may be here with forwarding still to do: do it now rather
-         * than wait for the helper's next poll (up to TC_RMA_POLL_MAX_US). */
-        if (tc_rma_forward_help(rt))
-            continue;
-        if (!block)
-            return MPI_SUCCESS;
-        tc_waiter_pause(&wt);
-    }
+    rc = tc_rma_poll(rt, rt->reqwin, tc_rma_cnt_index(rt, root, wid), *waited + 1, block,
+                     "rma bcast wait: data from root", root, flag);
+    if (rc != MPI_SUCCESS)
+        return tc_rma_error(w.win, rc);
+    if (!*flag)
+        return MPI_SUCCESS;
     (*waited)++;
-    *flag = 1;
     /* The data was flushed to us before the flag: make it visible to the
      * caller's loads of the window memory. */
     rc = PMPI_Win_sync(w.win);

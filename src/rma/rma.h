@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/err.h"
 #include "base/wait.h"
 
 /* Data windows registered at once, per process (window ids 0..W-1). */
@@ -140,8 +141,9 @@ typedef struct tc_rma_win {
 } tc_rma_win_t;
 
 /* Copy of the entry of @p wid (under the table lock: the helper thread looks
- * entries up while the main thread registers others). 0 if registered. */
-int tc_rma_win_lookup(int wid, tc_rma_win_t *out);
+ * entries up while the main thread registers others). TC_OK if registered,
+ * else TC_ERR_NOTFOUND. */
+tc_err_t tc_rma_win_lookup(int wid, tc_rma_win_t *out);
 
 /* Offsets (in uint64 words) in reqwin. */
 static inline MPI_Aint tc_rma_req_index(int root)
@@ -155,20 +157,19 @@ static inline MPI_Aint tc_rma_cnt_index(const tc_rma_rt_t *rt, int root, int wid
 
 /* ---- broadcast (bcast.c) ------------------------------------------------------ */
 
+/* These return TC_OK or why not (a failing PMPI call's code, or TC_ERR_*). */
+
 /* PutRequest(rt->rank -> j): data, descriptor, flush, then the flags. */
-int tc_rma_put_request(tc_rma_rt_t *rt, const tc_rma_win_t *w, int j, const void *src,
-                       const tc_rma_descr_t *d, int set_req);
+tc_err_t tc_rma_put_request(tc_rma_rt_t *rt, const tc_rma_win_t *w, int j, const void *src,
+                            const tc_rma_descr_t *d, int set_req);
 
 /* PutLoop from this process for the broadcast @p d (root d->root). */
-int tc_rma_put_loop(tc_rma_rt_t *rt, const tc_rma_win_t *w, const void *src,
-                    const tc_rma_descr_t *d);
+tc_err_t tc_rma_put_loop(tc_rma_rt_t *rt, const tc_rma_win_t *w, const void *src,
+                         const tc_rma_descr_t *d);
 
 /* Complete this root's broadcast in flight on @p rt, if any (blocking when
  * @p block, else one poll); *done = 1 when nothing is left in flight. */
-int tc_rma_root_complete(tc_rma_rt_t *rt, int block, int *done);
-
-/* Atomic read of word @p index of this process's reqwin. */
-int tc_rma_req_read(tc_rma_rt_t *rt, MPI_Aint index, uint64_t *val);
+tc_err_t tc_rma_root_complete(tc_rma_rt_t *rt, int block, int *done);
 
 /* The helper's body (runtime.c starts it). */
 void *tc_rma_helper_main(void *arg);

@@ -10,8 +10,11 @@
 #include <topocoll.h>
 
 #include "base/config.h"
+#include "base/err_mpi.h"
 #include "base/log.h"
+#include "base/settings.h"
 #include "rma.h"
+#include "settings.h"
 
 /* Tag of MPI_Comm_create_group (collective over the window's group only). */
 #define TC_RMA_CREATE_TAG 0x7c52
@@ -34,30 +37,30 @@ static int tc_rma_self_keyval = MPI_KEYVAL_INVALID;
  * from 16 MiB at np=8 on one 2-core node (noisy). */
 _Static_assert(TC_RMA_ALG_AUTO == 0 && TC_RMA_ALG_LINEAR == 1 && TC_RMA_ALG_BINOMIAL == 2 &&
                    TC_RMA_ORDER_DOWN == 0 && TC_RMA_ORDER_UP == 1,
-               "TC_RMA_BCAST / TC_RMA_PUTLOOP word lists (core/config.c) match these enums");
+               "TC_RMA_BCAST / TC_RMA_PUTLOOP word lists (settings.c) match these enums");
 
 static void tc_rma_knobs_load(void)
 {
     /* The config's word lists are in the order of these enums. */
-    tc_rma_knobs.alg = (tc_rma_alg_t)tc_config_int(TC_CFG_RMA_BCAST);
-    tc_rma_knobs.switch_bytes = (size_t)tc_config_int(TC_CFG_RMA_BCAST_SWITCH);
-    tc_rma_knobs.order = (tc_rma_order_t)tc_config_int(TC_CFG_RMA_PUTLOOP);
-    tc_rma_knobs.poll_spin = (int)tc_config_int(TC_CFG_RMA_POLL_SPIN);
-    tc_rma_knobs.poll_min_us = (int)tc_config_int(TC_CFG_RMA_POLL_MIN_US);
-    tc_rma_knobs.poll_max_us = (int)tc_config_int(TC_CFG_RMA_POLL_MAX_US);
+    tc_rma_knobs.alg = (tc_rma_alg_t)tc_config_int(&tc_rma_config, TC_RMA_CFG_BCAST);
+    tc_rma_knobs.switch_bytes = (size_t)tc_config_int(&tc_rma_config, TC_RMA_CFG_BCAST_SWITCH);
+    tc_rma_knobs.order = (tc_rma_order_t)tc_config_int(&tc_rma_config, TC_RMA_CFG_PUTLOOP);
+    tc_rma_knobs.poll_spin = (int)tc_config_int(&tc_rma_config, TC_RMA_CFG_POLL_SPIN);
+    tc_rma_knobs.poll_min_us = (int)tc_config_int(&tc_rma_config, TC_RMA_CFG_POLL_MIN_US);
+    tc_rma_knobs.poll_max_us = (int)tc_config_int(&tc_rma_config, TC_RMA_CFG_POLL_MAX_US);
     if (tc_rma_knobs.poll_max_us < tc_rma_knobs.poll_min_us)
         tc_rma_knobs.poll_max_us = tc_rma_knobs.poll_min_us;
 }
 
-int tc_rma_win_lookup(int wid, tc_rma_win_t *out)
+tc_err_t tc_rma_win_lookup(int wid, tc_rma_win_t *out)
 {
-    int rc = -1;
+    tc_err_t rc = tc_err(TC_ERR_NOTFOUND);
     if (wid < 0 || wid >= TC_RMA_MAX_WINDOWS)
-        return -1;
+        return rc;
     pthread_mutex_lock(&tc_rma_lock);
     if (tc_rma_wins[wid].in_use) {
         *out = tc_rma_wins[wid];
-        rc = 0;
+        rc = TC_OK;
     }
     pthread_mutex_unlock(&tc_rma_lock);
     return rc;
@@ -116,14 +119,14 @@ static void tc_rma_rt_destroy(tc_rma_rt_t *rt)
 
 /* Collective over @p comm: windows and, if @p threaded, the helper thread.
  * *thread_ok = 0 if the thread could not be started here. */
-static int tc_rma_rt_create(MPI_Comm comm, MPI_Group group, int64_t serial, int threaded,
-                            tc_rma_rt_t **out, int *thread_ok)
+static tc_err_t tc_rma_rt_create(MPI_Comm comm, MPI_Group group, int64_t serial, int threaded,
+                                 tc_rma_rt_t **out, int *thread_ok)
 {
-    int rc;
+    tc_err_t rc;
     tc_rma_rt_t *rt = calloc(1, sizeof *rt);
     *thread_ok = 1;
     if (rt == NULL)
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     rt->comm = comm;
     rt->group = group;
     rt->serial = serial;
@@ -137,9 +140,7 @@ static int tc_rma_rt_create(MPI_Comm comm, MPI_Group group, int64_t serial, int 
     rt->waited = calloc((size_t)p * TC_RMA_MAX_WINDOWS, sizeof *rt->waited);
     snprintf(rt->name, sizeof rt->name, "rma runtime #%lld (size %d)", (long long)serial, p);
     rt->wait_info.comm_name = rt->name;
-    rt->wait_info.timeout_s = tc_config_double(TC_CFG_WAIT_TIMEOUT);
-    rt->wait_info.spin_polls = (uint32_t)tc_config_int(TC_CFG_SPIN_COUNT);
-    rt->wait_info.policy = (int)tc_config_int(TC_CFG_WAIT);
+    tc_base_settings_wait(&rt->wait_info);
     /* Every window at least a cache line (>= 64 B) per rank and a multiple of it: MPICH
      * 4.0.2 misdelivers puts and atomics to odd ranks in windows of 8 bytes
      * per rank (tests/rma: rma_mpich_small_win regression test). */
@@ -152,7 +153,7 @@ static int tc_rma_rt_create(MPI_Comm comm, MPI_Group group, int64_t serial, int 
     if (rc == MPI_SUCCESS)
         rc = tc_rma_win_alloc(comm, TC_RMA_DONE_BYTES, 8, &rt->donewin);
     if (rc == MPI_SUCCESS && (rt->seen == NULL || rt->req == NULL || rt->waited == NULL))
-        rc = MPI_ERR_NO_MEM;
+        rc = tc_err(TC_ERR_NOMEM);
     if (rc != MPI_SUCCESS) {
         /* Window creation is collective: a failure here is the MPI's, on
          * every member alike; free what exists. */
@@ -202,7 +203,7 @@ static int tc_rma_init_once(void)
     int rc = MPI_SUCCESS;
     if (tc_rma_inited)
         return MPI_SUCCESS;
-    tc_config_load(); /* TC_VERBOSE, TC_WAIT_TIMEOUT, TC_SPIN_COUNT */
+    tc_config_module_load(&tc_base_config); /* TC_VERBOSE, TC_WAIT_TIMEOUT, TC_SPIN_COUNT */
     if (tc_log_rank < 0)
         PMPI_Comm_rank(MPI_COMM_WORLD, &tc_log_rank);
     tc_rma_knobs_load();
@@ -220,10 +221,11 @@ static int tc_rma_init_once(void)
 /* The window's group rebuilt from MPI_COMM_WORLD's (same ranks, same order):
  * MPICH 4.0.2's MPI_Comm_create_group crashes on the group MPI_Win_get_group
  * returns. */
-static int tc_rma_win_world_group(MPI_Win win, MPI_Group *out)
+static tc_err_t tc_rma_win_world_group(MPI_Win win, MPI_Group *out)
 {
     MPI_Group wg = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
-    int n = 0, rc, *in = NULL, *ranks = NULL;
+    int n = 0, *in = NULL, *ranks = NULL;
+    tc_err_t rc;
     if ((rc = PMPI_Win_get_group(win, &wg)) != MPI_SUCCESS)
         return rc;
     if ((rc = PMPI_Comm_group(MPI_COMM_WORLD, &world)) == MPI_SUCCESS)
@@ -232,7 +234,7 @@ static int tc_rma_win_world_group(MPI_Win win, MPI_Group *out)
         in = malloc(sizeof(int) * (size_t)n);
         ranks = malloc(sizeof(int) * (size_t)n);
         if (in == NULL || ranks == NULL)
-            rc = MPI_ERR_NO_MEM;
+            rc = tc_err(TC_ERR_NOMEM);
     }
     for (int i = 0; rc == MPI_SUCCESS && i < n; i++)
         in[i] = i;
@@ -255,7 +257,8 @@ int TC_Rma_win_register(MPI_Win win, int *wid_out)
     MPI_Group group = MPI_GROUP_NULL;
     MPI_Comm comm = MPI_COMM_NULL;
     tc_rma_rt_t *rt = NULL, *cand = NULL;
-    int rc, provided = MPI_THREAD_SINGLE, flag, *unit = NULL;
+    int provided = MPI_THREAD_SINGLE, flag, *unit = NULL;
+    tc_err_t rc;
     void *base = NULL;
     MPI_Aint *size = NULL;
 
@@ -333,7 +336,7 @@ int TC_Rma_win_register(MPI_Win win, int *wid_out)
     if (wid == TC_RMA_MAX_WINDOWS) {
         tc_log(TC_LOG_ERROR, "TC_Rma_win_register: at most %d windows can be registered at once",
                TC_RMA_MAX_WINDOWS);
-        rc = MPI_ERR_OTHER;
+        rc = MPI_ERR_OTHER; /* an MPI class: the API function itself */
         if (rt->refs == 0)
             tc_rma_rt_destroy(rt);
         goto fn_fail;
@@ -370,6 +373,7 @@ fn_fail:
         PMPI_Comm_free(&comm);
     if (group != MPI_GROUP_NULL)
         PMPI_Group_free(&group);
+    rc = tc_err_to_mpi(rc); /* the API boundary */
     PMPI_Win_call_errhandler(win, rc);
     return rc;
 }

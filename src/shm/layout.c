@@ -10,25 +10,25 @@ static size_t tc_round_up(size_t x, size_t a)
     return (x + a - 1) / a * a;
 }
 
-int tc_shm_layout_compute(tc_shm_layout_t *l, int p, int S, int q, size_t f, size_t page,
-                          size_t line)
+tc_err_t tc_shm_layout_compute(tc_shm_layout_t *l, int p, int S, int q, size_t f, size_t page,
+                               size_t line)
 {
     return tc_shm_layout_compute_full(l, p, S, q, f, 0, 0, page, line);
 }
 
-int tc_shm_layout_compute_full(tc_shm_layout_t *l, int p, int S, int q, size_t f, int rslots,
-                               size_t rslot_bytes, size_t page, size_t line)
+tc_err_t tc_shm_layout_compute_full(tc_shm_layout_t *l, int p, int S, int q, size_t f, int rslots,
+                                    size_t rslot_bytes, size_t page, size_t line)
 {
     if (p < 1 || S < 1 || q < 1 || S % q != 0 || !tc_is_pow2(page) || !tc_is_pow2(line) ||
         line > page || f == 0 || f % page != 0)
-        return -1;
+        return tc_err(TC_ERR_ARG);
     if (rslots != 0 && (rslots < 2 || rslots > (1 << 20) || rslot_bytes == 0 ||
                         rslot_bytes % line != 0 || rslot_bytes > ((size_t)1 << 30)))
-        return -1;
+        return tc_err(TC_ERR_ARG);
     /* Guard the products below: p, S <= 2^20 and f <= 2^30 keep everything
      * far from SIZE_MAX on 64-bit. */
     if (p > (1 << 20) || S > (1 << 20) || f > ((size_t)1 << 30) || (size_t)(q + 1) * line > page)
-        return -1;
+        return tc_err(TC_ERR_ARG);
     l->page = page;
     l->line = line;
     l->p = p;
@@ -58,14 +58,14 @@ int tc_shm_layout_compute_full(tc_shm_layout_t *l, int p, int S, int q, size_t f
     /* Regions stay page aligned (placement is per page). */
     l->region_size = tc_round_up(l->region_size, page);
     l->total = l->header_size + (size_t)p * l->region_size;
-    return 0;
+    return TC_OK;
 }
 
-int tc_shm_layout_add_store(tc_shm_layout_t *l, size_t lock_bytes, size_t area_bytes)
+tc_err_t tc_shm_layout_add_store(tc_shm_layout_t *l, size_t lock_bytes, size_t area_bytes)
 {
     const size_t max = (size_t)1 << 30;
     if (lock_bytes > max || area_bytes > max || (area_bytes != 0 && area_bytes < 2 * l->line))
-        return -1;
+        return tc_err(TC_ERR_ARG);
     size_t end = l->leaders_off + (size_t)l->p * sizeof(int);
     if (area_bytes == 0) {
         l->store_lock_off = l->store_off = l->store_bytes = 0;
@@ -79,5 +79,5 @@ int tc_shm_layout_add_store(tc_shm_layout_t *l, size_t lock_bytes, size_t area_b
     }
     l->header_size = tc_round_up(end, l->page);
     l->total = l->header_size + (size_t)l->p * l->region_size;
-    return 0;
+    return TC_OK;
 }

@@ -60,6 +60,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/err.h"
+
 #define TC_SHM_MAGIC 0x746f706f636f6c6cULL /* "topocoll" */
 
 /* Inline slots of the reduce (payload <= one line minus the sequence number). */
@@ -90,23 +92,23 @@ typedef struct tc_shm_layout {
     size_t total;        /* whole segment */
 } tc_shm_layout_t;
 
-/* Fill @p l. Returns 0, or -1 if the arguments are invalid (p < 1, S < 1,
+/* Fill @p l. Returns TC_OK, or TC_ERR_ARG if the arguments are invalid (p < 1, S < 1,
  * q < 1, S % q != 0, f not a positive multiple of the page, page or line not a
  * power of two) or the size overflows. */
-int tc_shm_layout_compute(tc_shm_layout_t *l, int p, int S, int q, size_t f, size_t page,
-                          size_t line);
+tc_err_t tc_shm_layout_compute(tc_shm_layout_t *l, int p, int S, int q, size_t f, size_t page,
+                               size_t line);
 /* The same with a reduce area of @p rslots slots of @p rslot_bytes (a
  * positive multiple of @p line; rslots >= 2, or 0 for none). */
-int tc_shm_layout_compute_full(tc_shm_layout_t *l, int p, int S, int q, size_t f, int rslots,
-                               size_t rslot_bytes, size_t page, size_t line);
+tc_err_t tc_shm_layout_compute_full(tc_shm_layout_t *l, int p, int S, int q, size_t f, int rslots,
+                                    size_t rslot_bytes, size_t page, size_t line);
 
 /* Add the node store to the header of a computed layout: @p lock_bytes of
  * lock memory then @p area_bytes of store area (both rounded up to the line),
  * after leaders[]; header_size and total grow, every later offset moves
- * with header_size. Call again to resize (0, 0 removes the store). Returns 0,
- * or -1 (layout unchanged) if a size is over 1 GiB or @p area_bytes is
+ * with header_size. Call again to resize (0, 0 removes the store). Returns
+ * TC_OK, or TC_ERR_ARG (layout unchanged) if a size is over 1 GiB or @p area_bytes is
  * non-zero but below two lines (control line plus one record header). */
-int tc_shm_layout_add_store(tc_shm_layout_t *l, size_t lock_bytes, size_t area_bytes);
+tc_err_t tc_shm_layout_add_store(tc_shm_layout_t *l, size_t lock_bytes, size_t area_bytes);
 
 /* Offsets inside the segment. */
 static inline size_t tc_shm_layout_region(const tc_shm_layout_t *l, int i)

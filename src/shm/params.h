@@ -49,4 +49,30 @@ int tc_shm_params_queue_length(size_t budget_bytes, size_t f, int q);
  * in topocoll-info and in the unit test that checks f* is the argmin. */
 double tc_shm_params_model_time(size_t m, size_t f, int S, double tw_over_t, double tws_over_t);
 
+/* ---- a segment's parameters, from this process's settings ------------- */
+
+struct tc_shm_params;
+struct tc_shm_policy;
+
+/* This process's proposal for a segment's parameters (segment.h), from its
+ * own settings (settings.h and TC_LOCK_SCHEME): f = TC_SHM_FRAGMENT_SIZE, or
+ * when auto tc_shm_params_fragment() of TC_SHM_DESIGN_SIZE, rounded up to
+ * whole pages; S = TC_SHM_QUEUE_LENGTH, or when auto
+ * tc_shm_params_queue_length() of TC_SHM_QUEUE_BYTES; reduction slots rounded
+ * down to cache lines; TC_SHM_REDUCE_TREE_MAX 0 when @p oversubscribed (more
+ * processes on the node than CPUs) unless set. The processes then agree on
+ * each field (the context takes the minimum) except the copy choices, which
+ * stay local. */
+void tc_shm_params_local(struct tc_shm_params *p, int oversubscribed);
+
+/* After agreement: q <= S and S a multiple of q. */
+void tc_shm_params_settle(struct tc_shm_params *p);
+
+/* TC_SHM: this process would use shared memory (1) or not (0). */
+int tc_shm_params_enabled(void);
+
+/* This process's segment policy (TC_SHM_PLACEMENT, TC_SHM_MAX_*,
+ * TC_SHM_MECHANISM), not agreed; fail = 0. */
+void tc_shm_params_policy(struct tc_shm_policy *policy);
+
 #endif /* TC_SHM_PARAMS_H */

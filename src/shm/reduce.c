@@ -390,21 +390,21 @@ static void tc_red_inline(tc_shm_comm_t *s, const char *mine, char *recvbuf, siz
     tc_red_finish(s, TC_SHM_RLINE_DONE_INLINE, k);
 }
 
-int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
-                  const tc_redop_t *op, int root)
+tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
+                       const tc_redop_t *op, int root)
 {
     const size_t e = op->elem, nbytes = nelem * e;
     const int p = s->p, me = s->rank;
     const bool receives = root < 0 || me == root;
     if (s->layout.rslots == 0 || e == 0 || e > s->layout.rslot_bytes)
-        return -1;
+        return tc_err(TC_ERR_NOTSUP);
     if (nelem == 0)
-        return 0;
+        return TC_OK;
     const char *mine = sendbuf ? sendbuf : recvbuf;
     if (p == 1) {
         if (sendbuf && receives)
             memcpy(recvbuf, sendbuf, nbytes);
-        return 0;
+        return TC_OK;
     }
     const bool tree_ok = p > 2 && s->reduce_tree_max > 0;
     if (nbytes <= TC_SHM_INLINE_MAX) {
@@ -412,7 +412,7 @@ int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t n
             tc_red_inline_tree(s, mine, recvbuf, nelem, op, root);
         else
             tc_red_inline(s, mine, recvbuf, nelem, op, root);
-        return 0;
+        return TC_OK;
     }
 
     /* Paper 000's fragment rule, per message: sqrt(m t_w / t), in whole
@@ -525,5 +525,5 @@ int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t n
     }
     s->red_frags = base + nfrag;
     tc_shm_copy_end(&copy);
-    return 0;
+    return TC_OK;
 }

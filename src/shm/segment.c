@@ -43,6 +43,42 @@ typedef struct tc_shm_seen {
     size_t bytes;
 } tc_shm_seen_t;
 
+/* The distinct segments seen so far by tc_shm_node_usage. */
+typedef struct tc_shm_usage {
+    tc_shm_seen_t *seen;
+    size_t n, cap;
+} tc_shm_usage_t;
+
+/* Calls @p visit on the maps file (/proc/<pid>/maps) of every process of this
+ * user, one after the other, until a call returns non-zero. Returns that value,
+ * 0 when every process was visited, -1 when /proc cannot be read. */
+static int tc_shm_maps_walk(int (*visit)(FILE *maps, void *arg), void *arg)
+{
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return -1;
+    int stop = 0;
+    uid_t uid = getuid();
+    struct dirent *e;
+    while (!stop && (e = readdir(proc)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[sizeof e->d_name + 16];
+        struct stat st;
+        snprintf(path, sizeof path, "/proc/%s", e->d_name);
+        if (stat(path, &st) != 0 || st.st_uid != uid)
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/maps", e->d_name);
+        FILE *maps = fopen(path, "r");
+        if (!maps)
+            continue; /* exited meanwhile */
+        stop = visit(maps, arg);
+        fclose(maps);
+    }
+    closedir(proc);
+    return stop;
+}
+
 /* A maps line of one of the library's segments: a named one (still named, or
  * unlinked: "/dev/shm/topocoll-... (deleted)") or a memfd ("/memfd:topocoll
  * (deleted)"; memfd_create's name, never in any file system). */
@@ -51,9 +87,13 @@ static int tc_shm_maps_line_ours(const char *line)
     return strstr(line, "/dev/shm/topocoll-") != NULL || strstr(line, "/memfd:topocoll ") != NULL;
 }
 
-/* Add the topocoll mappings of one maps file to @p seen (distinct segments). */
-static void tc_shm_usage_scan(FILE *maps, tc_shm_seen_t **seen, size_t *n, size_t *cap)
+/* Add the topocoll mappings of one maps file to the tc_shm_usage_t @p arg
+ * (distinct segments). Always 0: every process is visited. */
+static int tc_shm_usage_scan(FILE *maps, void *arg)
 {
+    tc_shm_usage_t *u = arg;
+    tc_shm_seen_t **seen = &u->seen;
+    size_t *n = &u->n, *cap = &u->cap;
     char line[512];
     while (fgets(line, sizeof line, maps)) {
         if (!tc_shm_maps_line_ours(line))
@@ -74,7 +114,7 @@ static void tc_shm_usage_scan(FILE *maps, tc_shm_seen_t **seen, size_t *n, size_
                 size_t c = *cap ? 2 * *cap : 16;
                 tc_shm_seen_t *p = realloc(*seen, c * sizeof *p);
                 if (!p)
-                    return;
+                    return 0;
                 *seen = p;
                 *cap = c;
             }
@@ -83,6 +123,7 @@ static void tc_shm_usage_scan(FILE *maps, tc_shm_seen_t **seen, size_t *n, size_
         if (end - start > (*seen)[i].bytes)
             (*seen)[i].bytes = end - start;
     }
+    return 0;
 }
 
 /* An upper bound of the bytes the library's segments take on the node:
@@ -111,32 +152,12 @@ static size_t tc_shm_usage_bound(void)
 
 size_t tc_shm_node_usage(void)
 {
-    DIR *proc = opendir("/proc");
-    if (!proc)
-        return 0;
-    tc_shm_seen_t *seen = NULL;
-    size_t n = 0, cap = 0, total = 0;
-    uid_t uid = getuid();
-    struct dirent *e;
-    while ((e = readdir(proc)) != NULL) {
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        char path[sizeof e->d_name + 16];
-        struct stat st;
-        snprintf(path, sizeof path, "/proc/%s", e->d_name);
-        if (stat(path, &st) != 0 || st.st_uid != uid)
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/maps", e->d_name);
-        FILE *maps = fopen(path, "r");
-        if (!maps)
-            continue; /* exited meanwhile */
-        tc_shm_usage_scan(maps, &seen, &n, &cap);
-        fclose(maps);
-    }
-    closedir(proc);
-    for (size_t i = 0; i < n; i++)
-        total += seen[i].bytes;
-    free(seen);
+    tc_shm_usage_t u = {NULL, 0, 0};
+    size_t total = 0;
+    (void)tc_shm_maps_walk(tc_shm_usage_scan, &u); /* no /proc: nothing seen, 0 */
+    for (size_t i = 0; i < u.n; i++)
+        total += u.seen[i].bytes;
+    free(u.seen);
     return total;
 }
 
@@ -152,12 +173,22 @@ static int tc_shm_numa_node_self(void)
  * guessable, so another user cannot pre-create or squat the name (O_EXCL
  * catches the rest); the pid lets a later creation tell that the file's
  * creator is gone (tc_shm_stale_remove). */
-static int tc_shm_name_random(char *name, size_t len)
+static tc_err_t tc_shm_name_random(char *name, size_t len)
 {
     uint64_t r;
     if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
-        return -1;
+        return tc_err_sys(errno);
     snprintf(name, len, "/topocoll-%ld-%016llx", (long)getpid(), (unsigned long long)r);
+    return TC_OK;
+}
+
+/* Whether one maps file has a line naming the string @p arg (1 stops the walk). */
+static int tc_shm_maps_has(FILE *maps, void *arg)
+{
+    char line[512];
+    while (fgets(line, sizeof line, maps))
+        if (strstr(line, arg) != NULL)
+            return 1;
     return 0;
 }
 
@@ -166,30 +197,8 @@ static int tc_shm_file_mapped(const char *file)
 {
     char needle[300];
     snprintf(needle, sizeof needle, "/dev/shm/%s", file);
-    DIR *proc = opendir("/proc");
-    if (!proc)
-        return 1; /* cannot tell: keep it */
-    int found = 0;
-    uid_t uid = getuid();
-    struct dirent *e;
-    while (!found && (e = readdir(proc)) != NULL) {
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        char path[sizeof e->d_name + 16], line[512];
-        struct stat st;
-        snprintf(path, sizeof path, "/proc/%s", e->d_name);
-        if (stat(path, &st) != 0 || st.st_uid != uid)
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/maps", e->d_name);
-        FILE *maps = fopen(path, "r");
-        if (!maps)
-            continue;
-        while (!found && fgets(line, sizeof line, maps))
-            found = strstr(line, needle) != NULL;
-        fclose(maps);
-    }
-    closedir(proc);
-    return found;
+    int found = tc_shm_maps_walk(tc_shm_maps_has, needle);
+    return found != 0; /* -1, cannot tell: keep it */
 }
 
 /* Named segments only exist between creation and the moment every process
@@ -319,73 +328,81 @@ static int tc_shm_memfd_open(pid_t pid, int fd, char *why, size_t len)
 /* Size a fresh segment (@p name for messages) and allocate its first
  * @p header_size bytes; a full /dev/shm (or, for a memfd, the memory
  * cgroup's limit) fails here rather than as a SIGBUS later. */
-static int tc_shm_fd_size(int fd, const char *name, size_t total, size_t header_size)
+static tc_err_t tc_shm_fd_size(int fd, const char *name, size_t total, size_t header_size)
 {
     if (ftruncate(fd, (off_t)total) != 0) {
-        tc_log(TC_LOG_INFO, "ftruncate(%s, %zu) failed: %s", name, total, strerror(errno));
-        return -1;
+        int e = errno;
+        tc_log(TC_LOG_INFO, "ftruncate(%s, %zu) failed: %s", name, total, strerror(e));
+        return tc_err_sys(e);
     }
     int rc = posix_fallocate(fd, 0, (off_t)header_size);
     if (rc != 0) {
         tc_log(TC_LOG_INFO, "posix_fallocate(%s) failed: %s", name, strerror(rc));
-        return -1;
+        return tc_err_sys(rc);
     }
-    return 0;
+    return TC_OK;
 }
 
-static int tc_shm_memfd_create(size_t total, size_t header_size)
+static tc_err_t tc_shm_memfd_create(size_t total, size_t header_size, int *out)
 {
+    tc_err_t err;
     int fd = memfd_create("topocoll", MFD_CLOEXEC);
     if (fd < 0) {
-        tc_log(TC_LOG_INFO, "memfd_create failed: %s", strerror(errno));
-        return -1;
+        int e = errno;
+        tc_log(TC_LOG_INFO, "memfd_create failed: %s", strerror(e));
+        return tc_err_sys(e);
     }
-    if (tc_shm_fd_size(fd, "memfd:topocoll", total, header_size) != 0) {
+    if ((err = tc_shm_fd_size(fd, "memfd:topocoll", total, header_size)) != TC_OK) {
         close(fd);
-        return -1;
+        return err;
     }
-    return fd;
+    *out = fd;
+    return TC_OK;
 }
 
 /* Creator side: open a fresh name, size it, allocate the header. */
-static int tc_shm_file_create(char *name, size_t len, size_t total, size_t header_size)
+static tc_err_t tc_shm_file_create(char *name, size_t len, size_t total, size_t header_size,
+                                   int *out)
 {
+    tc_err_t err = TC_OK;
     int fd = -1;
     for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
-        if (tc_shm_name_random(name, len) != 0)
-            return -1;
+        if ((err = tc_shm_name_random(name, len)) != TC_OK)
+            return err;
         fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
         if (fd < 0 && errno != EEXIST) {
-            tc_log(TC_LOG_INFO, "shm_open(%s) failed: %s", name, strerror(errno));
-            return -1;
+            int e = errno;
+            tc_log(TC_LOG_INFO, "shm_open(%s) failed: %s", name, strerror(e));
+            return tc_err_sys(e);
         }
     }
     if (fd < 0)
-        return -1;
-    if (tc_shm_fd_size(fd, name, total, header_size) != 0) {
+        return tc_err_sys(EEXIST);
+    if ((err = tc_shm_fd_size(fd, name, total, header_size)) != TC_OK) {
         close(fd);
         shm_unlink(name);
-        return -1;
+        return err;
     }
-    return fd;
+    *out = fd;
+    return TC_OK;
 }
 
 /* Place and allocate this process's own region (step 3 of segment.h). */
-static int tc_shm_region_allocate(tc_shm_comm_t *s, int fd, tc_placement_t placement)
+static tc_err_t tc_shm_region_allocate(tc_shm_comm_t *s, int fd, tc_placement_t placement)
 {
     size_t off = tc_shm_layout_region(&s->layout, s->rank);
     size_t len = s->layout.region_size;
     if (placement == TC_PLACEMENT_NONE)
-        return 0; /* the creator allocated everything */
+        return TC_OK; /* the creator allocated everything */
     if (placement == TC_PLACEMENT_MBIND && s->numa_node >= 0)
         numa_tonode_memory(s->base + off, len, s->numa_node);
     int rc = posix_fallocate(fd, (off_t)off, (off_t)len);
     if (rc != 0) {
         tc_log(TC_LOG_INFO, "posix_fallocate of %zu bytes in %s failed: %s (is /dev/shm full?)",
                len, s->name, strerror(rc));
-        return -1;
+        return tc_err_sys(rc);
     }
-    return 0;
+    return TC_OK;
 }
 
 /* move_pages in query mode over our region: how many pages are on our node.
@@ -438,7 +455,7 @@ typedef struct tc_shm_handle {
 } tc_shm_handle_t;
 
 /* The creator's first choice (round 0 of tc_shm_comm_create). */
-static int tc_shm_kind_choose(tc_shm_mechanism_t mech, char *why, size_t len, int *ok)
+static int tc_shm_kind_choose(tc_shm_mechanism_t mech, char *why, size_t len, tc_err_t *err)
 {
     static bool logged_unusable;
     if (mech == TC_SHM_MECHANISM_NAMED) {
@@ -449,7 +466,7 @@ static int tc_shm_kind_choose(tc_shm_mechanism_t mech, char *why, size_t len, in
         if (mech == TC_SHM_MECHANISM_MEMFD) {
             tc_log(TC_LOG_INFO, "TC_SHM_MECHANISM=memfd, but memfd segments are unusable here (%s)",
                    tc_memfd_why);
-            *ok = 0;
+            *err = tc_err(TC_ERR_NOTSUP);
             return TC_SHM_KIND_MEMFD;
         }
         tc_log_once(logged_unusable, TC_LOG_INFO,
@@ -470,9 +487,9 @@ static int tc_shm_kind_choose(tc_shm_mechanism_t mech, char *why, size_t len, in
     return TC_SHM_KIND_MEMFD;
 }
 
-/* A non-creator opens what @p hd describes; clears mine[0] (cannot go on)
- * or mine[1] (cannot or will not open a memfd: all retry named). */
-static void tc_shm_handle_open(const tc_shm_handle_t *hd, int mine[4], int *fd)
+/* A non-creator opens what @p hd describes; clears mine[0] (cannot go on:
+ * *err says why) or mine[1] (cannot or will not open a memfd: all retry named). */
+static void tc_shm_handle_open(const tc_shm_handle_t *hd, int mine[4], int *fd, tc_err_t *err)
 {
     if (hd->kind == TC_SHM_KIND_MEMFD) {
         char why[200];
@@ -490,24 +507,27 @@ static void tc_shm_handle_open(const tc_shm_handle_t *hd, int mine[4], int *fd)
     }
     if (!mine[2]) {
         mine[0] = 0;
+        *err = tc_err(TC_ERR_NOTSUP);
         tc_log(TC_LOG_INFO, "segment %s is a named one and TC_SHM_MECHANISM=memfd here", hd->name);
     } else if ((*fd = shm_open(hd->name, O_RDWR, 0600)) < 0) {
         mine[0] = 0;
-        tc_log(TC_LOG_INFO, "shm_open(%s) failed: %s", hd->name, strerror(errno));
+        *err = tc_err_sys(errno);
+        tc_log(TC_LOG_INFO, "shm_open(%s) failed: %s", hd->name, strerror(tc_err_cause(*err)));
     }
 }
 
-int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_params_t *params,
-                       const tc_shm_policy_t *policy, const tc_wait_info_t *wait)
+tc_err_t tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_params_t *params,
+                            const tc_shm_policy_t *policy, const tc_wait_info_t *wait)
 {
     *out = NULL;
-    int ok = 1, all_ok = 0, fd = -1;
+    tc_err_t err = TC_OK; /* this process's first failure */
+    int all_ok = 0, fd = -1;
     tc_shm_comm_t *s = calloc(1, sizeof *s);
     int rank, p;
     PMPI_Comm_rank(node_comm, &rank);
     PMPI_Comm_size(node_comm, &p);
     if (!s) {
-        ok = 0;
+        err = tc_err(TC_ERR_NOMEM);
     } else {
         s->rank = rank;
         s->p = p;
@@ -521,33 +541,34 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
         s->reduce_tree_arity = params->reduce_tree_arity;
         s->reduce_copy = params->reduce_copy;
         s->bcast_copy = params->bcast_copy;
-        if (tc_shm_layout_compute_full(&s->layout, p, params->S, params->q, params->f,
-                                       params->reduce_slots,
-                                       params->reduce_slot_bytes / TC_CACHELINE * TC_CACHELINE,
-                                       (size_t)sysconf(_SC_PAGESIZE), TC_CACHELINE) != 0 ||
-            tc_shm_layout_add_store(&s->layout, tc_shm_store_lock_bytes(p), TC_SHM_STORE_BYTES) !=
-                0 ||
-            tc_shm_tree_build(&s->tree, p, rank, params->tree, params->arity) != 0 ||
-            !(s->bank_frags = calloc((size_t)params->q, sizeof *s->bank_frags)) ||
-            !(s->seen_done = calloc((size_t)p, sizeof *s->seen_done)) ||
-            !(s->seen_rdone = calloc(2 * (size_t)p, sizeof *s->seen_rdone)))
-            ok = 0;
+        if ((err = tc_shm_layout_compute_full(
+                 &s->layout, p, params->S, params->q, params->f, params->reduce_slots,
+                 params->reduce_slot_bytes / TC_CACHELINE * TC_CACHELINE,
+                 (size_t)sysconf(_SC_PAGESIZE), TC_CACHELINE)) != TC_OK ||
+            (err = tc_shm_layout_add_store(&s->layout, tc_shm_store_lock_bytes(p),
+                                           TC_SHM_STORE_BYTES)) != TC_OK ||
+            (err = tc_shm_tree_build(&s->tree, p, rank, params->tree, params->arity)) != TC_OK)
+            ; /* err says why */
+        else if (!(s->bank_frags = calloc((size_t)params->q, sizeof *s->bank_frags)) ||
+                 !(s->seen_done = calloc((size_t)p, sizeof *s->seen_done)) ||
+                 !(s->seen_rdone = calloc(2 * (size_t)p, sizeof *s->seen_rdone)))
+            err = tc_err(TC_ERR_NOMEM);
     }
-    if (ok && policy->fail)
-        ok = 0;
-    if (ok && s->layout.total > policy->max_segment) {
+    if (err == TC_OK && policy->fail)
+        err = tc_err(TC_ERR_LIMIT);
+    if (err == TC_OK && s->layout.total > policy->max_segment) {
         tc_log(TC_LOG_INFO, "segment of %zu bytes exceeds TC_SHM_MAX_SEGMENT=%zu", s->layout.total,
                policy->max_segment);
-        ok = 0;
+        err = tc_err(TC_ERR_LIMIT);
     }
-    if (ok && tc_shm_mapped_total() + s->layout.total > policy->max_total) {
+    if (err == TC_OK && tc_shm_mapped_total() + s->layout.total > policy->max_total) {
         tc_log(TC_LOG_INFO, "segment of %zu bytes would exceed TC_SHM_MAX_TOTAL=%zu (%zu mapped)",
                s->layout.total, policy->max_total, tc_shm_mapped_total());
-        ok = 0;
+        err = tc_err(TC_ERR_LIMIT);
     }
 
     /* Steps 1-2: the first process creates, everyone learns how to open it. */
-    if (rank == 0 && ok) {
+    if (rank == 0 && err == TC_OK) {
         /* Every shmem page on the node (our unlinked segments and memfds
          * included) bounds our usage from above; only when that bound is
          * over the cap is /proc read for the exact figure. */
@@ -558,46 +579,44 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
             tc_log(TC_LOG_INFO,
                    "segment of %zu bytes would exceed TC_SHM_MAX_NODE=%zu (%zu in use on the node)",
                    s->layout.total, policy->max_node, used);
-            ok = 0;
+            err = tc_err(TC_ERR_LIMIT);
         }
     }
     tc_shm_handle_t hd;
     int kind = TC_SHM_KIND_MEMFD;
     char why[sizeof hd.why] = "";
-    if (rank == 0 && ok) {
+    if (rank == 0 && err == TC_OK) {
         tc_shm_stale_remove(); /* named files a killed creator left, whatever we make now */
-        kind = tc_shm_kind_choose(policy->mechanism, why, sizeof why, &ok);
+        kind = tc_shm_kind_choose(policy->mechanism, why, sizeof why, &err);
     }
     for (int round = 0;; round++) {
         memset(&hd, 0, sizeof hd);
         hd.kind = TC_SHM_KIND_NONE;
-        if (rank == 0 && ok) {
+        if (rank == 0 && err == TC_OK) {
             /* TC_SHM_PLACEMENT=none: the creator allocates the whole segment,
              * so every page lands on its node (the NUMA-unaware baseline). */
             size_t first =
                 policy->placement == TC_PLACEMENT_NONE ? s->layout.total : s->layout.header_size;
             if (kind == TC_SHM_KIND_MEMFD)
-                fd = tc_shm_memfd_create(s->layout.total, first);
+                err = tc_shm_memfd_create(s->layout.total, first, &fd);
             else
-                fd = tc_shm_file_create(hd.name, sizeof hd.name, s->layout.total, first);
-            if (fd >= 0) {
+                err = tc_shm_file_create(hd.name, sizeof hd.name, s->layout.total, first, &fd);
+            if (err == TC_OK) {
                 hd.kind = kind;
                 hd.pid = (int32_t)getpid();
                 hd.fd = fd;
                 snprintf(hd.why, sizeof hd.why, "%s", why);
-            } else {
-                ok = 0;
             }
         }
         PMPI_Bcast(&hd, (int)sizeof hd, MPI_BYTE, 0, node_comm);
         /* MIN over the node: [0] all can go on, [1] all opened the memfd,
          * [2] all allow a named segment, [3] all allow a memfd. */
-        int mine[4] = {ok && hd.kind != TC_SHM_KIND_NONE, 1,
+        int mine[4] = {err == TC_OK && hd.kind != TC_SHM_KIND_NONE, 1,
                        policy->mechanism != TC_SHM_MECHANISM_MEMFD,
                        policy->mechanism != TC_SHM_MECHANISM_NAMED},
             all[4];
         if (mine[0] && rank != 0)
-            tc_shm_handle_open(&hd, mine, &fd);
+            tc_shm_handle_open(&hd, mine, &fd, &err);
         PMPI_Allreduce(mine, all, 4, MPI_INT, MPI_MIN, node_comm);
         /* Everyone that will ever open the name has opened it (or given
          * up): from here on nothing is left in /dev/shm, even if a process
@@ -610,7 +629,8 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
             close(fd);
         fd = -1;
         if (!all[0] || hd.kind != TC_SHM_KIND_MEMFD || !all[2] || round > 0) {
-            ok = 0;
+            if (err == TC_OK)
+                err = tc_err(TC_ERR_PEER);
             break;
         }
         /* A memfd that some process could not open (or refused): all fall
@@ -630,7 +650,7 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
                         all[3] ? " (TC_VERBOSE=1 there says why)" : "");
         kind = TC_SHM_KIND_NAMED;
     }
-    if (ok) {
+    if (err == TC_OK) {
         s->memfd = hd.kind == TC_SHM_KIND_MEMFD;
         if (s->memfd)
             snprintf(s->name, sizeof s->name, "memfd:topocoll (pid %d, fd %d)", (int)hd.pid,
@@ -641,14 +661,20 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
     }
     const char *name = s ? s->name : "";
     /* Step 3: map, readahead off, allocate and zero our own region. */
-    if (ok) {
+    if (err == TC_OK) {
         struct stat st;
         void *m = MAP_FAILED;
-        if (fstat(fd, &st) == 0 && (size_t)st.st_size == s->layout.total)
-            m = mmap(NULL, s->layout.total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (m == MAP_FAILED) {
-            tc_log(TC_LOG_INFO, "mapping %s failed: %s", name, strerror(errno));
-            ok = 0;
+        if (fstat(fd, &st) != 0)
+            err = tc_err_sys(errno);
+        else if ((size_t)st.st_size != s->layout.total)
+            err = tc_err(TC_ERR_INTERN);
+        else if ((m = mmap(NULL, s->layout.total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+                 MAP_FAILED)
+            err = tc_err_sys(errno);
+        if (err != TC_OK) {
+            char text[128];
+            tc_log(TC_LOG_INFO, "mapping %s failed: %s", name,
+                   tc_err_string(err, text, sizeof text));
         } else {
             s->base = m;
             atomic_fetch_add_explicit(&tc_shm_mapped_bytes, s->layout.total, memory_order_relaxed);
@@ -657,9 +683,9 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
             madvise(s->base, s->layout.total, MADV_RANDOM);
         }
     }
-    if (ok && tc_shm_region_allocate(s, fd, policy->placement) != 0)
-        ok = 0;
-    if (ok) {
+    if (err == TC_OK)
+        err = tc_shm_region_allocate(s, fd, policy->placement);
+    if (err == TC_OK) {
         if (rank == 0) {
             tc_shm_header_t *h = (tc_shm_header_t *)(void *)s->base;
             h->magic = TC_SHM_MAGIC;
@@ -680,19 +706,20 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
     /* Step 4: the allreduce tells whether all of us are in. It also
      * orders the header and control-block writes above before any use
      * (MPI's synchronisation is a full barrier between processes). */
+    int ok = err == TC_OK;
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node_comm);
     if (fd >= 0)
         close(fd);
     if (!all_ok) {
         tc_shm_comm_destroy(s);
-        return ok ? MPI_ERR_OTHER : MPI_ERR_NO_MEM;
+        return ok ? tc_err(TC_ERR_PEER) : err;
     }
     const tc_shm_header_t *h = (const tc_shm_header_t *)(const void *)s->base;
     if (h->magic != TC_SHM_MAGIC || h->total != s->layout.total) {
         /* Cannot happen with agreed parameters; refuse rather than corrupt. */
         tc_log(TC_LOG_ERROR, "segment %s: header mismatch", name);
         tc_shm_comm_destroy(s);
-        return MPI_ERR_INTERN;
+        return tc_err(TC_ERR_INTERN);
     }
     const int *numa = (const int *)(const void *)(s->base + s->layout.numa_off);
     int leader = rank;
@@ -706,7 +733,7 @@ int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_par
     /* Step 5. */
     tc_shm_placement_check(s);
     *out = s;
-    return MPI_SUCCESS;
+    return TC_OK;
 }
 
 void tc_shm_comm_destroy(tc_shm_comm_t *s)

@@ -37,12 +37,12 @@
 #include <stdint.h>
 
 #include "base/atomics.h"
-#include "base/config.h"
 #include "base/redop.h"
 #include "base/wait.h"
 #include "copy.h"
 #include "layout.h"
 #include "locks/rwlock.h"
+#include "settings.h"
 #include "tree.h"
 
 /* Agreed parameters of one segment. */
@@ -118,12 +118,13 @@ typedef struct tc_shm_comm {
 } tc_shm_comm_t;
 
 /* Collective over @p node_comm (all its processes call it with the same
- * @p params). Returns MPI_SUCCESS with *out set, or MPI_ERR_NO_MEM /
- * MPI_ERR_OTHER with *out NULL when this process could not take part (the
- * others may have succeeded: the caller must agree). Logs the reason at
- * verbosity >= 1. */
-int tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_params_t *params,
-                       const tc_shm_policy_t *policy, const tc_wait_info_t *wait);
+ * @p params); all-or-nothing over the node. Returns TC_OK with *out set, or,
+ * with *out NULL, why this process could not take part (TC_ERR_SYS with the
+ * errno of the call that failed, TC_ERR_NOMEM, TC_ERR_LIMIT for a
+ * TC_SHM_MAX_* cap, TC_ERR_NOTSUP for a refused mechanism) or TC_ERR_PEER
+ * when it could but another could not. Logs the details at verbosity >= 1. */
+tc_err_t tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_shm_params_t *params,
+                            const tc_shm_policy_t *policy, const tc_wait_info_t *wait);
 /* Local: unmap and free. Safe on NULL. */
 void tc_shm_comm_destroy(tc_shm_comm_t *s);
 
@@ -211,11 +212,11 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
  * at rank 0 (s->reduce_tree_arity children per process, each heading a
  * contiguous rank range, so rank order is kept): the result's bits then
  * depend on (p, arity), and are the same on every receiver. See reduce.c.
- * Returns 0, or -1 (on every process alike, before anything moves) when the
- * segment has no reduce area or an element does not fit in a slot: the
- * caller then uses another algorithm. */
-int tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
-                  const tc_redop_t *op, int root);
+ * Returns TC_OK, or TC_ERR_NOTSUP (on every process alike, before anything
+ * moves) when the segment has no reduce area or an element does not fit in a
+ * slot: the caller then uses another algorithm. */
+tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
+                       const tc_redop_t *op, int root);
 
 /* Barrier lines (layout.h: who writes each). */
 static inline tc_atomic_u64_t *tc_shm_bar_line(const tc_shm_comm_t *s, int i, int which)

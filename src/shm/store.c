@@ -79,24 +79,28 @@ static tc_lock_opts_t tc_shm_store_opts(tc_shm_comm_t *s)
         .spin_polls = s->wait ? s->wait->spin_polls : 100,
         .log = tc_shm_store_lock_log,
         .log_arg = s,
+        .wait_policy = s->wait ? s->wait->policy : TC_WAIT_AUTO,
     };
     return o;
 }
 
-/* Mark the store unusable everywhere, say why once. Returns ENOTRECOVERABLE. */
-static int tc_shm_store_fail(tc_shm_comm_t *s, const char *what, int rc)
+/* Mark the store unusable everywhere, say why (@p rc) once. Returns
+ * TC_ERR_NOTRECOVERABLE with @p rc's cause. */
+static tc_err_t tc_shm_store_fail(tc_shm_comm_t *s, const char *what, tc_err_t rc)
 {
     /* relaxed: a stop flag; nothing is published through it. */
     tc_store_relaxed_u64(&tc_shm_store_ctl(s)->broken, 1);
     s->store_ok = 0;
     if (!s->store_logged) {
+        char why[128];
         s->store_logged = 1;
         tc_log(TC_LOG_ERROR,
                "%s: node store of segment %s is unusable (%s: %s); each process computes "
                "or loads its values itself",
-               s->wait ? s->wait->comm_name : "?", s->name, what, strerror(rc));
+               s->wait ? s->wait->comm_name : "?", s->name, what,
+               tc_err_string(rc, why, sizeof why));
     }
-    return ENOTRECOVERABLE;
+    return tc_err_errno(TC_ERR_NOTRECOVERABLE, tc_err_cause(rc));
 }
 
 void tc_shm_store_create(tc_shm_comm_t *s, tc_lock_scheme_t scheme)
@@ -106,13 +110,15 @@ void tc_shm_store_create(tc_shm_comm_t *s, tc_lock_scheme_t scheme)
         return;
     memset(s->base + s->layout.store_off, 0, s->layout.store_bytes);
     tc_lock_opts_t opts = tc_shm_store_opts(s);
-    int rc = tc_rwlock_init(&s->store_lock, s->base + s->layout.store_lock_off,
-                            s->layout.store_off - s->layout.store_lock_off, scheme, s->p, &opts);
-    if (rc != 0) {
+    tc_err_t rc =
+        tc_rwlock_init(&s->store_lock, s->base + s->layout.store_lock_off,
+                       s->layout.store_off - s->layout.store_lock_off, scheme, s->p, &opts);
+    if (rc != TC_OK) {
+        char why[128];
         /* magic stays 0: the others find no store when they attach. */
         s->store_lock.mem = NULL;
         tc_log(TC_LOG_INFO, "segment %s: node store lock (scheme %d) not initialised: %s", s->name,
-               (int)scheme, strerror(rc));
+               (int)scheme, tc_err_string(rc, why, sizeof why));
         return;
     }
     /* Published to the others by the barrier between creation and attach. */
@@ -123,14 +129,16 @@ void tc_shm_store_create(tc_shm_comm_t *s, tc_lock_scheme_t scheme)
 void tc_shm_store_attach(tc_shm_comm_t *s)
 {
     if (s->store_lock.mem != NULL || s->layout.store_bytes == 0)
-        return; /* the creator, or no store */
-    int rc = EAGAIN;
+        return;                            /* the creator, or no store */
+    tc_err_t rc = tc_err(TC_ERR_NOTFOUND); /* the creator made none */
     tc_lock_opts_t opts = tc_shm_store_opts(s);
     if (tc_shm_store_ctl(s)->magic != TC_STORE_MAGIC ||
         (rc = tc_rwlock_attach(&s->store_lock, s->base + s->layout.store_lock_off,
-                               s->layout.store_off - s->layout.store_lock_off, &opts)) != 0) {
+                               s->layout.store_off - s->layout.store_lock_off, &opts)) != TC_OK) {
+        char why[128];
         s->store_lock.mem = NULL;
-        tc_log(TC_LOG_INFO, "segment %s: no node store (%s)", s->name, strerror(rc));
+        tc_log(TC_LOG_INFO, "segment %s: no node store (%s)", s->name,
+               tc_err_string(rc, why, sizeof why));
         return;
     }
     s->store_ok = 1;
@@ -150,12 +158,12 @@ int tc_shm_store_usable(const tc_shm_comm_t *s)
     return s && s->store_ok && tc_load_relaxed_u64(&tc_shm_store_ctl(s)->broken) == 0;
 }
 
-static int tc_shm_store_key_check(const char *key)
+static tc_err_t tc_shm_store_key_check(const char *key)
 {
     if (key == NULL)
-        return EINVAL;
+        return tc_err(TC_ERR_ARG);
     size_t n = strnlen(key, TC_STORE_KEY_BYTES);
-    return n == 0 || n > TC_SHM_STORE_KEY_MAX ? EINVAL : 0;
+    return n == 0 || n > TC_SHM_STORE_KEY_MAX ? tc_err(TC_ERR_ARG) : TC_OK;
 }
 
 /* The record of @p key, or NULL; *off gets its offset among the records. */
@@ -175,37 +183,37 @@ static tc_store_rec_t *tc_shm_store_find(const tc_shm_comm_t *s, const char *key
     return NULL;
 }
 
-/* After an acquisition (0 or EOWNERDEAD): is the area consistent? A dead
- * holder is harmless if it was a reader; a writer that died between the two
- * sequence increments leaves the count odd. */
-static int tc_shm_store_check(tc_shm_comm_t *s)
+/* After an acquisition (TC_OK or TC_ERR_OWNERDEAD): is the area consistent? A
+ * dead holder is harmless if it was a reader; a writer that died between the
+ * two sequence increments leaves the count odd. */
+static tc_err_t tc_shm_store_check(tc_shm_comm_t *s)
 {
     tc_store_ctl_t *c = tc_shm_store_ctl(s);
     /* relaxed: see tc_shm_store_fail(). */
     if (tc_load_relaxed_u64(&c->broken)) {
         s->store_ok = 0;
-        return ENOTRECOVERABLE;
+        return tc_err(TC_ERR_NOTRECOVERABLE);
     }
     /* relaxed: the lock orders it (we hold it). */
     if (tc_load_relaxed_u64(&c->seq) & 1)
-        return tc_shm_store_fail(s, "the leader died while writing it", EIO);
-    return 0;
+        return tc_shm_store_fail(s, "the leader died while writing it", tc_err_sys(EIO));
+    return TC_OK;
 }
 
-int tc_shm_store_put(tc_shm_comm_t *s, const char *key, const void *val, size_t len)
+tc_err_t tc_shm_store_put(tc_shm_comm_t *s, const char *key, const void *val, size_t len)
 {
-    if (tc_shm_store_key_check(key) != 0 || (len > 0 && val == NULL))
-        return EINVAL;
+    if (tc_shm_store_key_check(key) != TC_OK || (len > 0 && val == NULL))
+        return tc_err(TC_ERR_ARG);
     if (s && s->rank != 0)
-        return EPERM;
+        return tc_err_errno(TC_ERR_ARG, EPERM); /* only the leader writes */
     if (!tc_shm_store_usable(s))
-        return ENOTRECOVERABLE;
+        return tc_err(TC_ERR_NOTRECOVERABLE);
     if (len > TC_SHM_STORE_CAPACITY || TC_SHM_STORE_RECORD_BYTES(len) > TC_SHM_STORE_CAPACITY)
-        return ENOSPC;
-    int rc = tc_rwlock_wrlock(&s->store_lock);
-    if (rc != 0 && rc != EOWNERDEAD)
+        return tc_err_errno(TC_ERR_LIMIT, ENOSPC);
+    tc_err_t rc = tc_rwlock_wrlock(&s->store_lock);
+    if (rc != TC_OK && tc_err_kind(rc) != TC_ERR_OWNERDEAD)
         return tc_shm_store_fail(s, "writer lock", rc);
-    if ((rc = tc_shm_store_check(s)) != 0)
+    if ((rc = tc_shm_store_check(s)) != TC_OK)
         goto fn_unlock;
 
     tc_store_ctl_t *c = tc_shm_store_ctl(s);
@@ -216,7 +224,7 @@ int tc_shm_store_put(tc_shm_comm_t *s, const char *key, const void *val, size_t 
     uint64_t version = r ? r->version + 1 : 1;
     int in_place = r && len <= r->cap;
     if (!in_place && c->used - (r ? TC_CACHELINE + r->cap : 0) + need > TC_SHM_STORE_CAPACITY) {
-        rc = ENOSPC;
+        rc = tc_err_errno(TC_ERR_LIMIT, ENOSPC);
         goto fn_unlock;
     }
     /* relaxed: ordered for readers by the writer lock (they hold theirs while
@@ -243,30 +251,30 @@ int tc_shm_store_put(tc_shm_comm_t *s, const char *key, const void *val, size_t 
     r->version = version;
     r->sum = tc_shm_store_sum(val, len);
     tc_store_relaxed_u64(&c->seq, tc_load_relaxed_u64(&c->seq) + 1);
-    rc = 0;
+    rc = TC_OK;
 fn_unlock:;
-    int urc = tc_rwlock_wrunlock(&s->store_lock);
-    if (urc != 0)
+    tc_err_t urc = tc_rwlock_wrunlock(&s->store_lock);
+    if (urc != TC_OK)
         return tc_shm_store_fail(s, "writer unlock", urc);
     return rc;
 }
 
-int tc_shm_store_get(tc_shm_comm_t *s, const char *key, void *buf, size_t cap, size_t *len,
-                     uint64_t *version)
+tc_err_t tc_shm_store_get(tc_shm_comm_t *s, const char *key, void *buf, size_t cap, size_t *len,
+                          uint64_t *version)
 {
-    if (tc_shm_store_key_check(key) != 0 || (cap > 0 && buf == NULL))
-        return EINVAL;
+    if (tc_shm_store_key_check(key) != TC_OK || (cap > 0 && buf == NULL))
+        return tc_err(TC_ERR_ARG);
     if (!tc_shm_store_usable(s))
-        return ENOTRECOVERABLE;
-    int rc = tc_rwlock_rdlock(&s->store_lock, s->rank);
-    if (rc != 0 && rc != EOWNERDEAD)
+        return tc_err(TC_ERR_NOTRECOVERABLE);
+    tc_err_t rc = tc_rwlock_rdlock(&s->store_lock, s->rank);
+    if (rc != TC_OK && tc_err_kind(rc) != TC_ERR_OWNERDEAD)
         return tc_shm_store_fail(s, "reader lock", rc);
-    if ((rc = tc_shm_store_check(s)) != 0)
+    if ((rc = tc_shm_store_check(s)) != TC_OK)
         goto fn_unlock;
     size_t off;
     const tc_store_rec_t *r = tc_shm_store_find(s, key, &off);
     if (!r) {
-        rc = ENOENT;
+        rc = tc_err(TC_ERR_NOTFOUND);
         goto fn_unlock;
     }
     if (len)
@@ -274,49 +282,51 @@ int tc_shm_store_get(tc_shm_comm_t *s, const char *key, void *buf, size_t cap, s
     if (version)
         *version = r->version;
     if (r->len > cap) {
-        rc = ENOBUFS;
+        rc = tc_err_errno(TC_ERR_BUFFER, ENOBUFS);
         goto fn_unlock;
     }
     if (r->len > 0)
         memcpy(buf, (const char *)r + TC_CACHELINE, r->len);
     /* Checked on the copy: what the caller gets is what the leader put. */
     if (tc_shm_store_sum(buf, r->len) != r->sum) {
-        rc = tc_shm_store_fail(s, "checksum mismatch", EIO);
+        rc = tc_shm_store_fail(s, "checksum mismatch", tc_err_sys(EIO));
         goto fn_unlock;
     }
-    rc = 0;
+    rc = TC_OK;
 fn_unlock:;
-    int urc = tc_rwlock_rdunlock(&s->store_lock, s->rank);
-    if (urc != 0)
+    tc_err_t urc = tc_rwlock_rdunlock(&s->store_lock, s->rank);
+    if (urc != TC_OK)
         return tc_shm_store_fail(s, "reader unlock", urc);
     return rc;
 }
 
-int tc_shm_store_get_or_put(tc_shm_comm_t *s, MPI_Comm node_comm, const char *key, void *buf,
-                            size_t len, tc_shm_store_compute_fn compute, void *arg, int *from_store)
+tc_err_t tc_shm_store_get_or_put(tc_shm_comm_t *s, MPI_Comm node_comm, const char *key, void *buf,
+                                 size_t len, tc_shm_store_compute_fn compute, void *arg,
+                                 int *from_store)
 {
     if (from_store)
         *from_store = 0;
     if (s == NULL || node_comm == MPI_COMM_NULL)
         return compute(buf, len, arg);
-    int rank, rc = 0, stored = 0;
+    int rank, stored = 0;
+    tc_err_t rc = TC_OK;
     PMPI_Comm_rank(node_comm, &rank);
     if (rank == 0) {
         rc = compute(buf, len, arg);
-        stored = rc == 0 && tc_shm_store_put(s, key, buf, len) == 0;
+        stored = rc == TC_OK && tc_shm_store_put(s, key, buf, len) == TC_OK;
     }
     /* Tells the others whether to look, and that the put is over (the reader
      * lock then orders the value's bytes). */
     int mrc = PMPI_Bcast(&stored, 1, MPI_INT, 0, node_comm);
     if (mrc != MPI_SUCCESS)
-        return mrc;
+        return mrc; /* an MPI code is a tc_err_t */
     if (rank == 0)
         return rc;
     size_t got = 0;
-    if (stored && tc_shm_store_get(s, key, buf, len, &got, NULL) == 0 && got == len) {
+    if (stored && tc_shm_store_get(s, key, buf, len, &got, NULL) == TC_OK && got == len) {
         if (from_store)
             *from_store = 1;
-        return 0;
+        return TC_OK;
     }
     return compute(buf, len, arg);
 }

@@ -5,7 +5,7 @@
  * tc_shm_params_t.lock_scheme).
  *
  * Area (layout.h: store_off, TC_SHM_STORE_BYTES): a control line, then records
- * packed one after another, each a 64-byte header line (key, version, length,
+ * packed one after another, each a header line (TC_CACHELINE bytes: key, version, length,
  * capacity, checksum) followed by its value padded to whole lines: a record of
  * n bytes takes TC_SHM_STORE_RECORD_BYTES(n). A put of an existing key with a
  * value that fits its capacity rewrites it in place (keeping the capacity); a
@@ -71,28 +71,30 @@ void tc_shm_store_detach(struct tc_shm_comm *s);
 int tc_shm_store_usable(const struct tc_shm_comm *s);
 
 /* Leader only: set @p key to the @p len bytes at @p val (len may be 0). Takes
- * the writer lock over all readers. */
-int tc_shm_store_put(struct tc_shm_comm *s, const char *key, const void *val, size_t len);
+ * the writer lock over all readers. Returns TC_OK, TC_ERR_ARG (bad key; cause
+ * EPERM: not the leader), TC_ERR_LIMIT (no room, cause ENOSPC) or
+ * TC_ERR_NOTRECOVERABLE (the store is broken). */
+tc_err_t tc_shm_store_put(struct tc_shm_comm *s, const char *key, const void *val, size_t len);
 
-/* Any process: copy @p key's value into @p buf (@p cap bytes). *len (may be
- * NULL) receives the value's length (also on
- * ENOBUFS), *version (may be NULL) the number of puts of that key so far (1 for
- * the first). Takes the reader lock of this process's segment rank. */
-int tc_shm_store_get(struct tc_shm_comm *s, const char *key, void *buf, size_t cap, size_t *len,
-                     uint64_t *version);
+/* Any process: copy @p key's value into @p buf (@p cap bytes): TC_OK,
+ * TC_ERR_NOTFOUND, TC_ERR_BUFFER (too small), or as put. *len (may be NULL)
+ * receives the value's length (also on TC_ERR_BUFFER), *version (may be NULL) the number of puts of
+ * that key so far (1 for the first). Takes the reader lock of this process's segment rank. */
+tc_err_t tc_shm_store_get(struct tc_shm_comm *s, const char *key, void *buf, size_t cap,
+                          size_t *len, uint64_t *version);
 
-/* Fills @p buf (@p len bytes) with the value; returns 0 or an error. */
-typedef int (*tc_shm_store_compute_fn)(void *buf, size_t len, void *arg);
+/* Fills @p buf (@p len bytes) with the value; returns TC_OK or an error. */
+typedef tc_err_t (*tc_shm_store_compute_fn)(void *buf, size_t len, void *arg);
 
 /* Collective over @p node_comm (the communicator the segment was created on):
  * the leader computes the value into @p buf and puts it; the others copy it from
  * the store instead of computing it. Whoever cannot get a value of exactly
  * @p len bytes from the store (store unusable, leader's compute or put failed)
  * computes it locally, so on success every process has a value. @p from_store
- * (may be NULL) is set to 1 where the value came from the store. Returns 0, the
- * error of a local @p compute, or the MPI error of the one small broadcast. */
-int tc_shm_store_get_or_put(struct tc_shm_comm *s, MPI_Comm node_comm, const char *key, void *buf,
-                            size_t len, tc_shm_store_compute_fn compute, void *arg,
-                            int *from_store);
+ * (may be NULL) is set to 1 where the value came from the store. Returns TC_OK,
+ * the error of a local @p compute, or the MPI code of the one small broadcast. */
+tc_err_t tc_shm_store_get_or_put(struct tc_shm_comm *s, MPI_Comm node_comm, const char *key,
+                                 void *buf, size_t len, tc_shm_store_compute_fn compute, void *arg,
+                                 int *from_store);
 
 #endif /* TC_SHM_STORE_H */

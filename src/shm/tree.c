@@ -146,14 +146,15 @@ int tc_shm_tree_children_rel(tc_tree_kind_t kind, int arity, int p, int v, int *
     return tree_children_rel_cap(kind, arity, p, v, out, out ? p - 1 : 0);
 }
 
-int tc_shm_tree_build(tc_shm_tree_t *t, int p, int me, tc_tree_kind_t kind, int arity)
+tc_err_t tc_shm_tree_build(tc_shm_tree_t *t, int p, int me, tc_tree_kind_t kind, int arity)
 {
+    tc_err_t err = tc_err(TC_ERR_NOMEM);
     if (t == NULL) {
-        return -1;
+        return tc_err(TC_ERR_ARG);
     }
     memset(t, 0, sizeof(*t));
     if (!tree_args_ok(kind, arity, p) || me < 0 || me >= p) {
-        return -1;
+        return tc_err(TC_ERR_ARG);
     }
 
     /* Over all roots, v = me - root runs through 0 .. p-1 once, and the
@@ -177,6 +178,7 @@ int tc_shm_tree_build(tc_shm_tree_t *t, int p, int me, tc_tree_kind_t kind, int 
         int *out = t->children + pos;
         int n = tree_children_rel_cap(kind, arity, p, v, out, nchild_total - pos);
         if (n > nchild_total - pos) {
+            err = tc_err(TC_ERR_INTERN);
             goto fn_fail; /* cannot happen for a tree; never write past the table */
         }
         for (int i = 0; i < n; i++) {
@@ -186,6 +188,7 @@ int tc_shm_tree_build(tc_shm_tree_t *t, int p, int me, tc_tree_kind_t kind, int 
     }
     t->child_start[p] = pos;
     if (pos != nchild_total) {
+        err = tc_err(TC_ERR_INTERN);
         goto fn_fail;
     }
 
@@ -193,11 +196,11 @@ int tc_shm_tree_build(tc_shm_tree_t *t, int p, int me, tc_tree_kind_t kind, int 
     t->me = me;
     t->kind = kind;
     t->arity = arity;
-    return 0;
+    return TC_OK;
 
 fn_fail:
     tc_shm_tree_free(t);
-    return -1;
+    return err;
 }
 
 void tc_shm_tree_free(tc_shm_tree_t *t)

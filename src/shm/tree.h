@@ -12,7 +12,16 @@
 #ifndef TC_SHM_TREE_H
 #define TC_SHM_TREE_H
 
-#include "base/config.h" /* tc_tree_kind_t */
+#include "base/err.h"
+
+/* Values of TC_SHM_TREE (settings.h), in the order of its accepted words. */
+typedef enum {
+    TC_TREE_FLAT,
+    TC_TREE_CHAIN,
+    TC_TREE_KARY,
+    TC_TREE_KNOMIAL,
+    TC_TREE_LAST
+} tc_tree_kind_t;
 
 typedef struct tc_shm_tree {
     int p;               /* processes */
@@ -32,9 +41,9 @@ int tc_shm_tree_parent_rel(tc_tree_kind_t kind, int arity, int p, int v);
  * returns how many. */
 int tc_shm_tree_children_rel(tc_tree_kind_t kind, int arity, int p, int v, int *out);
 
-/* Build @p t for process @p me of @p p. Returns 0, or -1 (bad argument or out
- * of memory; @p t is then empty and tc_shm_tree_free is still safe). */
-int tc_shm_tree_build(tc_shm_tree_t *t, int p, int me, tc_tree_kind_t kind, int arity);
+/* Build @p t for process @p me of @p p. Returns TC_OK, or TC_ERR_ARG /
+ * TC_ERR_NOMEM (@p t is then empty and tc_shm_tree_free is still safe). */
+tc_err_t tc_shm_tree_build(tc_shm_tree_t *t, int p, int me, tc_tree_kind_t kind, int arity);
 void tc_shm_tree_free(tc_shm_tree_t *t);
 
 static inline int tc_shm_tree_parent(const tc_shm_tree_t *t, int root)

@@ -44,8 +44,7 @@
 
 #include "tc_test_common.h"
 
-#define TAG        4242
-#define MAX_REPORT 20
+#define TAG 4242
 
 typedef struct {
     const char *name;
@@ -56,7 +55,6 @@ typedef struct {
 } group_t;
 
 static int rank, size;
-static long failures;
 static tc_atomic_u64_t **counters; /* counters[r]: world rank r's, in the window */
 static uint64_t rng;
 
@@ -92,12 +90,8 @@ static void on_alarm(int sig)
 static void fail(const char *phase, long iter, const char *what, int who, uint64_t got, uint64_t lo,
                  uint64_t hi)
 {
-    if (failures++ < MAX_REPORT)
-        fprintf(stderr,
-                "FAIL msg_barrier rank %d phase %s barrier %ld: %s world rank %d counter %llu, "
-                "expected %llu..%llu\n",
-                rank, phase, iter, what, who, (unsigned long long)got, (unsigned long long)lo,
-                (unsigned long long)hi);
+    tt_fail("phase %s barrier %ld: %s world rank %d counter %llu, expected %llu..%llu", phase, iter,
+            what, who, (unsigned long long)got, (unsigned long long)lo, (unsigned long long)hi);
 }
 
 static void sleep_us(long us)
@@ -159,9 +153,7 @@ static void run_phase(const group_t *g, tc_barrier_alg_t alg, int arity, uint64_
         tc_store_release_u64(counters[rank], v);
         int rc = tc_msg_barrier(alg, g->comm, g->members, g->n, g->me, arity, TAG);
         if (rc != MPI_SUCCESS) {
-            if (failures++ < MAX_REPORT)
-                fprintf(stderr, "FAIL msg_barrier rank %d phase %s barrier %ld: returned %d\n",
-                        rank, g->name, k, rc);
+            tt_fail("phase %s barrier %ld: returned %d", g->name, k, rc);
             return;
         }
         for (int j = 0; j < g->n; j++) {
@@ -191,9 +183,7 @@ static void check_no_stray(MPI_Comm comm, const char *phase)
     MPI_Iprobe(MPI_ANY_SOURCE, TAG, comm, &flag, &st);
     /* Nobody starts the next phase's messages before everybody probed. */
     MPI_Barrier(MPI_COMM_WORLD);
-    if (flag && failures++ < MAX_REPORT)
-        fprintf(stderr, "FAIL msg_barrier rank %d after phase %s: unreceived message from %d\n",
-                rank, phase, st.MPI_SOURCE);
+    CHECK(!flag, "after phase %s: unreceived message from %d", phase, st.MPI_SOURCE);
 }
 
 static void bench(tc_barrier_alg_t alg, int arity, long iters)
@@ -363,10 +353,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(split, MPI_ERRORS_RETURN);
     int split_rank;
     MPI_Comm_rank(split, &split_rank);
-    if (split_rank != size - 1 - rank) {
-        fprintf(stderr, "FAIL msg_barrier rank %d: split gave rank %d\n", rank, split_rank);
-        failures++;
-    }
+    CHECK(split_rank == size - 1 - rank, "split gave rank %d", split_rank);
     group_t gsplit = {"split-rev", split, NULL, rev, size, split_rank};
     run_phase(&gsplit, alg, arity, NEXT_BASE(), iters, 30);
     check_no_stray(split, "split-rev");
@@ -379,8 +366,7 @@ int main(int argc, char **argv)
     MPI_Win_free(&win);
     MPI_Comm_free(&node);
 
-    long total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long total = tt_failures_all();
     if (rank == 0)
         printf("%s msg_barrier %s arity %d np %d: iters %ld fast %ld, %ld failures\n",
                total ? "FAIL" : "PASS", tc_barrier_alg_name(alg), arity, size, iters, fast, total);

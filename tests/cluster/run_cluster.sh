@@ -70,33 +70,22 @@ if [ -n "$expect" ] && ! grep -Eq -- "$expect" "$log"; then
 fi
 [ -n "$ops" ] || exit 0
 
-awk -v np="$np" -v ops="$ops" '
-    function field(line, key,    n, i, kv, f) {
-        n = split(line, f, " ")
-        for (i = 1; i <= n; i++) {
-            split(f[i], kv, "=")
-            if (kv[1] == key)
-                return kv[2]
-        }
-        return ""
-    }
-    /^topocoll-stats rank=/ {
-        key = field($0, "rank") " " field($0, "op")
-        seen[key]++
-        hier[key] = field($0, "hier")
-        calls[key] = field($0, "calls")
-    }
+# The topocoll-stats lines are parsed by the harness's tc_stats.awk
+# (tc_stats_n[rank, op], tc_stats_line[rank, op]).
+tc_stats_awk=$(dirname "$0")/../harness/tc_stats.awk
+awk -v np="$np" -v ops="$ops" "$(cat "$tc_stats_awk")"'
     END {
         nops = split(ops, op, ",")
         bad = 0
         for (r = 0; r < np; r++) {
             for (k = 1; k <= nops; k++) {
-                key = r " " op[k]
-                if (seen[key] != 1) {
-                    print "run_cluster.sh: FAIL: rank " r ": " seen[key] + 0 " topocoll-stats lines for op=" op[k] " (want 1; TC_STATS=1?)"
+                n = tc_stats_n[r, op[k]]
+                line = tc_stats_line[r, op[k]]
+                if (n != 1) {
+                    print "run_cluster.sh: FAIL: rank " r ": " n + 0 " topocoll-stats lines for op=" op[k] " (want 1; TC_STATS=1?)"
                     bad = 1
-                } else if (hier[key] + 0 <= 0) {
-                    print "run_cluster.sh: FAIL: rank " r " op=" op[k] ": hier=" hier[key] " of " calls[key] " calls: the hierarchical path never ran"
+                } else if (tc_stats_field(line, "hier") + 0 <= 0) {
+                    print "run_cluster.sh: FAIL: rank " r " op=" op[k] ": hier=" tc_stats_field(line, "hier") " of " tc_stats_field(line, "calls") " calls: the hierarchical path never ran"
                     bad = 1
                 }
             }

@@ -24,7 +24,6 @@
  * checked against the pattern (the path it takes must work).
  */
 #include <mpi.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,21 +39,7 @@
 #define BIT(l) (1u << (l))
 #define MAXP   64
 
-static int failures, world_rank;
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    if (failures < 20) {
-        va_start(ap, fmt);
-        fprintf(stderr, "[world %d] FAIL: ", world_rank);
-        vfprintf(stderr, fmt, ap);
-        fprintf(stderr, "\n");
-        va_end(ap);
-    }
-    failures++;
-}
+static int world_rank;
 
 /* ---- settings, read from the environment with our own parser ----------- */
 
@@ -289,10 +274,10 @@ static void check_bcast(MPI_Comm comm, int rank, int p, const char *what)
     for (int i = 0; i < N; i++)
         buf[i] = rank == root ? i * 7 + 13 : -1;
     if (TC_Bcast(buf, N, MPI_INT, root, comm) != MPI_SUCCESS)
-        fail("%s: TC_Bcast failed", what);
+        tt_fail("%s: TC_Bcast failed", what);
     for (int i = 0; i < N; i++)
         if (buf[i] != i * 7 + 13) {
-            fail("%s: TC_Bcast element %d is %d, expected %d", what, i, buf[i], i * 7 + 13);
+            tt_fail("%s: TC_Bcast element %d is %d, expected %d", what, i, buf[i], i * 7 + 13);
             break;
         }
 }
@@ -306,13 +291,13 @@ static void check_comm(MPI_Comm comm, const char *what, const char *machine, con
     MPI_Comm_size(comm, &p);
     MPI_Comm_rank(MPI_COMM_WORLD, &w);
     if (tc_ctx_get(comm, &ctx) != MPI_SUCCESS) {
-        fail("%s: no context", what);
+        tt_fail("%s: no context", what);
         return;
     }
     if (p == 1) {
         if (ctx->hier || ctx->shm || ctx->shmcomm != MPI_COMM_NULL ||
             ctx->bcast_path != TC_PATH_TRIVIAL)
-            fail("%s: one process: expected no hierarchy, no segment, trivial path", what);
+            tt_fail("%s: one process: expected no hierarchy, no segment, trivial path", what);
         check_bcast(comm, rank, p, what);
         return;
     }
@@ -324,7 +309,7 @@ static void check_comm(MPI_Comm comm, const char *what, const char *machine, con
     int64_t real[MAXP];
     const tc_hier_t *h = ctx->hier;
     if (!h) {
-        fail("%s: no hierarchy", what);
+        tt_fail("%s: no hierarchy", what);
         return;
     }
     int posed_used = s->hier && strcmp(machine, "real") != 0;
@@ -342,39 +327,40 @@ static void check_comm(MPI_Comm comm, const char *what, const char *machine, con
         }
         for (int l = 0; l < TC_LEVEL_LAST; l++)
             if (h->locs[c].id[l] != locs[c].id[l])
-                fail("%s: locality of comm rank %d at %s is %lld, expected %lld", what, c, names[l],
-                     (long long)h->locs[c].id[l], (long long)locs[c].id[l]);
+                tt_fail("%s: locality of comm rank %d at %s is %lld, expected %lld", what, c,
+                        names[l], (long long)h->locs[c].id[l], (long long)locs[c].id[l]);
     }
 
     static ref_t R;
     reference(&R, locs, real, p, s);
     const ref_rank_t *me = &R.rank[rank];
     if (h->p != p || h->rank != rank)
-        fail("%s: h->p %d h->rank %d", what, h->p, h->rank);
+        tt_fail("%s: h->p %d h->rank %d", what, h->p, h->rank);
     if (h->shm_level != R.shm_level)
-        fail("%s: shm level %d, expected %d", what, h->shm_level, R.shm_level);
+        tt_fail("%s: shm level %d, expected %d", what, h->shm_level, R.shm_level);
     if (h->active_mask != R.active)
-        fail("%s: active mask 0x%x, expected 0x%x", what, h->active_mask, R.active);
+        tt_fail("%s: active mask 0x%x, expected 0x%x", what, h->active_mask, R.active);
     if (h->enabled_mask != R.mask)
-        fail("%s: enabled mask 0x%x, expected 0x%x", what, h->enabled_mask, R.mask);
+        tt_fail("%s: enabled mask 0x%x, expected 0x%x", what, h->enabled_mask, R.mask);
     if (h->nlevels != me->n)
-        fail("%s: %d groups, expected %d", what, h->nlevels, me->n);
+        tt_fail("%s: %d groups, expected %d", what, h->nlevels, me->n);
     int shm_index = -1;
     for (int i = 0; i < h->nlevels && i < me->n; i++) {
         const tc_hier_level_t *l = &h->level[i];
         const ref_group_t *g = &me->g[i];
         if ((int)l->level != g->level || l->size != g->size ||
             memcmp(l->members, g->members, (size_t)g->size * sizeof(int)) != 0) {
-            fail("%s: group %d: level %d size %d leader %d, expected level %d size %d leader %d",
-                 what, i, (int)l->level, l->size, l->members[0], g->level, g->size, g->members[0]);
+            tt_fail("%s: group %d: level %d size %d leader %d, expected level %d size %d leader %d",
+                    what, i, (int)l->level, l->size, l->members[0], g->level, g->size,
+                    g->members[0]);
             continue;
         }
         if (l->members[l->my_index] != rank)
-            fail("%s: group %d: my_index %d", what, i, l->my_index);
+            tt_fail("%s: group %d: my_index %d", what, i, l->my_index);
         if (memcmp(l->owner, g->owner, (size_t)p * sizeof(int)) != 0)
-            fail("%s: group %d (level %d): owner map differs", what, i, g->level);
+            tt_fail("%s: group %d (level %d): owner map differs", what, i, g->level);
         if (l->shm != g->shm)
-            fail("%s: group %d: shm %d, expected %d", what, i, l->shm, g->shm);
+            tt_fail("%s: group %d: shm %d, expected %d", what, i, l->shm, g->shm);
         if (g->shm)
             shm_index = i;
     }
@@ -382,12 +368,12 @@ static void check_comm(MPI_Comm comm, const char *what, const char *machine, con
     /* The segment: over exactly this rank's shm group, ranks = member indices. */
     int single = shm_index >= 0 && me->g[shm_index].size == p;
     if (h->single_shm != single)
-        fail("%s: single_shm %d, expected %d", what, h->single_shm, single);
+        tt_fail("%s: single_shm %d, expected %d", what, h->single_shm, single);
     if (shm_index < 0) {
         if (ctx->shm || ctx->shmcomm != MPI_COMM_NULL)
-            fail("%s: a segment without a shared-memory group", what);
+            tt_fail("%s: a segment without a shared-memory group", what);
     } else if (!ctx->shm || ctx->shmcomm == MPI_COMM_NULL) {
-        fail("%s: shared-memory group without a segment", what);
+        tt_fail("%s: shared-memory group without a segment", what);
     } else {
         const ref_group_t *g = &me->g[shm_index];
         int sp, sr, tr[MAXP], idx[MAXP];
@@ -396,8 +382,8 @@ static void check_comm(MPI_Comm comm, const char *what, const char *machine, con
         MPI_Comm_rank(ctx->shmcomm, &sr);
         if (ctx->shm->p != g->size || sp != g->size ||
             ctx->shm->rank != h->level[shm_index].my_index || sr != ctx->shm->rank)
-            fail("%s: segment p %d rank %d, shmcomm %d/%d, expected %d/%d", what, ctx->shm->p,
-                 ctx->shm->rank, sr, sp, h->level[shm_index].my_index, g->size);
+            tt_fail("%s: segment p %d rank %d, shmcomm %d/%d, expected %d/%d", what, ctx->shm->p,
+                    ctx->shm->rank, sr, sp, h->level[shm_index].my_index, g->size);
         MPI_Comm_group(ctx->shmcomm, &gs);
         MPI_Comm_group(comm, &gp);
         for (int i = 0; i < sp && i < MAXP; i++)
@@ -405,17 +391,18 @@ static void check_comm(MPI_Comm comm, const char *what, const char *machine, con
         MPI_Group_translate_ranks(gs, sp < MAXP ? sp : MAXP, idx, gp, tr);
         for (int i = 0; i < sp && i < g->size; i++)
             if (tr[i] != g->members[i])
-                fail("%s: shmcomm rank %d is comm rank %d, expected member %d", what, i, tr[i],
-                     g->members[i]);
+                tt_fail("%s: shmcomm rank %d is comm rank %d, expected member %d", what, i, tr[i],
+                        g->members[i]);
         MPI_Group_free(&gs);
         MPI_Group_free(&gp);
     }
     if (single != (ctx->bcast_path == TC_PATH_SHM))
-        fail("%s: bcast path %d with single_shm %d", what, (int)ctx->bcast_path, single);
+        tt_fail("%s: bcast path %d with single_shm %d", what, (int)ctx->bcast_path, single);
     /* The single-node fast path stays: a plain run on this host. */
     if (!strcmp(machine, "real") && s->shm && s->shm_level == -2 &&
         (s->mask & BIT(TC_LEVEL_NODE)) && ctx->bcast_path != TC_PATH_SHM)
-        fail("%s: plain single-node run: bcast path %d, expected shm", what, (int)ctx->bcast_path);
+        tt_fail("%s: plain single-node run: bcast path %d, expected shm", what,
+                (int)ctx->bcast_path);
     check_bcast(comm, rank, p, what);
 }
 
@@ -459,10 +446,9 @@ int main(int argc, char **argv)
     check_comm(rev, "reversed", machine, &s, real_world);
     MPI_Comm_free(&rev);
 
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    long total = tt_failures_all();
     if (world_rank == 0)
-        printf("test_hier_ctx (%s, np %d): %s (%d failure(s))\n", machine, p,
+        printf("test_hier_ctx (%s, np %d): %s (%ld failure(s))\n", machine, p,
                total ? "FAILED" : "ok", total);
     MPI_Finalize();
     return total ? 1 : 0;

@@ -27,6 +27,7 @@
  * (seconds before a hung run prints its case, default 110), TC_LR_TIMES (rank
  * 0 prints the time of every case and batch).
  */
+#include "base/err_mpi.h"
 #include "hier/level_bcast.h"
 #include "hier/level_reduce.h"
 
@@ -66,7 +67,6 @@ typedef struct {
 } config_t;
 
 static int rank, size;
-static long failures;
 static tc_redop_t redops[T_LAST];
 static MPI_Datatype mpi_types[T_LAST];
 static MPI_Op mpi_ops[T_LAST];
@@ -222,9 +222,7 @@ static void fail(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
-    failures++;
-    if (failures <= 10)
-        fprintf(stderr, "FAIL %s: %s\n", current, what);
+    tt_fail("%s: %s", current, what);
 }
 
 static void add_group(group_t *groups, int *ngroups, const char *name, const int *cand, int ncand)
@@ -310,7 +308,7 @@ static void run_case(MPI_Comm comm, const group_t *g, int me, const config_t *c,
     if (t == T_MAT && needs_commutative) {
         int cls = -1;
         if (rc != MPI_SUCCESS)
-            MPI_Error_class(rc, &cls);
+            cls = tc_err_to_mpi(rc); /* the class the API would report */
         if (cls != MPI_ERR_OP)
             fail("non-commutative op: returned %d, want MPI_ERR_OP", rc);
         /* Refused before anything moved: the input is intact. */
@@ -487,7 +485,7 @@ static void check_api(MPI_Comm comm)
     }
     if (strcmp(tc_hier_reduce_alg_name(TC_HIER_REDUCE_LAST), "?") ||
         strcmp(tc_hier_allreduce_alg_name(TC_HIER_ALLREDUCE_LAST), "?") ||
-        tc_hier_reduce_alg_parse(NULL, NULL) != -1)
+        tc_hier_reduce_alg_parse(NULL, NULL) != tc_err(TC_ERR_PARSE))
         fail("name of LAST / parse(NULL)");
 
     /* Argument errors, caught before any message. */
@@ -532,7 +530,7 @@ static void check_api(MPI_Comm comm)
                                             (tc_hier_reduce_alg_t)bad[i].alg, comm, 1);
         int cls = -1;
         if (rc != MPI_SUCCESS)
-            MPI_Error_class(rc, &cls);
+            cls = tc_err_to_mpi(rc); /* the class the API would report */
         if (cls != bad[i].want)
             fail("%s returned %d, want error class %d", bad[i].what, rc, bad[i].want);
     }
@@ -700,8 +698,7 @@ int main(int argc, char **argv)
     free(scratch);
     free(aux);
 
-    long total[1];
-    MPI_Allreduce(&failures, total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long total[1] = {tt_failures_all()};
     if (rank == 0)
         printf("test_level_reduce: np=%d %s groups=%d configs=%d cases=%llu failures=%ld "
                "(summed over ranks) time=%.2fs: %s\n",

@@ -11,6 +11,9 @@
 
 #include "locks/rwlock.h"
 
+/* A lock result in words, for messages (a temporary buffer per use). */
+#define LH_ERRSTR(rc) tc_err_string((rc), (char[128]){0}, 128)
+
 #define LH_WORDS       14
 #define LH_MAX_WORKERS 16
 
@@ -23,21 +26,21 @@ typedef struct lh_record {
 } lh_record_t;
 
 typedef struct lh_shared {
-    _Alignas(64) lh_record_t rec;
+    _Alignas(TC_CACHELINE) lh_record_t rec;
     /* relaxed RMWs only (so they add no happens-before that could hide a data race
      * on `rec` from ThreadSanitizer): readers add 1, writers add 1 << 32. */
-    _Alignas(64) _Atomic uint64_t occupancy;
-    _Alignas(64) _Atomic int failures;
+    _Alignas(TC_CACHELINE) _Atomic uint64_t occupancy;
+    _Alignas(TC_CACHELINE) _Atomic int failures;
     _Atomic int msg_taken;
     char msg[512];
-    _Alignas(64) _Atomic uint64_t reads;
+    _Alignas(TC_CACHELINE) _Atomic uint64_t reads;
     _Atomic uint64_t writes;
     _Atomic uint64_t phase; /* scratch for tests that step parties in lock-step */
     _Atomic uint64_t done;
     _Atomic uint64_t wdone;   /* writer workers finished */
     _Atomic uint64_t overlap; /* reads that saw a record between the first and last */
     uint64_t entered;         /* written inside critical sections only */
-    _Alignas(64) unsigned char lock_mem[];
+    _Alignas(TC_CACHELINE) unsigned char lock_mem[];
 } lh_shared_t;
 
 /* Map shared memory for the harness plus a lock of `scheme` for `nreaders`. */
@@ -99,6 +102,7 @@ typedef struct lh_validate_params {
     int writes;
     int use_procs;
     uint64_t seed;
+    int wait_policy; /* tc_lock_opts_t.wait_policy (TC_WAIT); 0 = auto */
 } lh_validate_params_t;
 int lh_validate(const lh_validate_params_t *p);
 /* The same on an existing lock in `sh` (p->scheme and p->nreaders must match it);

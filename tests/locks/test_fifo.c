@@ -45,7 +45,7 @@ static int attach(lh_shared_t *sh, tc_rwlock_t *lk)
     tc_lock_opts_t o = lh_opts(LH_WAIT_S);
     int rc = tc_rwlock_attach(lk, sh->lock_mem, lh_lock_bytes(sh), &o);
     if (rc != 0)
-        lh_fail(sh, "attach: %s", strerror(rc));
+        lh_fail(sh, "attach: %s", LH_ERRSTR(rc));
     return rc;
 }
 

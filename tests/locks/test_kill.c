@@ -116,24 +116,24 @@ static int mutex_scenario(tc_lock_scheme_t s, int scenario)
     if (scenario == 0) {
         for (int x = 0; x < NREADERS; x++) {
             int rc = tc_rwlock_rdlock(&lk, x);
-            if (rc != EOWNERDEAD)
+            if (tc_err_kind(rc) != TC_ERR_OWNERDEAD)
                 lh_fail(sh, "%s: reader %d after the writer died: %s, expected EOWNERDEAD", name, x,
-                        strerror(rc));
+                        LH_ERRSTR(rc));
             if (lh_record_check(&sh->rec))
                 lh_fail(sh, "%s: the dead writer's half-written record is not detected", name);
             tc_rwlock_rdunlock(&lk, x);
             rc = tc_rwlock_rdlock(&lk, x);
             if (rc != 0)
-                lh_fail(sh, "%s: reader %d second rdlock: %s", name, x, strerror(rc));
+                lh_fail(sh, "%s: reader %d second rdlock: %s", name, x, LH_ERRSTR(rc));
             tc_rwlock_rdunlock(&lk, x);
         }
     }
     int rc = tc_rwlock_wrlock(&lk);
-    int want = scenario == 0 ? 0 : EOWNERDEAD;
-    if (rc != want)
-        lh_fail(sh, "%s scenario %d: wrlock returned %s, expected %s", name, scenario, strerror(rc),
-                strerror(want));
-    if (rc == 0 || rc == EOWNERDEAD) {
+    tc_err_kind_t want = scenario == 0 ? TC_ERR_NONE : TC_ERR_OWNERDEAD;
+    if (tc_err_kind(rc) != want)
+        lh_fail(sh, "%s scenario %d: wrlock returned %s, expected %s", name, scenario,
+                LH_ERRSTR(rc), tc_err_kind_name(want));
+    if (rc == TC_OK || tc_err_kind(rc) == TC_ERR_OWNERDEAD) {
         lh_record_write(&sh->rec, sh->rec.seq + 1, NULL); /* the caller's repair */
         tc_rwlock_wrunlock(&lk);
     }
@@ -171,9 +171,9 @@ static int timeout_scenario(tc_lock_scheme_t s, int reader_dies)
     double t0 = now_s();
     int rc = reader_dies ? tc_rwlock_wrlock(&lk) : tc_rwlock_rdlock(&lk, 2);
     double dt = now_s() - t0;
-    if (rc != ETIMEDOUT)
+    if (tc_err_kind(rc) != TC_ERR_TIMEOUT)
         lh_fail(sh, "%s: waiting for a dead holder returned %s, expected ETIMEDOUT", name,
-                strerror(rc));
+                LH_ERRSTR(rc));
     /* Not before the timeout; no upper bound (a busy machine may deschedule
      * the waiter past its deadline: the watchdog catches a wait that never
      * ends). */
@@ -184,8 +184,8 @@ static int timeout_scenario(tc_lock_scheme_t s, int reader_dies)
                 log_last);
     if (s == TC_LOCK_SCHEME_N_MCS) {
         rc = tc_rwlock_rdlock(&lk, 0);
-        if (rc != ENOTRECOVERABLE)
-            lh_fail(sh, "%s: after giving up, rdlock returned %s", name, strerror(rc));
+        if (tc_err_kind(rc) != TC_ERR_NOTRECOVERABLE)
+            lh_fail(sh, "%s: after giving up, rdlock returned %s", name, LH_ERRSTR(rc));
     }
 out:;
     int f = atomic_load(&sh->failures);

@@ -188,7 +188,7 @@ static void test_bad_text(void)
         tc_logp_table_defaults(&t);
         tc_logp_table_defaults(&d);
         char err[512] = "";
-        check(tc_logp_table_load_text(&t, bad[i].text, "bad.txt", err, sizeof err) == -1,
+        check(tc_logp_table_load_text(&t, bad[i].text, "bad.txt", err, sizeof err) < 0,
               "bad line -> -1");
         check_msg(err, bad[i].msg, "bad line message");
         check(same_logp(&t.level[TC_MODEL_LEVEL_NODE], &d.level[TC_MODEL_LEVEL_NODE]) &&
@@ -203,13 +203,13 @@ static void test_bad_text(void)
     tc_logp_table_defaults(&t);
     tc_logp_table_defaults(&d);
     char err[512];
-    check(tc_logp_table_load_text(&t, "bogus 1 2 3 4 5\nnode 9 9 9 9 9\n", "x", err, sizeof err) ==
-              -1,
+    check(tc_logp_table_load_text(&t, "bogus 1 2 3 4 5\nnode 9 9 9 9 9\n", "x", err, sizeof err) <
+              0,
           "bad first line -> -1");
     check(same_table(&t, &d), "a bad first line leaves all defaults");
     /* A tiny error buffer truncates, it does not overflow. */
     char small[8];
-    check(tc_logp_table_load_text(&t, "bogus 1 2 3 4 5\n", "x", small, sizeof small) == -1 &&
+    check(tc_logp_table_load_text(&t, "bogus 1 2 3 4 5\n", "x", small, sizeof small) < 0 &&
               strlen(small) == 7,
           "message truncated to the buffer");
 }
@@ -235,7 +235,7 @@ static void test_files(const char *dir)
     fputs("# ok\nnode 1 2 3 4\n", f);
     fclose(f);
     tc_logp_table_defaults(&t);
-    check(tc_logp_table_load_file(&t, path, err, sizeof err) == -1, "bad file -> -1");
+    check(tc_logp_table_load_file(&t, path, err, sizeof err) < 0, "bad file -> -1");
     char want[4352];
     snprintf(want, sizeof want,
              "%s:2: level 'node' has 4 numbers, expected 5: L o_s o_r g G (microseconds; G in "
@@ -245,11 +245,11 @@ static void test_files(const char *dir)
     check(same_table(&t, &d), "bad file leaves the defaults");
 
     snprintf(path, sizeof path, "%s/does-not-exist.logp", dir);
-    check(tc_logp_table_load_file(&t, path, err, sizeof err) == -1, "missing file -> -1");
+    check(tc_logp_table_load_file(&t, path, err, sizeof err) < 0, "missing file -> -1");
     snprintf(want, sizeof want, "%s: cannot open: No such file or directory", path);
     check_msg(err, want, "missing file message");
     /* A directory opens but cannot be read. */
-    check(tc_logp_table_load_file(&t, dir, err, sizeof err) == -1, "directory -> -1");
+    check(tc_logp_table_load_file(&t, dir, err, sizeof err) < 0, "directory -> -1");
     snprintf(want, sizeof want, "%s: cannot read: Is a directory", dir);
     check_msg(err, want, "directory message");
     check(same_table(&t, &d), "unreadable paths leave the defaults");
@@ -322,7 +322,7 @@ static void test_env(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tc_logp_table_defaults(&t);
         err[0] = '\0';
-        check(tc_logp_table_apply_env(&t, bad[i].spec, err, sizeof err) == -1, "bad TC_LOGP -> -1");
+        check(tc_logp_table_apply_env(&t, bad[i].spec, err, sizeof err) < 0, "bad TC_LOGP -> -1");
         check_msg(err, bad[i].msg, "bad TC_LOGP message");
         check(same_table(&t, &d), "bad TC_LOGP leaves the table unchanged (even earlier entries)");
     }
@@ -359,7 +359,7 @@ static void test_roundtrip(const char *dir)
     check(tc_logp_table_load_file(&back, path, err, sizeof err) == 0, "load the shm row");
     check(same_logp(&t.shm, &back.shm) && back.shm_source == TC_LOGP_SOURCE_FILE,
           "the shm row comes back bit for bit");
-    check(tc_logp_table_write(&t, "/nonexistent-dir/x.logp", "x") == -1, "write to a bad path");
+    check(tc_logp_table_write(&t, "/nonexistent-dir/x.logp", "x") < 0, "write to a bad path");
 }
 
 /* The shm row (flags in shared memory): defaults, file row, TC_LOGP entry,
@@ -398,13 +398,13 @@ static void test_shm(void)
 
     /* Bad shm rows: exact messages, the row untouched. */
     tc_logp_table_defaults(&t);
-    check(tc_logp_table_load_text(&t, "shm 1 2 3 4\n", "bad.txt", err, sizeof err) == -1,
+    check(tc_logp_table_load_text(&t, "shm 1 2 3 4\n", "bad.txt", err, sizeof err) < 0,
           "shm row with 4 numbers -> -1");
     check_msg(err,
               "bad.txt:1: level 'shm' has 4 numbers, expected 5: L o_s o_r g G (microseconds; G "
               "in us/byte)",
               "bad shm row message");
-    check(tc_logp_table_load_text(&t, "shm 1 2 -3 4 5\n", "bad.txt", err, sizeof err) == -1,
+    check(tc_logp_table_load_text(&t, "shm 1 2 -3 4 5\n", "bad.txt", err, sizeof err) < 0,
           "shm row with a negative number -> -1");
     check_msg(err, "bad.txt:1: o_r of level 'shm' is '-3': expected a finite number >= 0",
               "bad shm number message");
@@ -423,7 +423,7 @@ static void test_shm(void)
               t.level[TC_MODEL_LEVEL_CORE].L == 9,
           "a global TC_LOGP sets the levels, not the shm row");
     tc_logp_table_defaults(&t);
-    check(tc_logp_table_apply_env(&t, "shm:X=1", err, sizeof err) == -1, "TC_LOGP shm bad field");
+    check(tc_logp_table_apply_env(&t, "shm:X=1", err, sizeof err) < 0, "TC_LOGP shm bad field");
     check_msg(err,
               "TC_LOGP: unknown field 'X' in 'shm:X=1' (accepted: L, o_s, o_r, g, G, E, rdv, w, "
               "case-sensitive)",

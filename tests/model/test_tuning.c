@@ -9,16 +9,7 @@
 
 #include "model/tuning.h"
 
-static int failures, checks;
-
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(c)) {                                                                                \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: FAIL %s\n", __FILE__, __LINE__, #c);                           \
-        }                                                                                          \
-    } while (0)
+#include "tc_unit.h"
 
 /* Messages the parser reported, one per line. */
 static char msgs[8192];
@@ -120,9 +111,9 @@ static void bad_line(const char *line, const char *want)
     snprintf(text, sizeof text, "bcast node 0 flat\n%s\nbcast top 0 flat\n", line);
     reset_msgs();
     int rc = tc_tuning_parse(&t, text, "bad.txt", collect, NULL);
-    checks++;
+    tu_checks++;
     if (rc != 1 || nmsgs != 1 || strcmp(msgs, want) != 0 || t.n != 2) {
-        failures++;
+        tu_failures++;
         fprintf(stderr, "FAIL bad line \"%s\": rc %d, %d messages, %d entries:\n  got  %s  want %s",
                 line, rc, nmsgs, t.n, msgs, want);
     }
@@ -230,7 +221,7 @@ static void test_files(void)
     CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
     close(fd);
     reset_msgs();
-    CHECK(tc_tuning_load_file(&t, path, collect, NULL) == 1);
+    CHECK(tc_tuning_load_file(&t, path, collect, NULL) == tc_err(TC_ERR_PARSE) && t.nbad == 1);
     char want[256];
     snprintf(want, sizeof want,
              "%s:2: unknown reduce algorithm \"bogus\" (expected flat, binomial, rsg); line "
@@ -241,11 +232,11 @@ static void test_files(void)
     unlink(path);
 
     reset_msgs();
-    CHECK(tc_tuning_load_file(&t, "/nonexistent/tuning.txt", collect, NULL) == -1);
+    CHECK(tc_tuning_load_file(&t, "/nonexistent/tuning.txt", collect, NULL) == tc_err_sys(ENOENT));
     CHECK(t.n == 0 && !strcmp(msgs, "/nonexistent/tuning.txt: cannot read: No such file or "
                                     "directory; no tuning file is used\n"));
     reset_msgs();
-    CHECK(tc_tuning_load_file(&t, "/tmp", collect, NULL) == -1 && nmsgs == 1 &&
+    CHECK(tc_err_kind(tc_tuning_load_file(&t, "/tmp", collect, NULL)) == TC_ERR_SYS && nmsgs == 1 &&
           strstr(msgs, "/tmp: cannot read: "));
 }
 
@@ -254,6 +245,6 @@ int main(void)
     test_good();
     test_bad();
     test_files();
-    printf("%d checks, %d failures\n", checks, failures);
-    return failures ? 1 : 0;
+    printf("%d checks, %d failures\n", tu_checks, tu_failures);
+    return tu_failures ? 1 : 0;
 }

@@ -47,7 +47,6 @@ typedef struct {
 } affine_t; /* x -> a x + b (mod AFFINE_MOD) */
 
 static long long reduces, allreduces;
-static int errors;
 static int world_rank;
 static MPI_Datatype affine_type;
 static MPI_Op op_plus1, op_affine;
@@ -191,9 +190,7 @@ static void expected(int kind, int size, long i, int iter, void *p)
 
 static void fail(const char *what, int kind, int root, long n, int iter, long at)
 {
-    if (errors++ < 10)
-        fprintf(stderr, "reduce_c: rank %d: %s %s root=%d n=%ld iter=%d: wrong at %ld\n",
-                world_rank, what, kind_names[kind], root, n, iter, at);
+    tt_fail("%s %s root=%d n=%ld iter=%d: wrong at %ld", what, kind_names[kind], root, n, iter, at);
 }
 
 /* The datatype and op of `kind`. */
@@ -351,11 +348,10 @@ int main(int argc, char **argv)
     free(rbuf);
 
     /* The tally itself goes through the shim too, so it is counted. */
-    int all_errors = 0;
     allreduces++;
-    MPI_Allreduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    printf("tc-pmpi-test rank=%d reduces=%lld allreduces=%lld errors=%d\n", world_rank, reduces,
-           allreduces, errors);
+    long all_errors = tt_failures_all();
+    printf("tc-pmpi-test rank=%d reduces=%lld allreduces=%lld errors=%ld\n", world_rank, reduces,
+           allreduces, tt_failures());
     fflush(stdout);
     MPI_Finalize();
     return all_errors == 0 ? 0 : 1;

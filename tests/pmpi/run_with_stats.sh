@@ -46,32 +46,25 @@ trap 'rm -f "$log"' EXIT
     echo "tc-pmpi-exit-status $?"
 } | tee "$log"
 
-awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" '
-    function field(line, key,    n, i, kv, f) {
-        n = split(line, f, " ")
-        for (i = 1; i <= n; i++) {
-            split(f[i], kv, "=")
-            if (kv[1] == key)
-                return kv[2]
-        }
-        return ""
-    }
+# The topocoll-stats lines are parsed by the harness's tc_stats.awk (this
+# process's lines: tc_stats_nop[op], tc_stats_lineop[op]).
+tc_stats_awk=$(dirname "$0")/../harness/tc_stats.awk
+awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" "$(cat "$tc_stats_awk")"'
     /^tc-pmpi-exit-status / { prog_rc = $2; next }
     /^tc-pmpi-test / {
         nprog++
-        rank = field($0, "rank")
-        want["bcast"] = field($0, "bcasts")
-        want["reduce"] = field($0, "reduces")
-        want["allreduce"] = field($0, "allreduces")
-        want["barrier"] = field($0, "barriers")
-        want["allgather"] = field($0, "allgathers")
-        want["allgatherv"] = field($0, "allgathervs")
-        want["gather"] = field($0, "gathers")
-        want["gatherv"] = field($0, "gathervs")
-        want["scatter"] = field($0, "scatters")
-        want["scatterv"] = field($0, "scattervs")
+        rank = tc_stats_field($0, "rank")
+        want["bcast"] = tc_stats_field($0, "bcasts")
+        want["reduce"] = tc_stats_field($0, "reduces")
+        want["allreduce"] = tc_stats_field($0, "allreduces")
+        want["barrier"] = tc_stats_field($0, "barriers")
+        want["allgather"] = tc_stats_field($0, "allgathers")
+        want["allgatherv"] = tc_stats_field($0, "allgathervs")
+        want["gather"] = tc_stats_field($0, "gathers")
+        want["gatherv"] = tc_stats_field($0, "gathervs")
+        want["scatter"] = tc_stats_field($0, "scatters")
+        want["scatterv"] = tc_stats_field($0, "scattervs")
     }
-    /^topocoll-stats / { op = field($0, "op"); nstats[op]++; stats[op] = $0 }
     END {
         if (prog_rc == "") { print "run_with_stats.sh: no exit status from the program"; exit 1 }
         if (prog_rc != 0) { print "run_with_stats.sh: the program exited with " prog_rc; exit prog_rc }
@@ -85,27 +78,27 @@ awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" '
             op = ops[k]
             if (want[op] == "" || (op != "bcast" && want[op] + 0 == 0))
                 continue
-            if (nstats[op] != 1) {
-                bad = bad " expected one topocoll-stats op=" op " line, got " nstats[op] + 0 " (was the library used?);"
+            if (tc_stats_nop[op] != 1) {
+                bad = bad " expected one topocoll-stats op=" op " line, got " tc_stats_nop[op] + 0 " (was the library used?);"
                 continue
             }
-            s = stats[op]
+            s = tc_stats_lineop[op]
             checked++
-            if (field(s, "rank") != rank) bad = bad " " op ": rank mismatch;"
+            if (tc_stats_field(s, "rank") != rank) bad = bad " " op ": rank mismatch;"
             if (op == "bcast" || op ~ /^(allgatherv?|gatherv?|scatterv?)$/) {
-                if (field(s, "calls") + 0 != want[op] + 0) bad = bad " " op ": calls=" field(s, "calls") " != " want[op] " calls made;"
+                if (tc_stats_field(s, "calls") + 0 != want[op] + 0) bad = bad " " op ": calls=" tc_stats_field(s, "calls") " != " want[op] " calls made;"
                 split("pmpi pmpi_multinode pmpi_shm_off pmpi_no_segment pmpi_intercomm", keys, " ")
                 for (j in keys) {
-                    v = field(s, keys[j])
+                    v = tc_stats_field(s, keys[j])
                     if (v == "" || v + 0 != 0) bad = bad " " op ": " keys[j] "=" v " (want 0);"
                 }
-                if (np + 0 >= 2 && field(s, path) + 0 <= 0) bad = bad " " op ": " path "=" field(s, path) " (want > 0);"
-            } else if (field(s, "calls") + 0 < want[op] + 0) {
-                bad = bad " " op ": calls=" field(s, "calls") " < " want[op] " calls made;"
-            } else if (path == "hier" && field(s, "hier") + 0 <= 0) {
-                bad = bad " " op ": hier=" field(s, "hier") " (want > 0);"
+                if (np + 0 >= 2 && tc_stats_field(s, path) + 0 <= 0) bad = bad " " op ": " path "=" tc_stats_field(s, path) " (want > 0);"
+            } else if (tc_stats_field(s, "calls") + 0 < want[op] + 0) {
+                bad = bad " " op ": calls=" tc_stats_field(s, "calls") " < " want[op] " calls made;"
+            } else if (path == "hier" && tc_stats_field(s, "hier") + 0 <= 0) {
+                bad = bad " " op ": hier=" tc_stats_field(s, "hier") " (want > 0);"
             }
-            summary = summary " " op ": " want[op] " calls, stats calls=" field(s, "calls") " shm=" field(s, "shm") " hier=" field(s, "hier") " trivial=" field(s, "trivial") " pmpi=" field(s, "pmpi") ";"
+            summary = summary " " op ": " want[op] " calls, stats calls=" tc_stats_field(s, "calls") " shm=" tc_stats_field(s, "shm") " hier=" tc_stats_field(s, "hier") " trivial=" tc_stats_field(s, "trivial") " pmpi=" tc_stats_field(s, "pmpi") ";"
         }
         if (bad == "" && checked == 0) bad = " nothing to check (all counts 0);"
         if (bad != "") { print "run_with_stats.sh: rank " rank ":" bad; exit 1 }

@@ -10,16 +10,7 @@
 
 #include "rma/rma.h"
 
-static int failures;
-
-#define CHECK(c, ...)                                                                              \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            failures++;                                                                            \
-            fprintf(stderr, "FAIL: " __VA_ARGS__);                                                 \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
+#include "tc_unit.h"
 
 static int ceil_log2(int p)
 {
@@ -79,6 +70,6 @@ int main(void)
             CHECK(ru == k * (k + 1) / 2, "p=%d: up rounds %d, want %d", p, ru, k * (k + 1) / 2);
         }
     }
-    printf("rma tree: %s\n", failures ? "FAILED" : "ok");
-    return failures != 0;
+    printf("rma tree: %s\n", tu_failures ? "FAILED" : "ok");
+    return tu_failures != 0;
 }

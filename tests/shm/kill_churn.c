@@ -12,19 +12,14 @@
 
 #include "topocoll.h"
 
+#include "tc_test_common.h"
+
 #define N 1000
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank, size, bad = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *want = getenv("TC_TEST_NP");
-    if (!want || atoi(want) != size) {
-        fprintf(stderr, "kill_churn: %d processes, TC_TEST_NP=%s\n", size, want ? want : "");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    const int size = tt_check_np("kill_churn"), rank = tt_rank;
     double seconds = argc > 1 ? atof(argv[1]) : 3.0;
     const char *dir = getenv("TC_KILL_PIDDIR");
     if (dir) {
@@ -49,28 +44,25 @@ int main(int argc, char **argv)
         MPI_Comm_rank(c, &r);
         MPI_Comm_size(c, &p);
         int root = it % p, buf[N];
-        for (int i = 0; i < N; i++)
-            buf[i] = r == root ? 31 * i + it : -1;
+        tt_ints_fill(buf, N, it, r == root);
         TC_Bcast(buf, N, MPI_INT, root, c);
-        for (int i = 0; i < N; i++)
-            if (buf[i] != 31 * i + it) {
-                bad++;
-                break;
-            }
+        char what[48];
+        snprintf(what, sizeof what, "iteration %d: bcast", it);
+        tt_ints_check(buf, N, it, what);
         long in[2] = {r, 1}, out[2] = {0, 0};
         TC_Allreduce(in, out, 2, MPI_LONG, MPI_SUM, c);
-        if (out[0] != (long)p * (p - 1) / 2 || out[1] != p)
-            bad++;
+        CHECK(out[0] == tt_sum_ranks(p) && out[1] == p,
+              "iteration %d: allreduce gave {%ld, %ld}, expected {%ld, %d}", it, out[0], out[1],
+              tt_sum_ranks(p), p);
         MPI_Comm_free(&c);
         it++;
         /* Everyone stops after the same iteration (rank 0's clock decides). */
         go = MPI_Wtime() < end;
         MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
     }
-    int allbad = 0;
-    MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    long allbad = tt_failures_all();
     if (rank == 0)
-        printf("kill_churn: %d communicators created, used and freed; %d wrong results\n", it,
+        printf("kill_churn: %d communicators created, used and freed; %ld wrong results\n", it,
                allbad);
     MPI_Finalize();
     return allbad ? 1 : 0;

@@ -18,7 +18,6 @@
  * communicators live, after they are freed, and after MPI_Finalize; no
  * mapping of a segment is left once all are freed.
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,59 +28,7 @@
 #include "core/ctx.h"
 #include "topocoll.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "test_shm_mechanism: rank %d: ", rank);                                \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
-
-static int rank;
-
-/* Files /dev/shm/topocoll-<pid>-* for any of @p pids[0..n). */
-static int dev_shm_files_of(const long *pids, int n)
-{
-    DIR *d = opendir("/dev/shm");
-    if (!d)
-        return 0;
-    int found = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        char *end;
-        if (strncmp(e->d_name, "topocoll-", 9) != 0)
-            continue;
-        long pid = strtol(e->d_name + 9, &end, 10);
-        if (end == e->d_name + 9 || *end != '-')
-            continue;
-        for (int i = 0; i < n; i++)
-            if (pids[i] == pid) {
-                fprintf(stderr, "test_shm_mechanism: rank %d: /dev/shm/%s exists\n", rank,
-                        e->d_name);
-                found++;
-            }
-    }
-    closedir(d);
-    return found;
-}
-
-/* Lines of /proc/self/maps containing @p needle. */
-static int maps_count(const char *needle)
-{
-    FILE *f = fopen("/proc/self/maps", "r");
-    char line[512];
-    int n = 0;
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        n += strstr(line, needle) != NULL;
-    fclose(f);
-    return n;
-}
+#include "tc_test_common.h"
 
 static void use(MPI_Comm c, int it)
 {
@@ -89,30 +36,21 @@ static void use(MPI_Comm c, int it)
     MPI_Comm_rank(c, &r);
     MPI_Comm_size(c, &p);
     int root = it % p;
-    for (int i = 0; i < 4096; i++)
-        buf[i] = r == root ? 7 * i + it : -1;
+    tt_ints_fill(buf, 4096, it, r == root);
     TC_Bcast(buf, 4096, MPI_INT, root, c);
-    for (int i = 0; i < 4096; i++)
-        if (buf[i] != 7 * i + it) {
-            CHECK(0, "bcast element %d is %d, expected %d", i, buf[i], 7 * i + it);
-            break;
-        }
+    tt_ints_check(buf, 4096, it, "bcast");
     long in = r + 1, out = 0;
     TC_Allreduce(&in, &out, 1, MPI_LONG, MPI_SUM, c);
-    CHECK(out == (long)p * (p + 1) / 2, "allreduce gave %ld, expected %ld", out,
-          (long)p * (p + 1) / 2);
+    CHECK(out == tt_sum_ranks(p) + p, "allreduce gave %ld, expected %ld", out, tt_sum_ranks(p) + p);
 }
 
 int main(int argc, char **argv)
 {
-    int expect_memfd = -1, named_rank = -1, stale = 0, size;
+    int expect_memfd = -1, named_rank = -1, stale = 0;
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *want = getenv("TC_TEST_NP");
-    if (!want || atoi(want) != size || size < 2) {
-        fprintf(stderr, "test_shm_mechanism: %d processes, TC_TEST_NP=%s (needs >= 2)\n", size,
-                want ? want : "");
+    const int size = tt_check_np("test_shm_mechanism"), rank = tt_rank;
+    if (size < 2) {
+        fprintf(stderr, "test_shm_mechanism: %d process, needs >= 2\n", size);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     for (int i = 1; i < argc; i++) {
@@ -180,13 +118,13 @@ int main(int argc, char **argv)
             snprintf(needle, sizeof needle, "/memfd:topocoll ");
         else
             snprintf(needle, sizeof needle, "/dev/shm/topocoll-%ld-", pids[0]);
-        CHECK(maps_count(needle) >= k + 1, "%d mappings with \"%s\" after %d communicators",
-              maps_count(needle), needle, k + 1);
+        CHECK(tt_maps_count(needle) >= k + 1, "%ld mappings with \"%s\" after %d communicators",
+              tt_maps_count(needle), needle, k + 1);
         CHECK(tc_shm_node_usage() >= (size_t)(k + 1) * ctx->shm->layout.total,
               "node usage %zu counts fewer than our %d segments of %zu bytes", tc_shm_node_usage(),
               k + 1, ctx->shm->layout.total);
         use(c[k], k);
-        CHECK(dev_shm_files_of(pids, size) == 0, "files in /dev/shm while communicator %d lives",
+        CHECK(tt_dev_shm_count(pids, size) <= 0, "files in /dev/shm while communicator %d lives",
               k);
     }
     if (stale && rank == 0) {
@@ -197,16 +135,15 @@ int main(int argc, char **argv)
     for (int k = 0; k < 3; k++)
         MPI_Comm_free(&c[k]);
     MPI_Barrier(MPI_COMM_WORLD);
-    CHECK(maps_count("/memfd:topocoll ") == 0 && maps_count("/dev/shm/topocoll-") == 0,
+    CHECK(tt_maps_count("/memfd:topocoll ") == 0 && tt_maps_count("/dev/shm/topocoll-") == 0,
           "segment mappings left after freeing every communicator");
-    CHECK(dev_shm_files_of(pids, size) == 0, "files in /dev/shm after freeing the communicators");
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(tt_dev_shm_count(pids, size) <= 0, "files in /dev/shm after freeing the communicators");
+    long all = tt_failures_all();
     MPI_Finalize();
-    CHECK(dev_shm_files_of(pids, size) == 0, "files in /dev/shm after MPI_Finalize");
-    if (rank == 0 && all == 0 && failures == 0)
+    CHECK(tt_dev_shm_count(pids, size) <= 0, "files in /dev/shm after MPI_Finalize");
+    if (rank == 0 && all == 0 && tt_failures() == 0)
         printf("test_shm_mechanism: ok (%s%s%s)\n", expect_memfd ? "memfd" : "named",
                named_rank >= 0 ? ", forced on one rank" : "", stale ? ", stale file removed" : "");
     free(pids);
-    return all || failures ? 1 : 0;
+    return all || tt_failures() ? 1 : 0;
 }

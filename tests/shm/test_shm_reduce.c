@@ -35,17 +35,7 @@
 
 #include "tc_test_common.h"
 
-static int failures;
 static int me, np;
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        if (failures++ < 20) {                                                                     \
-            fprintf(stderr, "rank %d: ", me);                                                      \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
 
 enum { K_INT_SUM, K_INT_MAX, K_DBL_SUM, K_MAT, K_FLT_SUM, K_LAST };
 static const char *const kind_names[K_LAST] = {"int-sum", "int-max", "double-sum", "matrix",
@@ -248,7 +238,7 @@ static void setup_op(int kind, size_t n, tc_redop_t *op)
         break;
     }
     if (tc_redop_init(op, (int)n, dt, o) != 0) {
-        FAIL("tc_redop_init refused %s", kind_names[kind]);
+        tt_fail("tc_redop_init refused %s", kind_names[kind]);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
 }
@@ -272,18 +262,18 @@ static void run_case(tc_shm_comm_t *s, int kind, size_t n, int root, int in_plac
         sb = NULL;
     }
     if (tc_shm_reduce(s, sb, recv, n, &op, root) != 0) {
-        FAIL("tc_shm_reduce refused %s n=%zu", kind_names[kind], n);
+        tt_fail("tc_shm_reduce refused %s n=%zu", kind_names[kind], n);
     } else if (receives) {
         if (n && memcmp(recv, want, n * e) != 0) {
             size_t i = 0;
             while (memcmp(recv + i * e, want + i * e, e) == 0)
                 i++;
-            FAIL("%s n=%zu root=%d in_place=%d tree=%d: element %zu differs", kind_names[kind], n,
-                 root, in_place, tree, i);
+            tt_fail("%s n=%zu root=%d in_place=%d tree=%d: element %zu differs", kind_names[kind],
+                    n, root, in_place, tree, i);
         }
         for (size_t b = n * e; b < n * e + 64; b++)
             if ((unsigned char)recv[b] != 0x5a) {
-                FAIL("%s n=%zu root=%d: wrote past the end", kind_names[kind], n, root);
+                tt_fail("%s n=%zu root=%d: wrote past the end", kind_names[kind], n, root);
                 break;
             }
     }
@@ -294,8 +284,8 @@ static void run_case(tc_shm_comm_t *s, int kind, size_t n, int root, int in_plac
         if (me == 0) {
             for (int r = 1; r < np; r++)
                 if (memcmp(all, all + (size_t)r * n * e, n * e) != 0)
-                    FAIL("%s n=%zu: rank %d's Allreduce bits differ from rank 0's",
-                         kind_names[kind], n, r);
+                    tt_fail("%s n=%zu: rank %d's Allreduce bits differ from rank 0's",
+                            kind_names[kind], n, r);
             free(all);
         }
     }
@@ -410,7 +400,7 @@ int main(int argc, char **argv)
         tc_shm_reduce(s, a, b, n, &op, -1);
         MPI_Allreduce(a, c, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         if (memcmp(b, c, n * 4) != 0)
-            FAIL("int sum differs from PMPI's Allreduce");
+            tt_fail("int sum differs from PMPI's Allreduce");
         tc_redop_free(&op);
         free(a);
         free(b);
@@ -418,13 +408,12 @@ int main(int argc, char **argv)
     }
     /* Asked for the tree on more than two processes: some cases must take it. */
     if (tree_max > 0 && np > 2 && tree_cases == 0)
-        FAIL("--tree-max %zu: no case went up the tree", tree_max);
+        tt_fail("--tree-max %zu: no case went up the tree", tree_max);
     tc_shm_comm_destroy(s);
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    long total = tt_failures_all();
     if (me == 0)
         printf("shm reduce np=%d slots=%d slot=%zu slice_min=%zu tree_max=%zu arity=%d: %d cases "
-               "(%d on the tree), %d failures\n",
+               "(%d on the tree), %ld failures\n",
                np, params.reduce_slots, params.reduce_slot_bytes, params.reduce_slice_min,
                params.reduce_tree_max, params.reduce_tree_arity, cases, tree_cases, total);
     MPI_Op_free(&mat_op);

@@ -34,17 +34,7 @@
 
 #include "tc_test_common.h"
 
-static int failures;
 static int me, np;
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        if (failures++ < 20) {                                                                     \
-            fprintf(stderr, "rank %d: ", me);                                                      \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
 
 static double now_s(void)
 {
@@ -96,17 +86,18 @@ static void check_keys(tc_shm_comm_t *s, const char *phase)
         int rc = tc_shm_store_get(s, name, buf, sizeof buf, &len, &ver);
         long bad;
         if (rc != 0)
-            FAIL("%s: get(%s) = %d (%s)", phase, name, rc, strerror(rc));
+            tt_fail("%s: get(%s) = %d (%s)", phase, name, rc,
+                    tc_err_string(rc, (char[128]){0}, 128));
         else if (len != key_len[k] || ver != key_ver[k])
-            FAIL("%s: get(%s): len %zu version %llu, expected %zu %llu", phase, name, len,
-                 (unsigned long long)ver, key_len[k], (unsigned long long)key_ver[k]);
+            tt_fail("%s: get(%s): len %zu version %llu, expected %zu %llu", phase, name, len,
+                    (unsigned long long)ver, key_len[k], (unsigned long long)key_ver[k]);
         else if ((bad = val_check(buf, k, ver, len)) >= 0)
-            FAIL("%s: get(%s): byte %ld wrong", phase, name, bad);
+            tt_fail("%s: get(%s): byte %ld wrong", phase, name, bad);
     }
 }
 
 static int computes;
-static int gop_compute(void *buf, size_t len, void *arg)
+static tc_err_t gop_compute(void *buf, size_t len, void *arg)
 {
     computes++;
     val_fill(buf, *(int *)arg, 7, len);
@@ -125,40 +116,43 @@ static void phase_basic(tc_shm_comm_t *s)
             val_fill(buf, k, 1, key_len[k]);
             int rc = tc_shm_store_put(s, name, buf, key_len[k]);
             if (rc != 0)
-                FAIL("put(%s, %zu bytes) = %d (%s)", name, key_len[k], rc, strerror(rc));
+                tt_fail("put(%s, %zu bytes) = %d (%s)", name, key_len[k], rc,
+                        tc_err_string(rc, (char[128]){0}, 128));
         }
         /* Rewrite key-5 in place (same length): version 2. */
         key_ver[5] = 2;
         val_fill(buf, 5, 2, key_len[5]);
         if (tc_shm_store_put(s, "key-5", buf, key_len[5]) != 0)
-            FAIL("second put(key-5) failed");
+            tt_fail("second put(key-5) failed");
     } else {
         for (int k = 0; k < NKEYS; k++) {
             key_len[k] = key_len0[k];
             key_ver[k] = k == 5 ? 2 : 1;
         }
         int rc = tc_shm_store_put(s, "key-0", buf, 1);
-        if (rc != EPERM)
-            FAIL("put by rank %d = %d, expected EPERM", me, rc);
+        if (tc_err_cause(rc) != EPERM)
+            tt_fail("put by rank %d = %d, expected EPERM", me, rc);
     }
     /* Bad keys and arguments, everywhere. */
     static const char long_key[] = "0123456789012345678901234567890123";
     int rc;
-    if ((rc = tc_shm_store_put(s, "", buf, 1)) != EINVAL)
-        FAIL("put(\"\") = %d, expected EINVAL", rc);
-    if ((rc = tc_shm_store_get(s, long_key, buf, sizeof buf, NULL, NULL)) != EINVAL)
-        FAIL("get(long key) = %d, expected EINVAL", rc);
+    if (tc_err_kind(rc = tc_shm_store_put(s, "", buf, 1)) != TC_ERR_ARG)
+        tt_fail("put(\"\") = %d, expected EINVAL", rc);
+    if (tc_err_kind(rc = tc_shm_store_get(s, long_key, buf, sizeof buf, NULL, NULL)) != TC_ERR_ARG)
+        tt_fail("get(long key) = %d, expected EINVAL", rc);
     MPI_Barrier(MPI_COMM_WORLD);
 
     check_keys(s, "basic");
     size_t len = 0;
-    if ((rc = tc_shm_store_get(s, "no-such-key", buf, sizeof buf, &len, NULL)) != ENOENT)
-        FAIL("get(no-such-key) = %d, expected ENOENT", rc);
+    if (tc_err_kind(rc = tc_shm_store_get(s, "no-such-key", buf, sizeof buf, &len, NULL)) !=
+        TC_ERR_NOTFOUND)
+        tt_fail("get(no-such-key) = %d, expected ENOENT", rc);
     len = 0;
-    if ((rc = tc_shm_store_get(s, "key-5", buf, 999, &len, NULL)) != ENOBUFS || len != 1000)
-        FAIL("get(key-5, 999-byte buffer) = %d len %zu, expected ENOBUFS len 1000", rc, len);
+    if (tc_err_kind(rc = tc_shm_store_get(s, "key-5", buf, 999, &len, NULL)) != TC_ERR_BUFFER ||
+        len != 1000)
+        tt_fail("get(key-5, 999-byte buffer) = %d len %zu, expected ENOBUFS len 1000", rc, len);
     if ((rc = tc_shm_store_get(s, "key-0", NULL, 0, &len, NULL)) != 0 || len != 0)
-        FAIL("get(key-0, empty value) = %d len %zu", rc, len);
+        tt_fail("get(key-0, empty value) = %d len %zu", rc, len);
 
     /* get_or_put: only the leader computes. */
     int k = 77, from = -1;
@@ -167,11 +161,11 @@ static void phase_basic(tc_shm_comm_t *s)
     rc = tc_shm_store_get_or_put(s, MPI_COMM_WORLD, "gop", buf, 500, gop_compute, &k, &from);
     long bad;
     if (rc != 0)
-        FAIL("get_or_put = %d", rc);
+        tt_fail("get_or_put = %d", rc);
     else if ((bad = val_check(buf, k, 7, 500)) >= 0)
-        FAIL("get_or_put: byte %ld wrong", bad);
+        tt_fail("get_or_put: byte %ld wrong", bad);
     if (me == 0 ? (computes != 1 || from != 0) : (computes != 0 || from != 1))
-        FAIL("get_or_put: computed %d times, from_store %d", computes, from);
+        tt_fail("get_or_put: computed %d times, from_store %d", computes, from);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -185,7 +179,7 @@ static void phase_move(tc_shm_comm_t *s)
         val_fill(buf, 2, 2, 200);
         int rc = tc_shm_store_put(s, "key-2", buf, 200);
         if (rc != 0)
-            FAIL("put(key-2, 200) = %d", rc);
+            tt_fail("put(key-2, 200) = %d", rc);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     check_keys(s, "move");
@@ -220,7 +214,7 @@ static void phase_live(tc_shm_comm_t *s, int nupd)
             val_fill(buf, LIVE_KEY, v, live_len(v));
             int rc = tc_shm_store_put(s, "live", buf, live_len(v));
             if (rc != 0) {
-                FAIL("put(live, version %llu) = %d", (unsigned long long)v, rc);
+                tt_fail("put(live, version %llu) = %d", (unsigned long long)v, rc);
                 break;
             }
             if (v % 8 == 0)
@@ -233,30 +227,30 @@ static void phase_live(tc_shm_comm_t *s, int nupd)
             size_t len = 0;
             uint64_t ver = 0;
             int rc = tc_shm_store_get(s, "live", buf, sizeof buf, &len, &ver);
-            if (rc == ENOENT && last == 0) {
+            if (tc_err_kind(rc) == TC_ERR_NOTFOUND && last == 0) {
                 /* not put yet */
             } else if (rc != 0) {
-                FAIL("get(live) = %d (%s)", rc, strerror(rc));
+                tt_fail("get(live) = %d (%s)", rc, tc_err_string(rc, (char[128]){0}, 128));
                 break;
             } else {
                 long bad;
                 reads++;
                 if (ver < last)
-                    FAIL("get(live): version went back from %llu to %llu", (unsigned long long)last,
-                         (unsigned long long)ver);
+                    tt_fail("get(live): version went back from %llu to %llu",
+                            (unsigned long long)last, (unsigned long long)ver);
                 if (ver < 1 || ver > (uint64_t)nupd || len != live_len(ver))
-                    FAIL("get(live): version %llu with %zu bytes", (unsigned long long)ver, len);
+                    tt_fail("get(live): version %llu with %zu bytes", (unsigned long long)ver, len);
                 else if ((bad = val_check(buf, LIVE_KEY, ver, len)) >= 0)
-                    FAIL("get(live): torn value, version %llu byte %ld", (unsigned long long)ver,
-                         bad);
+                    tt_fail("get(live): torn value, version %llu byte %ld", (unsigned long long)ver,
+                            bad);
                 if (ver != last)
                     versions++;
                 last = ver;
             }
-            if (failures)
+            if (tt_failures())
                 break;
             if (now_s() > deadline) {
-                FAIL("get(live): version %llu of %d after 60 s", (unsigned long long)last, nupd);
+                tt_fail("get(live): version %llu of %d after 60 s", (unsigned long long)last, nupd);
                 break;
             }
             sched_yield();
@@ -265,7 +259,7 @@ static void phase_live(tc_shm_comm_t *s, int nupd)
     long mine[2] = {reads, versions}, total[2] = {0, 0};
     MPI_Reduce(mine, total, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (me == 0 && np > 1 && total[0] < np - 1)
-        FAIL("live: only %ld reads by %d readers", total[0], np - 1);
+        tt_fail("live: only %ld reads by %d readers", total[0], np - 1);
     if (me == 0)
         printf("live: %d updates; %d readers read %ld times, %ld distinct versions in all\n", nupd,
                np - 1, total[0], total[1]);
@@ -283,11 +277,12 @@ static void phase_overflow(tc_shm_comm_t *s, int nupd, int *nfill)
         for (int k = 0; k < NKEYS; k++)
             used += TC_SHM_STORE_RECORD_BYTES(key_len[k]);
         size_t fr = TC_SHM_STORE_CAPACITY - used;
-        if ((rc = tc_shm_store_put(s, "huge", buf, TC_SHM_STORE_CAPACITY)) != ENOSPC)
-            FAIL("put(huge) = %d, expected ENOSPC", rc);
+        if (tc_err_kind(rc = tc_shm_store_put(s, "huge", buf, TC_SHM_STORE_CAPACITY)) !=
+            TC_ERR_LIMIT)
+            tt_fail("put(huge) = %d, expected ENOSPC", rc);
         /* Growing key-0 beyond the free space fails and leaves it as it was. */
-        if ((rc = tc_shm_store_put(s, "key-0", buf, fr + 1)) != ENOSPC)
-            FAIL("put(key-0, %zu bytes) = %d, expected ENOSPC", fr + 1, rc);
+        if (tc_err_kind(rc = tc_shm_store_put(s, "key-0", buf, fr + 1)) != TC_ERR_LIMIT)
+            tt_fail("put(key-0, %zu bytes) = %d, expected ENOSPC", fr + 1, rc);
         int expect = (int)(fr / TC_SHM_STORE_RECORD_BYTES(1000)), n = 0;
         for (;; n++) {
             char name[32];
@@ -296,18 +291,18 @@ static void phase_overflow(tc_shm_comm_t *s, int nupd, int *nfill)
             if ((rc = tc_shm_store_put(s, name, buf, 1000)) != 0)
                 break;
         }
-        if (rc != ENOSPC || n != expect)
-            FAIL("fill: %d records then %d, expected %d then ENOSPC (%zu bytes free)", n, rc,
-                 expect, fr);
+        if (tc_err_kind(rc) != TC_ERR_LIMIT || n != expect)
+            tt_fail("fill: %d records then %d, expected %d then ENOSPC (%zu bytes free)", n, rc,
+                    expect, fr);
         size_t rest = fr - (size_t)n * TC_SHM_STORE_RECORD_BYTES(1000);
         if (rest >= TC_CACHELINE) {
             /* Exactly the rest fits; then not even an empty value. */
             val_fill(buf, 99, 1, rest - TC_CACHELINE);
             if ((rc = tc_shm_store_put(s, "rest", buf, rest - TC_CACHELINE)) != 0)
-                FAIL("put(rest, %zu) = %d", rest - TC_CACHELINE, rc);
+                tt_fail("put(rest, %zu) = %d", rest - TC_CACHELINE, rc);
         }
-        if ((rc = tc_shm_store_put(s, "empty", buf, 0)) != ENOSPC)
-            FAIL("put(empty) in a full store = %d, expected ENOSPC", rc);
+        if (tc_err_kind(rc = tc_shm_store_put(s, "empty", buf, 0)) != TC_ERR_LIMIT)
+            tt_fail("put(empty) in a full store = %d, expected ENOSPC", rc);
         *nfill = n;
     }
     MPI_Bcast(nfill, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -320,8 +315,8 @@ static void phase_overflow(tc_shm_comm_t *s, int nupd, int *nfill)
         snprintf(name, sizeof name, "fill-%d", n);
         if ((rc = tc_shm_store_get(s, name, buf, sizeof buf, &len, &ver)) != 0 || len != 1000 ||
             ver != 1 || (bad = val_check(buf, 100 + n, 1, len)) >= 0)
-            FAIL("get(%s) = %d len %zu version %llu bad byte %ld", name, rc, len,
-                 (unsigned long long)ver, bad);
+            tt_fail("get(%s) = %d len %zu version %llu bad byte %ld", name, rc, len,
+                    (unsigned long long)ver, bad);
     }
     MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -336,7 +331,7 @@ static void phase_kill(tc_shm_comm_t *s, double timeout)
     if (me == victim) {
         int pfd[2];
         if (pipe(pfd) != 0) {
-            FAIL("pipe failed");
+            tt_fail("pipe failed");
         } else {
             pid_t pid = fork();
             if (pid == 0) {
@@ -351,7 +346,7 @@ static void phase_kill(tc_shm_comm_t *s, double timeout)
             close(pfd[1]);
             char c = 0;
             if (pid < 0 || read(pfd[0], &c, 1) != 1 || c != 'y')
-                FAIL("the child could not take reader lock %d", victim);
+                tt_fail("the child could not take reader lock %d", victim);
             if (pid > 0) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
@@ -368,29 +363,31 @@ static void phase_kill(tc_shm_comm_t *s, double timeout)
         rc = tc_shm_store_put(s, "key-1", buf, 1);
         double dt = now_s() - t0;
         if (robust && rc != 0)
-            FAIL("put after a reader died = %d (%s), expected 0 (robust scheme)", rc, strerror(rc));
+            tt_fail("put after a reader died = %d (%s), expected 0 (robust scheme)", rc,
+                    tc_err_string(rc, (char[128]){0}, 128));
         /* No upper bound on dt: on a busy machine the put may be descheduled
          * past its deadline; giving up early is the error. */
-        if (!robust && (rc != ENOTRECOVERABLE || dt < 0.9 * timeout))
-            FAIL("put after a reader died = %d after %.2f s, expected ENOTRECOVERABLE after "
-                 "at least %.1f s",
-                 rc, dt, timeout);
-        printf("kill: put after the reader died: %s after %.2f s\n", rc ? strerror(rc) : "ok", dt);
+        if (!robust && (tc_err_kind(rc) != TC_ERR_NOTRECOVERABLE || dt < 0.9 * timeout))
+            tt_fail("put after a reader died = %d after %.2f s, expected ENOTRECOVERABLE after "
+                    "at least %.1f s",
+                    rc, dt, timeout);
+        printf("kill: put after the reader died: %s after %.2f s\n",
+               rc ? tc_err_string(rc, (char[128]){0}, 128) : "ok", dt);
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rc == 0) {
         key_ver[1]++;
         check_keys(s, "after kill");
         if (!tc_shm_store_usable(s))
-            FAIL("store unusable after a recovered put");
+            tt_fail("store unusable after a recovered put");
     } else {
         size_t len;
         int grc = tc_shm_store_get(s, "key-3", buf, sizeof buf, &len, NULL);
-        if (grc != ENOTRECOVERABLE || tc_shm_store_usable(s))
-            FAIL("after the failed put: get = %d usable %d, expected ENOTRECOVERABLE, 0", grc,
-                 tc_shm_store_usable(s));
-        if (me == 0 && tc_shm_store_put(s, "key-3", buf, 1) != ENOTRECOVERABLE)
-            FAIL("put on an unusable store did not return ENOTRECOVERABLE");
+        if (tc_err_kind(grc) != TC_ERR_NOTRECOVERABLE || tc_shm_store_usable(s))
+            tt_fail("after the failed put: get = %d usable %d, expected ENOTRECOVERABLE, 0", grc,
+                    tc_shm_store_usable(s));
+        if (me == 0 && tc_err_kind(tc_shm_store_put(s, "key-3", buf, 1)) != TC_ERR_NOTRECOVERABLE)
+            tt_fail("put on an unusable store did not return ENOTRECOVERABLE");
     }
     MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -444,11 +441,11 @@ int main(int argc, char **argv)
     if (!tc_shm_store_usable(s) || s->store_lock.scheme != params.lock_scheme ||
         s->layout.store_bytes != TC_SHM_STORE_BYTES ||
         s->layout.store_off + s->layout.store_bytes > s->layout.header_size)
-        FAIL("store: usable %d scheme %d (asked %d), %zu bytes at %zu, header %zu",
-             tc_shm_store_usable(s), (int)s->store_lock.scheme, (int)params.lock_scheme,
-             s->layout.store_bytes, s->layout.store_off, s->layout.header_size);
+        tt_fail("store: usable %d scheme %d (asked %d), %zu bytes at %zu, header %zu",
+                tc_shm_store_usable(s), (int)s->store_lock.scheme, (int)params.lock_scheme,
+                s->layout.store_bytes, s->layout.store_off, s->layout.header_size);
     int nfill = 0;
-    if (!failures) {
+    if (!tt_failures()) {
         phase_basic(s);
         phase_move(s);
         phase_live(s, nupd);
@@ -458,10 +455,9 @@ int main(int argc, char **argv)
             phase_kill(s, timeout);
         }
     }
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    long all = tt_failures_all();
     if (me == 0)
-        printf("shm_store %s np=%d: %d updates, %d fill records, kill %s: %s (%d failures)\n",
+        printf("shm_store %s np=%d: %d updates, %d fill records, kill %s: %s (%ld failures)\n",
                tc_lock_scheme_name(params.lock_scheme), np, nupd, nfill, do_kill ? "yes" : "no",
                all ? "FAIL" : "ok", all);
     tc_shm_comm_destroy(s);
