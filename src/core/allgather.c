@@ -146,14 +146,14 @@ static int tc_ag_pmpi(const tc_ag_call_t *c, MPI_Comm comm)
     bool direct = st.recv.mode == TC_BLOCKS_CONTIG;
     if (c->bytes) {
         if (!(counts = malloc(2 * (size_t)c->size * sizeof *counts))) {
-            rc = MPI_ERR_NO_MEM;
+            rc = tc_err(TC_ERR_NOMEM);
             goto fn_exit;
         }
         displs = counts + c->size;
         uintptr_t lo = UINTPTR_MAX, hi = 0;
         for (int j = 0; j < c->size; j++) {
             if (c->bytes[j] > INT_MAX)
-                rc = MPI_ERR_COUNT; /* the same on every process */
+                rc = tc_err(TC_ERR_COUNT); /* the same on every process */
             counts[j] = (int)c->bytes[j];
             if (c->bytes[j] == 0)
                 continue;
@@ -165,7 +165,7 @@ static int tc_ag_pmpi(const tc_ag_call_t *c, MPI_Comm comm)
             direct = false;
             lo = (uintptr_t)st.recv.staged;
             if (c->total > INT_MAX)
-                rc = MPI_ERR_COUNT;
+                rc = tc_err(TC_ERR_COUNT);
         }
         for (int j = 0; j < c->size; j++)
             displs[j] = c->bytes[j] == 0 ? 0
@@ -174,7 +174,7 @@ static int tc_ag_pmpi(const tc_ag_call_t *c, MPI_Comm comm)
         rbase = (const char *)lo;
     } else {
         if (c->block > INT_MAX)
-            rc = MPI_ERR_COUNT; /* the same on every process */
+            rc = tc_err(TC_ERR_COUNT); /* the same on every process */
         rbase = direct ? tc_blocks_data(&st.recv, 0) : st.recv.staged;
     }
     if (rc != MPI_SUCCESS)
@@ -203,12 +203,12 @@ fn_exit:
 
 /* "fn: what" through the handler of @p comm. Out of line, so the checks
  * build no message. */
-static __attribute__((cold, noinline)) int tc_ag_fail(MPI_Comm comm, int errclass, const char *fn,
+static __attribute__((cold, noinline)) int tc_ag_fail(MPI_Comm comm, tc_err_t err, const char *fn,
                                                       const char *what)
 {
     char msg[128];
     snprintf(msg, sizeof msg, "%s: %s", fn, what);
-    return tc_ctx_error(comm, errclass, msg);
+    return tc_ctx_error(comm, err, msg);
 }
 
 /* Blocks of at most this many processes' sizes live on the stack. */
@@ -230,7 +230,7 @@ static int tc_ag_check(tc_ag_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
 {
     int ssize = 0;
     if (comm == MPI_COMM_NULL)
-        return tc_ag_fail(MPI_COMM_WORLD, MPI_ERR_COMM, c->fn, "MPI_COMM_NULL");
+        return tc_ag_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "MPI_COMM_NULL");
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (!ctx)
         ctx = tc_ctx_peek(comm);
@@ -238,19 +238,19 @@ static int tc_ag_check(tc_ag_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
     if (ctx)
         *inter = ctx->is_inter;
     else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS)
-        return tc_ag_fail(MPI_COMM_WORLD, MPI_ERR_COMM, c->fn, "invalid communicator");
+        return tc_ag_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "invalid communicator");
     c->in_place = c->sendbuf == MPI_IN_PLACE;
     if (!c->in_place) {
         if (c->sendcount < 0)
-            return tc_ag_fail(comm, MPI_ERR_COUNT, c->fn, "negative sendcount");
+            return tc_ag_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative sendcount");
         if (c->sendtype == MPI_DATATYPE_NULL ||
             tc_datatype_size(c->sendtype, &ssize) != MPI_SUCCESS)
-            return tc_ag_fail(comm, MPI_ERR_TYPE, c->fn, "invalid sendtype");
+            return tc_ag_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid sendtype");
     }
     if (c->op == TC_OP_ALLGATHER && c->recvcount < 0)
-        return tc_ag_fail(comm, MPI_ERR_COUNT, c->fn, "negative recvcount");
+        return tc_ag_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcount");
     if (c->recvtype == MPI_DATATYPE_NULL || tc_datatype_size(c->recvtype, &c->rsize) != MPI_SUCCESS)
-        return tc_ag_fail(comm, MPI_ERR_TYPE, c->fn, "invalid recvtype");
+        return tc_ag_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid recvtype");
     if (*inter)
         return MPI_SUCCESS; /* the MPI's own, unchanged */
     if (ctx) {
@@ -263,15 +263,15 @@ static int tc_ag_check(tc_ag_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
     size_t mine;
     if (c->op == TC_OP_ALLGATHERV) {
         if (!c->recvcounts || !c->displs)
-            return tc_ag_fail(comm, MPI_ERR_ARG, c->fn, "recvcounts or displs is NULL");
+            return tc_ag_fail(comm, tc_err(TC_ERR_ARG), c->fn, "recvcounts or displs is NULL");
         c->bytes = stack_bytes;
         c->total = 0;
         for (int j = 0; j < c->size; j++)
             if (c->recvcounts[j] < 0)
-                return tc_ag_fail(comm, MPI_ERR_COUNT, c->fn, "negative recvcounts[j]");
+                return tc_ag_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcounts[j]");
         if (c->size > TC_AG_STACK_BLOCKS &&
             !(c->bytes = malloc((size_t)c->size * sizeof *c->bytes)))
-            return tc_ag_fail(comm, MPI_ERR_NO_MEM, c->fn, "out of memory");
+            return tc_ag_fail(comm, tc_err(TC_ERR_NOMEM), c->fn, "out of memory");
         for (int j = 0; j < c->size; j++) {
             c->bytes[j] = (size_t)c->recvcounts[j] * (size_t)c->rsize;
             c->total += c->bytes[j];
@@ -287,8 +287,8 @@ static int tc_ag_check(tc_ag_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
                         "sendcount x sendtype differs in size from this process's block of the "
                         "receive buffer");
     else if (!c->in_place && c->sendbuf == c->recvbuf && c->total > 0)
-        rc =
-            tc_ag_fail(comm, MPI_ERR_BUFFER, c->fn, "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
+        rc = tc_ag_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
+                        "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
     if (rc != MPI_SUCCESS && c->bytes != stack_bytes)
         free(c->bytes);
     return rc;

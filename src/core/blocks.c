@@ -7,14 +7,14 @@
 /* MPI_Pack (unpack false) or MPI_Unpack (true) of (buf, count, dt) to or
  * from @p bytes (@p n bytes). MPICH's MPI_Pack rejects a NULL buffer, so
  * MPI_BOTTOM is described relative to a real address instead. */
-static int tc_blocks_pack(bool unpack, const void *buf, int count, MPI_Datatype dt, char *bytes,
-                          size_t n, MPI_Comm comm)
+static tc_err_t tc_blocks_pack(bool unpack, const void *buf, int count, MPI_Datatype dt,
+                               char *bytes, size_t n, MPI_Comm comm)
 {
     static char anchor;
     MPI_Datatype rebased = MPI_DATATYPE_NULL;
     int rc, pos = 0;
     if (n > INT_MAX)
-        return MPI_ERR_COUNT; /* MPI_Pack's int positions */
+        return tc_err(TC_ERR_COUNT); /* MPI_Pack's int positions */
     if (buf == MPI_BOTTOM) {
         MPI_Aint a;
         PMPI_Get_address(&anchor, &a);
@@ -35,8 +35,8 @@ static int tc_blocks_pack(bool unpack, const void *buf, int count, MPI_Datatype 
     return rc;
 }
 
-int tc_blocks_init(tc_blocks_t *b, const void *buf, int n, int count, const int *counts,
-                   const int *displs, MPI_Datatype type, int flags, MPI_Comm comm)
+tc_err_t tc_blocks_init(tc_blocks_t *b, const void *buf, int n, int count, const int *counts,
+                        const int *displs, MPI_Datatype type, int flags, MPI_Comm comm)
 {
     memset(b, 0, sizeof *b);
     b->buf = buf;
@@ -66,14 +66,14 @@ int tc_blocks_init(tc_blocks_t *b, const void *buf, int n, int count, const int 
     if (mapped && !(flags & TC_BLOCKS_STAGE)) {
         b->mode = TC_BLOCKS_MAPPED;
         if (n > 1 && !(b->cursors = malloc((size_t)n * sizeof *b->cursors)))
-            return MPI_ERR_NO_MEM;
+            return tc_err(TC_ERR_NOMEM);
         return MPI_SUCCESS;
     }
     b->mode = TC_BLOCKS_STAGED;
     b->prefix = n > 1 ? malloc(((size_t)n + 1) * sizeof *b->prefix) : b->prefix_one;
     if (!b->prefix) {
         tc_datatype_map_free(&b->map);
-        return MPI_ERR_NO_MEM;
+        return tc_err(TC_ERR_NOMEM);
     }
     size_t at = 0;
     for (int j = 0; j < n; j++) {
@@ -83,7 +83,7 @@ int tc_blocks_init(tc_blocks_t *b, const void *buf, int n, int count, const int 
     b->prefix[n] = at;
     int rc = MPI_SUCCESS;
     if (!(b->staged = malloc(at ? at : 1)))
-        rc = MPI_ERR_NO_MEM;
+        rc = tc_err(TC_ERR_NOMEM);
     for (int j = 0; j < n && rc == MPI_SUCCESS && (flags & TC_BLOCKS_READ); j++) {
         size_t len = tc_blocks_bytes(b, j);
         if (len == 0)
@@ -137,7 +137,7 @@ void tc_blocks_write(tc_blocks_t *b, int j, size_t off, const char *src, size_t 
         memcpy((char *)(uintptr_t)tc_blocks_data(b, j) + off, src, len);
 }
 
-int tc_blocks_finish(tc_blocks_t *b, int skip, MPI_Comm comm)
+tc_err_t tc_blocks_finish(tc_blocks_t *b, int skip, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
     if (b->mode != TC_BLOCKS_STAGED)

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "base/datatype.h"
+#include "base/err.h"
 
 typedef enum { TC_BLOCKS_CONTIG, TC_BLOCKS_MAPPED, TC_BLOCKS_STAGED } tc_blocks_mode_t;
 
@@ -45,10 +46,11 @@ typedef struct tc_blocks {
 } tc_blocks_t;
 
 /* Describe the blocks (see above) with @p flags (TC_BLOCKS_*). Returns
- * MPI_SUCCESS, MPI_ERR_NO_MEM, or the MPI's error of a pack; the set must be
- * freed with tc_blocks_free() either way. */
-int tc_blocks_init(tc_blocks_t *b, const void *buf, int n, int count, const int *counts,
-                   const int *displs, MPI_Datatype type, int flags, MPI_Comm comm);
+ * TC_OK, TC_ERR_NOMEM, TC_ERR_COUNT (a block over MPI_Pack's int sizes), or
+ * the MPI's code of a failed pack (base/err.h); the set must be freed with
+ * tc_blocks_free() either way. */
+tc_err_t tc_blocks_init(tc_blocks_t *b, const void *buf, int n, int count, const int *counts,
+                        const int *displs, MPI_Datatype type, int flags, MPI_Comm comm);
 void tc_blocks_free(tc_blocks_t *b);
 
 static inline int tc_blocks_count(const tc_blocks_t *b, int j)
@@ -77,7 +79,7 @@ static inline const char *tc_blocks_data(const tc_blocks_t *b, int j)
 void tc_blocks_read(tc_blocks_t *b, int j, size_t off, char *dst, size_t len);
 void tc_blocks_write(tc_blocks_t *b, int j, size_t off, const char *src, size_t len);
 /* STAGED: unpack every written block but @p skip (-1: none) into the buffer. */
-int tc_blocks_finish(tc_blocks_t *b, int skip, MPI_Comm comm);
+tc_err_t tc_blocks_finish(tc_blocks_t *b, int skip, MPI_Comm comm);
 
 /* Block @p sj of @p src into block @p dj of @p dst (a process's own block:
  * the same signature's bytes on both sides). */

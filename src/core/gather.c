@@ -121,19 +121,19 @@ static int tc_ga_pmpi(const tc_ga_call_t *c, MPI_Comm comm)
     if (rc != MPI_SUCCESS)
         goto fn_exit;
     if (c->mine > INT_MAX)
-        rc = MPI_ERR_COUNT; /* Gather: the same on every process */
+        rc = tc_err(TC_ERR_COUNT); /* Gather: the same on every process */
     if (root) {
         direct = st.recv.mode == TC_BLOCKS_CONTIG;
         if (c->op == TC_OP_GATHERV) {
             if (!(counts = malloc(2 * (size_t)c->size * sizeof *counts))) {
-                rc = MPI_ERR_NO_MEM;
+                rc = tc_err(TC_ERR_NOMEM);
                 goto fn_exit;
             }
             displs = counts + c->size;
             uintptr_t lo = UINTPTR_MAX, hi = 0;
             for (int j = 0; j < c->size; j++) {
                 if (c->bytes[j] > INT_MAX)
-                    rc = MPI_ERR_COUNT;
+                    rc = tc_err(TC_ERR_COUNT);
                 counts[j] = (int)c->bytes[j];
                 if (c->bytes[j] == 0)
                     continue;
@@ -145,7 +145,7 @@ static int tc_ga_pmpi(const tc_ga_call_t *c, MPI_Comm comm)
                 direct = false;
                 lo = (uintptr_t)st.recv.staged;
                 if (c->total > INT_MAX)
-                    rc = MPI_ERR_COUNT;
+                    rc = tc_err(TC_ERR_COUNT);
             }
             for (int j = 0; j < c->size; j++)
                 displs[j] = c->bytes[j] == 0 ? 0
@@ -186,25 +186,25 @@ fn_exit:
 
 /* ---- checks and entry points --------------------------------------------------------- */
 
-static __attribute__((cold, noinline)) int tc_ga_fail(MPI_Comm comm, int errclass, const char *fn,
+static __attribute__((cold, noinline)) int tc_ga_fail(MPI_Comm comm, tc_err_t err, const char *fn,
                                                       const char *what)
 {
     char msg[128];
     snprintf(msg, sizeof msg, "%s: %s", fn, what);
-    return tc_ctx_error(comm, errclass, msg);
+    return tc_ctx_error(comm, err, msg);
 }
 
 #define TC_GA_STACK_BLOCKS 64
 
 /* What is checked (docs/allgather.md): as for Allgather(v), plus the root
- * (MPI_ERR_ROOT), MPI_IN_PLACE only at the root (MPI_ERR_BUFFER), and the
+ * (tc_err(TC_ERR_ROOT)), MPI_IN_PLACE only at the root (tc_err(TC_ERR_BUFFER)), and the
  * receive arguments at the root only (they are not significant elsewhere). */
 static int tc_ga_check(tc_ga_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *inter,
                        size_t *stack_bytes)
 {
     int ssize = 0, rsize = 0;
     if (comm == MPI_COMM_NULL)
-        return tc_ga_fail(MPI_COMM_WORLD, MPI_ERR_COMM, c->fn, "MPI_COMM_NULL");
+        return tc_ga_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "MPI_COMM_NULL");
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (!ctx)
         ctx = tc_ctx_peek(comm);
@@ -212,7 +212,7 @@ static int tc_ga_check(tc_ga_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
     if (ctx)
         *inter = ctx->is_inter;
     else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS)
-        return tc_ga_fail(MPI_COMM_WORLD, MPI_ERR_COMM, c->fn, "invalid communicator");
+        return tc_ga_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "invalid communicator");
     if (*inter)
         return MPI_SUCCESS; /* root semantics differ (MPI_ROOT, MPI_PROC_NULL): the MPI's own */
     if (ctx) {
@@ -223,38 +223,38 @@ static int tc_ga_check(tc_ga_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
         PMPI_Comm_rank(comm, &c->rank);
     }
     if (c->root < 0 || c->root >= c->size)
-        return tc_ga_fail(comm, MPI_ERR_ROOT, c->fn, "root out of range");
+        return tc_ga_fail(comm, tc_err(TC_ERR_ROOT), c->fn, "root out of range");
     const bool root = c->rank == c->root;
     c->in_place = c->sendbuf == MPI_IN_PLACE;
     if (c->in_place && !root)
-        return tc_ga_fail(comm, MPI_ERR_BUFFER, c->fn,
+        return tc_ga_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
                           "MPI_IN_PLACE at a process other than the root");
     if (!c->in_place) {
         if (c->sendcount < 0)
-            return tc_ga_fail(comm, MPI_ERR_COUNT, c->fn, "negative sendcount");
+            return tc_ga_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative sendcount");
         if (c->sendtype == MPI_DATATYPE_NULL ||
             tc_datatype_size(c->sendtype, &ssize) != MPI_SUCCESS)
-            return tc_ga_fail(comm, MPI_ERR_TYPE, c->fn, "invalid sendtype");
+            return tc_ga_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid sendtype");
         c->mine = (size_t)c->sendcount * (size_t)ssize;
     }
     c->total = c->mine * (size_t)c->size;
     if (!root)
         return MPI_SUCCESS;
     if (c->op == TC_OP_GATHER && c->recvcount < 0)
-        return tc_ga_fail(comm, MPI_ERR_COUNT, c->fn, "negative recvcount");
+        return tc_ga_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcount");
     if (c->recvtype == MPI_DATATYPE_NULL || tc_datatype_size(c->recvtype, &rsize) != MPI_SUCCESS)
-        return tc_ga_fail(comm, MPI_ERR_TYPE, c->fn, "invalid recvtype");
+        return tc_ga_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid recvtype");
     size_t own;
     if (c->op == TC_OP_GATHERV) {
         if (!c->recvcounts || !c->displs)
-            return tc_ga_fail(comm, MPI_ERR_ARG, c->fn, "recvcounts or displs is NULL");
+            return tc_ga_fail(comm, tc_err(TC_ERR_ARG), c->fn, "recvcounts or displs is NULL");
         for (int j = 0; j < c->size; j++)
             if (c->recvcounts[j] < 0)
-                return tc_ga_fail(comm, MPI_ERR_COUNT, c->fn, "negative recvcounts[j]");
+                return tc_ga_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcounts[j]");
         c->bytes = stack_bytes;
         if (c->size > TC_GA_STACK_BLOCKS &&
             !(c->bytes = malloc((size_t)c->size * sizeof *c->bytes)))
-            return tc_ga_fail(comm, MPI_ERR_NO_MEM, c->fn, "out of memory");
+            return tc_ga_fail(comm, tc_err(TC_ERR_NOMEM), c->fn, "out of memory");
         c->total = 0;
         for (int j = 0; j < c->size; j++) {
             c->bytes[j] = (size_t)c->recvcounts[j] * (size_t)rsize;
@@ -272,8 +272,8 @@ static int tc_ga_check(tc_ga_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
         rc = tc_ga_fail(comm, MPI_ERR_TRUNCATE, c->fn,
                         "sendcount x sendtype differs in size from the root's own block");
     else if (c->sendbuf == c->recvbuf && c->total > 0)
-        rc =
-            tc_ga_fail(comm, MPI_ERR_BUFFER, c->fn, "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
+        rc = tc_ga_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
+                        "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
     if (rc != MPI_SUCCESS && c->bytes != stack_bytes)
         free(c->bytes);
     if (rc != MPI_SUCCESS)

@@ -125,21 +125,21 @@ static int tc_sc_pmpi(const tc_sc_call_t *c, MPI_Comm comm)
     if (rc != MPI_SUCCESS)
         goto fn_exit;
     if (c->mine > INT_MAX)
-        rc = MPI_ERR_COUNT; /* Scatter: the same on every process */
+        rc = tc_err(TC_ERR_COUNT); /* Scatter: the same on every process */
     if (root) {
         /* The send buffer directly when its type is contiguous (else
          * tc_blocks_init staged it) and the displacements fit an int. */
         const bool direct = st.send.mode == TC_BLOCKS_CONTIG;
         if (c->op == TC_OP_SCATTERV) {
             if (!(counts = malloc(2 * (size_t)c->size * sizeof *counts))) {
-                rc = MPI_ERR_NO_MEM;
+                rc = tc_err(TC_ERR_NOMEM);
                 goto fn_exit;
             }
             displs = counts + c->size;
             uintptr_t lo = UINTPTR_MAX, hi = 0;
             for (int j = 0; j < c->size; j++) {
                 if (c->bytes[j] > INT_MAX)
-                    rc = MPI_ERR_COUNT;
+                    rc = tc_err(TC_ERR_COUNT);
                 counts[j] = (int)c->bytes[j];
                 if (c->bytes[j] == 0)
                     continue;
@@ -148,7 +148,7 @@ static int tc_sc_pmpi(const tc_sc_call_t *c, MPI_Comm comm)
                 hi = a > hi ? a : hi;
             }
             if (hi - lo > INT_MAX && lo != UINTPTR_MAX)
-                rc = MPI_ERR_COUNT; /* blocks further apart than MPI's int displacements */
+                rc = tc_err(TC_ERR_COUNT); /* blocks further apart than MPI's int displacements */
             for (int j = 0; j < c->size; j++)
                 displs[j] =
                     c->bytes[j] == 0 ? 0 : (int)((uintptr_t)tc_blocks_data(&st.send, j) - lo);
@@ -176,25 +176,25 @@ fn_exit:
 
 /* ---- checks and entry points --------------------------------------------------------- */
 
-static __attribute__((cold, noinline)) int tc_sc_fail(MPI_Comm comm, int errclass, const char *fn,
+static __attribute__((cold, noinline)) int tc_sc_fail(MPI_Comm comm, tc_err_t err, const char *fn,
                                                       const char *what)
 {
     char msg[128];
     snprintf(msg, sizeof msg, "%s: %s", fn, what);
-    return tc_ctx_error(comm, errclass, msg);
+    return tc_ctx_error(comm, err, msg);
 }
 
 #define TC_SC_STACK_BLOCKS 64
 
 /* What is checked (docs/allgather.md): the mirror of Gather(v): the root
- * (MPI_ERR_ROOT), MPI_IN_PLACE (as recvbuf) only at the root
- * (MPI_ERR_BUFFER), the send arguments at the root only. */
+ * (tc_err(TC_ERR_ROOT)), MPI_IN_PLACE (as recvbuf) only at the root
+ * (tc_err(TC_ERR_BUFFER)), the send arguments at the root only. */
 static int tc_sc_check(tc_sc_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *inter,
                        size_t *stack_bytes)
 {
     int ssize = 0, rsize = 0;
     if (comm == MPI_COMM_NULL)
-        return tc_sc_fail(MPI_COMM_WORLD, MPI_ERR_COMM, c->fn, "MPI_COMM_NULL");
+        return tc_sc_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "MPI_COMM_NULL");
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (!ctx)
         ctx = tc_ctx_peek(comm);
@@ -202,7 +202,7 @@ static int tc_sc_check(tc_sc_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
     if (ctx)
         *inter = ctx->is_inter;
     else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS)
-        return tc_sc_fail(MPI_COMM_WORLD, MPI_ERR_COMM, c->fn, "invalid communicator");
+        return tc_sc_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "invalid communicator");
     if (*inter)
         return MPI_SUCCESS; /* root semantics differ (MPI_ROOT, MPI_PROC_NULL): the MPI's own */
     if (ctx) {
@@ -213,38 +213,38 @@ static int tc_sc_check(tc_sc_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
         PMPI_Comm_rank(comm, &c->rank);
     }
     if (c->root < 0 || c->root >= c->size)
-        return tc_sc_fail(comm, MPI_ERR_ROOT, c->fn, "root out of range");
+        return tc_sc_fail(comm, tc_err(TC_ERR_ROOT), c->fn, "root out of range");
     const bool root = c->rank == c->root;
     c->in_place = c->recvbuf == MPI_IN_PLACE;
     if (c->in_place && !root)
-        return tc_sc_fail(comm, MPI_ERR_BUFFER, c->fn,
+        return tc_sc_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
                           "MPI_IN_PLACE at a process other than the root");
     if (!c->in_place) {
         if (c->recvcount < 0)
-            return tc_sc_fail(comm, MPI_ERR_COUNT, c->fn, "negative recvcount");
+            return tc_sc_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcount");
         if (c->recvtype == MPI_DATATYPE_NULL ||
             tc_datatype_size(c->recvtype, &rsize) != MPI_SUCCESS)
-            return tc_sc_fail(comm, MPI_ERR_TYPE, c->fn, "invalid recvtype");
+            return tc_sc_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid recvtype");
         c->mine = (size_t)c->recvcount * (size_t)rsize;
     }
     c->total = c->mine * (size_t)c->size;
     if (!root)
         return MPI_SUCCESS;
     if (c->op == TC_OP_SCATTER && c->sendcount < 0)
-        return tc_sc_fail(comm, MPI_ERR_COUNT, c->fn, "negative sendcount");
+        return tc_sc_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative sendcount");
     if (c->sendtype == MPI_DATATYPE_NULL || tc_datatype_size(c->sendtype, &ssize) != MPI_SUCCESS)
-        return tc_sc_fail(comm, MPI_ERR_TYPE, c->fn, "invalid sendtype");
+        return tc_sc_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid sendtype");
     size_t own;
     if (c->op == TC_OP_SCATTERV) {
         if (!c->sendcounts || !c->displs)
-            return tc_sc_fail(comm, MPI_ERR_ARG, c->fn, "sendcounts or displs is NULL");
+            return tc_sc_fail(comm, tc_err(TC_ERR_ARG), c->fn, "sendcounts or displs is NULL");
         for (int j = 0; j < c->size; j++)
             if (c->sendcounts[j] < 0)
-                return tc_sc_fail(comm, MPI_ERR_COUNT, c->fn, "negative sendcounts[j]");
+                return tc_sc_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative sendcounts[j]");
         c->bytes = stack_bytes;
         if (c->size > TC_SC_STACK_BLOCKS &&
             !(c->bytes = malloc((size_t)c->size * sizeof *c->bytes)))
-            return tc_sc_fail(comm, MPI_ERR_NO_MEM, c->fn, "out of memory");
+            return tc_sc_fail(comm, tc_err(TC_ERR_NOMEM), c->fn, "out of memory");
         c->total = 0;
         for (int j = 0; j < c->size; j++) {
             c->bytes[j] = (size_t)c->sendcounts[j] * (size_t)ssize;
@@ -262,8 +262,8 @@ static int tc_sc_check(tc_sc_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
         rc = tc_sc_fail(comm, MPI_ERR_TRUNCATE, c->fn,
                         "recvcount x recvtype differs in size from the root's own block");
     else if (c->sendbuf == c->recvbuf && c->total > 0)
-        rc =
-            tc_sc_fail(comm, MPI_ERR_BUFFER, c->fn, "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
+        rc = tc_sc_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
+                        "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
     if (rc != MPI_SUCCESS && c->bytes != stack_bytes)
         free(c->bytes);
     if (rc != MPI_SUCCESS)
