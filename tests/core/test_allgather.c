@@ -492,6 +492,86 @@ static void run_comm_rooted(MPI_Comm comm, const char *cname, size_t f, size_t b
     free(gaps);
 }
 
+/* The Bcast and these operations share the segment's bank uses and ready
+ * lines (docs/allgather.md): interleave them, with sizes from one line to
+ * several banks and every root, and check each result. */
+static void run_mixed(MPI_Comm comm, size_t bank)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    const int nmax = (int)(2 * bank / sizeof(int)) + 100;
+    int *buf = tt_xmalloc((size_t)nmax * (size_t)size * sizeof(int));
+    int *mine = tt_xmalloc((size_t)nmax * sizeof(int));
+    int *counts = tt_xmalloc((size_t)size * sizeof(int));
+    int *displs = tt_xmalloc((size_t)size * sizeof(int));
+    const int ns[] = {1, 13, 14, 1000, nmax / 3, nmax};
+    for (int it = 0; it < 48; it++) {
+        const int n = ns[it % 6], root = (it / 6) % size, op = it % 4;
+        const uint64_t cid = 900000 + (uint64_t)it;
+        int ok = 1, rc;
+        /* A Bcast of a size the gathering call below does not use. */
+        const int nb = ns[(it + 3) % 6];
+        for (int i = 0; i < nb; i++)
+            buf[i] = rank == root ? (int)mix(cid, (uint64_t)root, (uint64_t)i) : -1;
+        rc = TC_Bcast(buf, nb, MPI_INT, root, comm);
+        for (int i = 0; i < nb; i++)
+            ok &= buf[i] == (int)mix(cid, (uint64_t)root, (uint64_t)i);
+        CHECK(rc == MPI_SUCCESS && ok, "mixed %d: TC_Bcast of %d ints from %d", it, nb, root);
+        for (int i = 0; i < n; i++)
+            mine[i] = (int)mix(cid + 1, (uint64_t)rank, (uint64_t)i);
+        for (int j = 0; j < size; j++) {
+            counts[j] = (j + it) % 3 == 0 ? n / 2 : n;
+            displs[j] = (size - 1 - j) * n; /* reversed */
+        }
+        for (long i = 0; i < (long)n * size; i++)
+            buf[i] = -1;
+        const char *what = "";
+        ok = 1;
+        switch (op) {
+        case 0:
+            what = "TC_Allgather";
+            rc = TC_Allgather(mine, n, MPI_INT, buf, n, MPI_INT, comm);
+            for (int j = 0; j < size; j++)
+                for (int i = 0; i < n; i++)
+                    ok &= buf[j * n + i] == (int)mix(cid + 1, (uint64_t)j, (uint64_t)i);
+            break;
+        case 1:
+            what = "TC_Gatherv";
+            rc = TC_Gatherv(mine, counts[rank], MPI_INT, buf, counts, displs, MPI_INT, root, comm);
+            for (int j = 0; j < size && rank == root; j++)
+                for (int i = 0; i < counts[j]; i++)
+                    ok &= buf[displs[j] + i] == (int)mix(cid + 1, (uint64_t)j, (uint64_t)i);
+            break;
+        case 2:
+            what = "TC_Scatterv";
+            for (int j = 0; j < size && rank == root; j++)
+                for (int i = 0; i < counts[j]; i++)
+                    buf[displs[j] + i] = (int)mix(cid + 2, (uint64_t)j, (uint64_t)i);
+            for (int i = 0; i < n; i++)
+                mine[i] = -1;
+            rc = TC_Scatterv(buf, counts, displs, MPI_INT, mine, counts[rank], MPI_INT, root, comm);
+            for (int i = 0; i < counts[rank]; i++)
+                ok &= mine[i] == (int)mix(cid + 2, (uint64_t)rank, (uint64_t)i);
+            break;
+        default:
+            what = "TC_Allgatherv";
+            rc = TC_Allgatherv(mine, counts[rank], MPI_INT, buf, counts, displs, MPI_INT, comm);
+            for (int j = 0; j < size; j++)
+                for (int i = 0; i < counts[j]; i++)
+                    ok &= buf[displs[j] + i] == (int)mix(cid + 1, (uint64_t)j, (uint64_t)i);
+            break;
+        }
+        CHECK(rc == MPI_SUCCESS && ok, "mixed %d: %s of %d ints, root %d, after a Bcast", it, what,
+              n, root);
+        tt_case_done();
+    }
+    free(buf);
+    free(mine);
+    free(counts);
+    free(displs);
+}
+
 /* Bad arguments: the right class through the communicator's handler, no
  * byte moved. Every rank makes the same mistake (a check failing on one
  * rank only would leave the others in the collective). */
@@ -658,6 +738,8 @@ int main(int argc, char **argv)
     run_comm_rooted(MPI_COMM_WORLD, "world", f, bank, quick);
     run_comm_rooted(rev, "reversed", f, bank, 1);
     run_comm_rooted(split, "split", f, bank, 1);
+    run_mixed(MPI_COMM_WORLD, bank);
+    run_mixed(rev, bank);
     run_errors();
     run_intercomm();
     MPI_Comm_free(&dup);
