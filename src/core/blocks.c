@@ -38,15 +38,17 @@ static tc_err_t tc_blocks_pack(bool unpack, const void *buf, int count, MPI_Data
 tc_err_t tc_blocks_init(tc_blocks_t *b, const void *buf, int n, int count, const int *counts,
                         const int *displs, MPI_Datatype type, int flags, MPI_Comm comm)
 {
-    memset(b, 0, sizeof *b);
+    /* No memset: the struct is large (a type map, a cursor) and this runs
+     * on every call; every field a later call reads is set here or where
+     * its mode is chosen. */
+    tc_blocks_none(b);
     b->buf = buf;
     b->type = type;
     b->n = n;
     b->count = count;
     b->counts = counts;
     b->displs = displs;
-    b->mode = TC_BLOCKS_CONTIG;
-    b->cursors = &b->one;
+    b->lb = 0;
     const tc_dt_entry_t *e = tc_datatype_known(type);
     if (e && e->contig) {
         b->tsize = (size_t)e->size;
@@ -110,7 +112,7 @@ void tc_blocks_free(tc_blocks_t *b)
     if (b->prefix != b->prefix_one)
         free(b->prefix);
     free(b->staged);
-    memset(b, 0, sizeof *b);
+    tc_blocks_none(b);
 }
 
 static inline tc_dt_cursor_t *tc_blocks_cursor(tc_blocks_t *b, int j, size_t off)

@@ -45,6 +45,15 @@ typedef struct tc_blocks {
     size_t prefix_one[2];
 } tc_blocks_t;
 
+/* An empty set (nothing to free): for a side a process does not have. */
+static inline void tc_blocks_none(tc_blocks_t *b)
+{
+    b->mode = TC_BLOCKS_CONTIG;
+    b->cursors = &b->one;
+    b->staged = NULL;
+    b->prefix = NULL;
+}
+
 /* Describe the blocks (see above) with @p flags (TC_BLOCKS_*). Returns
  * TC_OK, TC_ERR_NOMEM, TC_ERR_COUNT (a block over MPI_Pack's int sizes), or
  * the MPI's code of a failed pack (base/err.h); the set must be freed with

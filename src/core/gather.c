@@ -56,8 +56,9 @@ static void tc_ga_get(void *state, int j, size_t off, const char *src, size_t n)
 
 static int tc_ga_blocks(tc_ga_io_state_t *st, const tc_ga_call_t *c, int flags, MPI_Comm comm)
 {
-    memset(st, 0, sizeof *st);
-    int rc = MPI_SUCCESS, rc2 = MPI_SUCCESS;
+    tc_blocks_none(&st->send);
+    tc_blocks_none(&st->recv);
+    tc_err_t rc = MPI_SUCCESS, rc2 = MPI_SUCCESS;
     if (!c->in_place)
         rc = tc_blocks_init(&st->send, c->sendbuf, 1, c->sendcount, NULL, NULL, c->sendtype,
                             TC_BLOCKS_READ | flags, comm);

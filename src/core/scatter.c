@@ -57,8 +57,9 @@ static void tc_sc_get(void *state, int j, size_t off, const char *src, size_t n)
 
 static int tc_sc_blocks(tc_sc_io_state_t *st, const tc_sc_call_t *c, int flags, MPI_Comm comm)
 {
-    memset(st, 0, sizeof *st);
-    int rc = MPI_SUCCESS, rc2 = MPI_SUCCESS;
+    tc_blocks_none(&st->send);
+    tc_blocks_none(&st->recv);
+    tc_err_t rc = MPI_SUCCESS, rc2 = MPI_SUCCESS;
     if (c->rank == c->root)
         rc = tc_blocks_init(&st->send, c->sendbuf, c->size, c->sendcount, c->sendcounts, c->displs,
                             c->sendtype, TC_BLOCKS_READ | flags, comm);
