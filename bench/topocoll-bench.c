@@ -85,7 +85,6 @@ typedef struct bench_op {
     void (*check_prepare)(const bench_args_t *a, int rank, uint32_t seed);
     /* --check: number of wrong bytes after the call; first one in *bad_at */
     size_t (*check_verify)(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at);
-    int gathers; /* allgather(v), gather, scatter: a size is one block; rbuf holds np */
 } bench_op_t;
 
 /* ---- pattern for --check ---------------------------------------------------------- */
@@ -264,6 +263,75 @@ static size_t allreduce_verify(const bench_args_t *a, int rank, uint32_t seed, s
     return red_verify(a, rank, seed, bad_at, 1);
 }
 
+/* ---- reduce_scatter_block ---------------------------------------------------------- */
+
+/* count elements per block: sbuf holds bench_np blocks, rbuf one. */
+static int rsb_tc(const bench_args_t *a)
+{
+    return TC_Reduce_scatter_block(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+static int rsb_mpi(const bench_args_t *a)
+{
+    return PMPI_Reduce_scatter_block(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+static void rsb_prepare(const bench_args_t *a, int rank, uint32_t seed)
+{
+    red_fill(a->sbuf, a->btype, (size_t)a->count * (size_t)bench_np, seed, rank);
+    red_poison(a->rbuf, a->btype, (size_t)a->count);
+}
+
+/* Every rank: its send buffer unchanged, and its block of the reduction:
+ * element i is element rank * count + i of red_check's reduction. */
+static size_t rsb_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    const size_t n = (size_t)a->count, g0 = (size_t)rank * n;
+    size_t bad = red_check(a->sbuf, a->btype, a->bop, n * (size_t)bench_np, seed, rank, 1, bad_at);
+    for (size_t i = 0; bad == 0 && i < n; i++) {
+        long long want = red_input(seed, 0, g0 + i);
+        for (int r = 1; r < bench_np; r++) {
+            int v = red_input(seed, r, g0 + i);
+            want = a->bop == BO_SUM ? want + v : (v > want ? v : want);
+        }
+        int ok;
+        if (a->btype == BT_FLOAT)
+            ok = ((const float *)a->rbuf)[i] == (float)want;
+        else if (a->btype == BT_DOUBLE)
+            ok = ((const double *)a->rbuf)[i] == (double)want;
+        else
+            ok = ((const int *)a->rbuf)[i] == (int)want;
+        if (!ok) {
+            bad = n - i;
+            *bad_at = i;
+        }
+    }
+    return bad;
+}
+
+/* ---- scan ------------------------------------------------------------------------- */
+
+static int scan_tc(const bench_args_t *a)
+{
+    return TC_Scan(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+static int scan_mpi(const bench_args_t *a)
+{
+    return PMPI_Scan(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+/* Every rank: its send buffer unchanged, and the reduction over ranks
+ * 0 .. rank. */
+static size_t scan_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    size_t n = (size_t)a->count;
+    size_t bad = red_check(a->sbuf, a->btype, a->bop, n, seed, rank, 1, bad_at);
+    if (bad == 0)
+        bad = red_check(a->rbuf, a->btype, a->bop, n, seed, 0, rank + 1, bad_at);
+    return bad;
+}
+
 /* ---- allgather, allgatherv ------------------------------------------------------------ */
 
 /* A size is one process's block (MPI_BYTE); the v-variant with every count
@@ -359,6 +427,10 @@ static size_t scatter_verify(const bench_args_t *a, int rank, uint32_t seed, siz
 
 /* ---- barrier ------------------------------------------------------------------------ */
 
+struct bench_op;
+/* The size is per block, and sbuf holds np blocks (reduce_scatter_block). */
+static int op_blocks(const struct bench_op *op);
+
 static int barrier_tc(const bench_args_t *a)
 {
     return TC_Barrier(a->comm);
@@ -419,24 +491,39 @@ static void rma_bcast_prepare(const bench_args_t *a, int rank, uint32_t seed)
 }
 
 static const bench_op_t bench_ops[] = {
-    {"bcast", "Bcast", 1, 0, TC_COLL_BCAST, bcast_tc, bcast_mpi, bcast_prepare, bcast_verify, 0},
-    {"rma_bcast", "Bcast", 1, 0, 0, rma_bcast_tc, bcast_mpi, rma_bcast_prepare, bcast_verify, 0},
-    {"reduce", "Reduce", 1, 1, TC_COLL_REDUCE, reduce_tc, reduce_mpi, red_prepare, reduce_verify,
-     0},
+    {"bcast", "Bcast", 1, 0, TC_COLL_BCAST, bcast_tc, bcast_mpi, bcast_prepare, bcast_verify},
+    {"rma_bcast", "Bcast", 1, 0, 0, rma_bcast_tc, bcast_mpi, rma_bcast_prepare, bcast_verify},
+    {"reduce", "Reduce", 1, 1, TC_COLL_REDUCE, reduce_tc, reduce_mpi, red_prepare, reduce_verify},
     {"allreduce", "Allreduce", 0, 1, TC_COLL_ALLREDUCE, allreduce_tc, allreduce_mpi, red_prepare,
-     allreduce_verify, 0},
+     allreduce_verify},
     {"barrier", "Barrier", 0, 0, TC_COLL_BARRIER, barrier_tc, barrier_mpi, barrier_prepare,
-     barrier_verify, 0},
+     barrier_verify},
+    {"reduce_scatter_block", "Reduce_scatter_block", 0, 1, 0, rsb_tc, rsb_mpi, rsb_prepare,
+     rsb_verify},
+    {"scan", "Scan", 0, 1, 0, scan_tc, scan_mpi, red_prepare, scan_verify},
     {"allgather", "Allgather", 0, 0, TC_COLL_ALLGATHER, allgather_tc, allgather_mpi,
-     allgather_prepare, allgather_verify, 1},
+     allgather_prepare, allgather_verify},
     {"allgatherv", "Allgatherv", 0, 0, TC_COLL_ALLGATHER, allgatherv_tc, allgatherv_mpi,
-     allgather_prepare, allgather_verify, 1},
+     allgather_prepare, allgather_verify},
     {"gather", "Gather", 1, 0, TC_COLL_GATHER, gather_tc, gather_mpi, allgather_prepare,
-     gather_verify, 1},
+     gather_verify},
     {"scatter", "Scatter", 1, 0, TC_COLL_SCATTER, scatter_tc, scatter_mpi, scatter_prepare,
-     scatter_verify, 1},
+     scatter_verify},
 };
 #define NOPS ((int)(sizeof(bench_ops) / sizeof(bench_ops[0])))
+
+static int op_blocks(const bench_op_t *op)
+{
+    return op->call_tc == rsb_tc;
+}
+
+/* A size is one process's block and rbuf holds np of them (allgather(v),
+ * gather; scatter's root sends from rbuf). */
+static int op_gathers(const bench_op_t *op)
+{
+    return op->call_tc == allgather_tc || op->call_tc == allgatherv_tc ||
+           op->call_tc == gather_tc || op->call_tc == scatter_tc;
+}
 
 /* ---- options ----------------------------------------------------------------------- */
 
@@ -881,12 +968,12 @@ static void next_buffers(bench_run_t *r, size_t n, bench_args_t *a)
 {
     size_t stride, nbuf, off = 0;
     if (r->o->off_cache) {
-        stride = round_up(n ? n : 1, TC_CACHELINE);
+        stride = round_up((n ? n : 1) * (op_blocks(r->o->op) ? (size_t)r->np : 1), TC_CACHELINE);
         nbuf = r->arena_size / stride;
         off = (r->cursor++ % nbuf) * stride;
     }
     a->sbuf = r->arena + off;
-    a->rbuf = r->rarena ? r->rarena + off * (r->o->op->gathers ? (size_t)r->np : 1) : a->sbuf;
+    a->rbuf = r->rarena ? r->rarena + off * (op_gathers(r->o->op) ? (size_t)r->np : 1) : a->sbuf;
 }
 
 static uint32_t check_seed(size_t n, long call, int impl)
@@ -1184,6 +1271,8 @@ int main(int argc, char **argv)
     size_t largest = 1;
     for (int i = 0; i < nsizes; i++) /* --sizes need not be ascending */
         largest = sizes[i] > largest ? sizes[i] : largest;
+    if (op_blocks(o.op))
+        largest *= (size_t)r.np; /* the send buffers (receive buffers need less) */
     r.arena_size = round_up(largest, TC_CACHELINE);
     if (o.off_cache) {
         r.arena_size *= 2;
@@ -1196,7 +1285,7 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     memset(r.arena, 0, r.arena_size);
-    if (o.op->gathers) {
+    if (op_gathers(o.op)) {
         /* np blocks per call; the counts of allgatherv. */
         size_t rsize = r.arena_size * (size_t)r.np;
         bench_counts = calloc(2 * (size_t)r.np, sizeof *bench_counts);

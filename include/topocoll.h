@@ -490,6 +490,89 @@ TC_API int TC_Rma_bcast_recv_wait(int wid, int root);
  */
 TC_API int TC_Rma_bcast_recv_test(int wid, int root, int *flag);
 
+/**
+ * Reduction whose result is scattered in equal blocks, same arguments and
+ * semantics as MPI_Reduce_scatter_block: process i receives elements
+ * [i * recvcount, (i + 1) * recvcount) of the reduction of every process's
+ * size * recvcount elements.
+ *
+ * On one node the processes combine through the shared-memory segment, the
+ * scheme of TC_Allreduce's large messages: each places its data in its own
+ * slots, and each folds its own block from every process's slots straight
+ * into its receive buffer. Contributions are combined in rank order, so
+ * non-commutative operations give the same result as the MPI's own.
+ * Communicators over several nodes (or posed levels), intercommunicators,
+ * and the datatypes and operations TC_Reduce hands to the MPI use
+ * PMPI_Reduce_scatter_block (TC_STATS names the reason). Large messages
+ * race the MPI's own as TC_Reduce's do (TC_PMPI_RACE_MIN). MPI_IN_PLACE is
+ * accepted as @p sendbuf on every process: the data is then taken from
+ * @p recvbuf (size * recvcount elements), and the result replaces its first
+ * recvcount.
+ *
+ * @param sendbuf    size * recvcount elements, or MPI_IN_PLACE
+ * @param recvbuf    recvcount elements of result
+ * @param recvcount  elements each process receives (>= 0)
+ * @param datatype   committed datatype (not MPI_DATATYPE_NULL)
+ * @param op         operation (not MPI_OP_NULL)
+ * @param comm       communicator (not MPI_COMM_NULL)
+ * @return MPI_SUCCESS, or MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_OP,
+ *         MPI_ERR_COMM, MPI_ERR_BUFFER (after the error handler returned)
+ */
+TC_API int TC_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+
+/**
+ * Reduction whose result is scattered in blocks of any size, same arguments
+ * and semantics as MPI_Reduce_scatter: process i receives recvcounts[i]
+ * elements of the reduction, starting after the elements of processes
+ * 0 .. i-1. Algorithms, fallbacks and MPI_IN_PLACE as
+ * TC_Reduce_scatter_block (in place, @p recvbuf holds the whole message).
+ *
+ * @param recvcounts  one count (>= 0, zeros allowed) per process of @p comm
+ * @return as TC_Reduce_scatter_block, and MPI_ERR_ARG for a NULL recvcounts
+ */
+TC_API int TC_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+
+/**
+ * Inclusive prefix reduction, same arguments and semantics as MPI_Scan:
+ * process i receives the reduction of the contributions of processes
+ * 0 .. i, in rank order.
+ *
+ * On one node a chain through the shared-memory segment, pipelined by
+ * fragments: each process folds the previous process's prefix with its own
+ * contribution and passes its prefix on through its own slots. The lower
+ * rank is always the left operand, so non-commutative operations give the
+ * same result as the MPI's own. Communicators over several nodes (or posed
+ * levels), intercommunicators, and the datatypes and operations TC_Reduce
+ * hands to the MPI use PMPI_Scan (TC_STATS names the reason); large
+ * messages race the MPI's own as TC_Reduce's do (TC_PMPI_RACE_MIN).
+ * MPI_IN_PLACE is accepted as @p sendbuf on every process.
+ *
+ * @param sendbuf   this process's contribution, or MPI_IN_PLACE (then taken
+ *                  from, and replaced in, @p recvbuf)
+ * @param recvbuf   the prefix
+ * @param count     number of elements (>= 0)
+ * @param datatype  committed datatype (not MPI_DATATYPE_NULL)
+ * @param op        operation (not MPI_OP_NULL)
+ * @param comm      communicator (not MPI_COMM_NULL)
+ * @return MPI_SUCCESS, or MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_OP,
+ *         MPI_ERR_COMM, MPI_ERR_BUFFER (after the error handler returned)
+ */
+TC_API int TC_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm);
+
+/**
+ * Exclusive prefix reduction, same arguments and semantics as MPI_Exscan:
+ * process i > 0 receives the reduction of the contributions of processes
+ * 0 .. i-1, in rank order; process 0's @p recvbuf is not touched.
+ * Algorithms, fallbacks (PMPI_Exscan) and MPI_IN_PLACE as TC_Scan.
+ *
+ * @return as TC_Scan
+ */
+TC_API int TC_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm);
+
 #ifdef __cplusplus
 }
 #endif

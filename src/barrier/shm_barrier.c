@@ -17,7 +17,7 @@
  *
  * Memory ordering: every signal is a seq_cst store (or, for the counter, a
  * seq_cst fetch_add) through tc_shm_publish(), which is a release and wakes
- * sleepers (core/wait.h), and every wait an acquire load, so whatever a process
+ * sleepers (base/wait.h), and every wait an acquire load, so whatever a process
  * wrote before the barrier happens-before whatever any process does after
  * it: the arrival chain carries the writes up to the process that sees the
  * last arrival, the release chain carries them down to everyone.

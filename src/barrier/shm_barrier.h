@@ -3,7 +3,7 @@
  * epoch) central counter, combining tree of arity n, dissemination,
  * tournament. One writer per cache line except the central counter's
  * counter line (that contention is the algorithm); every wait spins, then
- * yields (core/wait.h), and times out with a message naming the stage and
+ * yields (base/wait.h), and times out with a message naming the stage and
  * the peer.
  *
  * All processes of the segment call with the same alg and arity; the

@@ -11,8 +11,9 @@ _Atomic unsigned long long tc_stats_counts[TC_OP_LAST][TC_PATH_LAST];
 atomic_int tc_stats_enabled = -1;
 
 static const char *const tc_stats_op_names[TC_OP_LAST] = {
-    "bcast",      "reduce", "allreduce", "barrier", "allgather",
-    "allgatherv", "gather", "gatherv",   "scatter", "scatterv"};
+    "bcast",          "reduce",  "allreduce", "barrier",   "reduce_scatter_block",
+    "reduce_scatter", "scan",    "exscan",    "allgather", "allgatherv",
+    "gather",         "gatherv", "scatter",   "scatterv"};
 
 static const char *const tc_stats_path_names[TC_PATH_LAST] = {"shm",
                                                               "hier",
@@ -66,7 +67,7 @@ void tc_stats_print(void)
                 c[TC_PATH_PMPI_NO_SEGMENT], c[TC_PATH_PMPI_INTERCOMM], c[TC_PATH_PMPI_OP],
                 c[TC_PATH_PMPI_RACE]);
     }
-    /* How this process waited (core/wait.h): totals, then the stages that
+    /* How this process waited (base/wait.h): totals, then the stages that
      * waited past the spin, most time first. */
     tc_wait_stats_t w;
     tc_wait_stats_get(&w);

@@ -305,8 +305,6 @@ tc_model_level_t tc_select_top_level(const tc_hier_t *h, int singlenode)
     return (tc_model_level_t)top;
 }
 
-static int tc_select_highest_level(const tc_hier_t *h);
-
 void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
                             const tc_select_inputs_t *in, const struct tc_hier *h,
                             const tc_select_scope_t *scope, const tc_barrier_settings_t *bs)
@@ -348,7 +346,7 @@ void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
      * active level (a switch level when one switch holds every node). */
     int msg_P = 0;
     for (int i = 0; h && i < h->nlevels; i++)
-        if ((int)h->level[i].level == tc_select_highest_level(h) && !h->level[i].shm)
+        if ((int)h->level[i].level == tc_hier_top_level(h) && !h->level[i].shm)
             msg_P = h->level[i].size;
     if (msg_P > 1) {
         plan->msg_P = msg_P;
@@ -362,17 +360,6 @@ void tc_select_barrier_plan(tc_barrier_plan_t *plan, const tc_logp_table_t *t,
 
 /* ---- the hierarchy's decision tables -------------------------------------- */
 
-/* The highest active level: where the top group of the Allreduce is
- * (hier_coll.c's tc_hier_top_level()). */
-static int tc_select_highest_level(const tc_hier_t *h)
-{
-    int top = -1;
-    for (int l = 0; l <= TC_HIER_LEVEL_TOP; l++)
-        if (h->active_mask & (1u << l))
-            top = l;
-    return top;
-}
-
 void tc_select_hier_tables(struct tc_hier *h, const tc_logp_table_t *t,
                            const tc_select_inputs_t *in, int singlenode, int oversubscribed)
 {
@@ -382,7 +369,7 @@ void tc_select_hier_tables(struct tc_hier *h, const tc_logp_table_t *t,
     h->model = in->model != 0;
     h->gamma = in->gamma;
     const tc_tuning_t *tun = &in->tuning;
-    const int highest = tc_select_highest_level(h);
+    const int highest = tc_hier_top_level(h);
     for (int i = 0; i < h->nlevels; i++) {
         tc_hier_level_t *L = &h->level[i];
         const tc_model_level_t ml = L->level == TC_HIER_LEVEL_TOP

@@ -62,7 +62,7 @@ static const struct {
     "socket, node, switch (= switch1), switch1..switch4, sw1..sw4, all, none; or paper codes "     \
     "CR, L2, L3, NM, SK, ND, SW (all switch levels), e.g. NM-SK-ND-SW"
 
-static int is_blank(char c)
+static int tc_hier_is_blank(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
@@ -87,9 +87,9 @@ tc_err_t tc_hier_levels_parse(const char *text, unsigned *mask, char *err, size_
         while (*s && *s != ',' && *s != '-')
             s++;
         e = s;
-        while (w < e && is_blank(*w))
+        while (w < e && tc_hier_is_blank(*w))
             w++;
-        while (e > w && is_blank(e[-1]))
+        while (e > w && tc_hier_is_blank(e[-1]))
             e--;
         n = (size_t)(e - w);
         if (n == 0) {
@@ -129,7 +129,7 @@ typedef struct {
     int rank;
 } unit_entry_t;
 
-static int unit_entry_cmp(const void *a, const void *b)
+static int tc_hier_unit_entry_cmp(const void *a, const void *b)
 {
     const unit_entry_t *x = a, *y = b;
     int i;
@@ -142,12 +142,12 @@ static int unit_entry_cmp(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-static int same_unit(const unit_entry_t *x, const unit_entry_t *y)
+static int tc_hier_same_unit(const unit_entry_t *x, const unit_entry_t *y)
 {
     return memcmp(x->key, y->key, (size_t)x->nkey * sizeof x->key[0]) == 0;
 }
 
-static int int_cmp(const void *a, const void *b)
+static int tc_hier_int_cmp(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
     return (x > y) - (x < y);
@@ -168,8 +168,8 @@ void tc_hier_groups_free(tc_hier_groups_t *g)
 
 /* Append this rank's group; the members come from the sorted run
  * ent[first..first+size) or, when @p ent is NULL, from @p ranks. */
-static tc_err_t group_add(tc_hier_groups_t *out, tc_level_t level, const unit_entry_t *ent,
-                          const int *ranks, int size, int me)
+static tc_err_t tc_hier_group_add(tc_hier_groups_t *out, tc_level_t level, const unit_entry_t *ent,
+                                  const int *ranks, int size, int me)
 {
     tc_hier_group_t *g = &out->group[out->nlevels];
     int i;
@@ -193,7 +193,7 @@ static tc_err_t group_add(tc_hier_groups_t *out, tc_level_t level, const unit_en
 /* owner[x] of the group just added (members = @p ranks[0..size)): the index
  * of x's representative rep[x] among them, -1 if rep[x] is not a member.
  * @p idx is p entries of -1 on entry and on return. */
-static tc_err_t owner_fill(tc_hier_group_t *g, const int *rep, int *idx, int p)
+static tc_err_t tc_hier_owner_fill(tc_hier_group_t *g, const int *rep, int *idx, int p)
 {
     int i, x;
 
@@ -212,8 +212,8 @@ static tc_err_t owner_fill(tc_hier_group_t *g, const int *rep, int *idx, int p)
 /* The builder; with @p owners, also each group's owner map, tracking every
  * rank's representative: rep[x] is the participant that stands for x (x
  * itself until x's group at some level makes another rank lead it). */
-static tc_err_t groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
-                             tc_hier_groups_t *out, int owners)
+static tc_err_t tc_hier_groups_build_with(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
+                                          tc_hier_groups_t *out, int owners)
 {
     const unsigned net_bits = TC_HIER_LEVELS_ALL & ~((1u << TC_LEVEL_NODE) - 1u);
     unsigned known = 0, usable, keyed;
@@ -283,10 +283,10 @@ static tc_err_t groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned 
             for (k = 0; k < nkey; k++)
                 ent[i].key[k] = locs[part[i]].id[keylev[k]];
         }
-        qsort(ent, (size_t)np, sizeof *ent, unit_entry_cmp);
+        qsort(ent, (size_t)np, sizeof *ent, tc_hier_unit_entry_cmp);
 
         for (start = 0; start + 1 < np && !active; start++) {
-            if (same_unit(&ent[start], &ent[start + 1]))
+            if (tc_hier_same_unit(&ent[start], &ent[start + 1]))
                 active = 1;
         }
         if (!active)
@@ -295,17 +295,17 @@ static tc_err_t groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned 
 
         for (start = 0; start < np;) {
             int end = start + 1, mine = 0;
-            while (end < np && same_unit(&ent[start], &ent[end]))
+            while (end < np && tc_hier_same_unit(&ent[start], &ent[end]))
                 end++;
             if (me_in) {
                 for (k = start; k < end; k++)
                     mine |= ent[k].rank == me;
             }
             if (mine && end - start >= 2) {
-                rc = group_add(out, (tc_level_t)l, &ent[start], NULL, end - start, me);
+                rc = tc_hier_group_add(out, (tc_level_t)l, &ent[start], NULL, end - start, me);
                 /* rep[] still holds the representatives below this level. */
                 if (rc == 0 && owners)
-                    rc = owner_fill(&out->group[out->nlevels - 1], rep, idx, p);
+                    rc = tc_hier_owner_fill(&out->group[out->nlevels - 1], rep, idx, p);
                 if (rc)
                     goto fn_fail;
                 if (ent[start].rank != me)
@@ -325,7 +325,7 @@ static tc_err_t groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned 
                 rep[i] = newrep[rep[i]];
         }
         np = nlead;
-        qsort(part, (size_t)np, sizeof *part, int_cmp);
+        qsort(part, (size_t)np, sizeof *part, tc_hier_int_cmp);
     }
 
     /* Several participants left above the last level (e.g. several nodes and
@@ -333,9 +333,9 @@ static tc_err_t groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned 
     if (np > 1) {
         out->active_mask |= 1u << TC_HIER_LEVEL_TOP;
         if (me_in) {
-            rc = group_add(out, TC_HIER_LEVEL_TOP, NULL, part, np, me);
+            rc = tc_hier_group_add(out, TC_HIER_LEVEL_TOP, NULL, part, np, me);
             if (rc == 0 && owners)
-                rc = owner_fill(&out->group[out->nlevels - 1], rep, idx, p);
+                rc = tc_hier_owner_fill(&out->group[out->nlevels - 1], rep, idx, p);
             if (rc)
                 goto fn_fail;
         }
@@ -356,11 +356,11 @@ fn_fail:
 tc_err_t tc_hier_groups_build(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
                               tc_hier_groups_t *out)
 {
-    return groups_build(locs, p, me, mask, out, 0);
+    return tc_hier_groups_build_with(locs, p, me, mask, out, 0);
 }
 
 tc_err_t tc_hier_groups_build_owners(const tc_hier_loc_t *locs, int p, int me, unsigned mask,
                                      tc_hier_groups_t *out)
 {
-    return groups_build(locs, p, me, mask, out, 1);
+    return tc_hier_groups_build_with(locs, p, me, mask, out, 1);
 }

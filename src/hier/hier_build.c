@@ -33,7 +33,7 @@ static const char *const list_algs[TC_HIER_LIST_LAST] = {
     "flat, binomial, rsg, auto",
 };
 
-static void choice_all_auto(tc_hier_alg_choice_t c[TC_HIER_MAX_GROUPS])
+static void tc_hier_choice_all_auto(tc_hier_alg_choice_t c[TC_HIER_MAX_GROUPS])
 {
     for (int l = 0; l < TC_HIER_MAX_GROUPS; l++) {
         c[l].is_auto = 1;
@@ -43,7 +43,7 @@ static void choice_all_auto(tc_hier_alg_choice_t c[TC_HIER_MAX_GROUPS])
 }
 
 /* [s, e) without surrounding blanks. */
-static void trim(const char **s, const char **e)
+static void tc_hier_trim(const char **s, const char **e)
 {
     while (*s < *e && isspace((unsigned char)**s))
         (*s)++;
@@ -53,7 +53,7 @@ static void trim(const char **s, const char **e)
 
 /* Parse one algorithm word (NUL-terminated) of @p kind; "auto" gives
  * *is_auto = 1. Returns TC_OK or TC_ERR_PARSE. */
-static tc_err_t alg_word(const char *w, tc_hier_list_kind_t kind, int *is_auto, int *alg)
+static tc_err_t tc_hier_alg_word(const char *w, tc_hier_list_kind_t kind, int *is_auto, int *alg)
 {
     if (strcasecmp(w, "auto") == 0) {
         *is_auto = 1;
@@ -76,7 +76,7 @@ static tc_err_t alg_word(const char *w, tc_hier_list_kind_t kind, int *is_auto, 
 }
 
 /* Copy [s, e) into buf (NUL-terminated); -1 if it does not fit. */
-static tc_err_t word_copy(const char *s, const char *e, char *buf, size_t len)
+static tc_err_t tc_hier_word_copy(const char *s, const char *e, char *buf, size_t len)
 {
     size_t n = (size_t)(e - s);
     if (n + 1 > len)
@@ -94,8 +94,8 @@ tc_err_t tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const
     const char *bad_s = NULL, *bad_e = NULL;
     const char *s = text;
 
-    choice_all_auto(choice);
-    choice_all_auto(tmp);
+    tc_hier_choice_all_auto(choice);
+    tc_hier_choice_all_auto(tmp);
     if (err && errlen)
         err[0] = '\0';
     if ((int)kind < 0 || kind >= TC_HIER_LIST_LAST)
@@ -104,7 +104,7 @@ tc_err_t tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const
         return TC_OK;
     {
         const char *a = text, *b = text + strlen(text);
-        trim(&a, &b);
+        tc_hier_trim(&a, &b);
         if (a == b)
             return TC_OK; /* empty: all auto */
     }
@@ -117,7 +117,7 @@ tc_err_t tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const
         while (*s && *s != ',')
             s++;
         ee = s;
-        trim(&es, &ee);
+        tc_hier_trim(&es, &ee);
         /* Split at ':' into at most 4 parts (a fourth is always an error). */
         for (const char *p = es; nparts < 4;) {
             const char *q = p;
@@ -125,7 +125,7 @@ tc_err_t tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const
                 q++;
             part_s[nparts] = p;
             part_e[nparts] = q;
-            trim(&part_s[nparts], &part_e[nparts]);
+            tc_hier_trim(&part_s[nparts], &part_e[nparts]);
             nparts++;
             if (q >= ee)
                 break;
@@ -136,14 +136,14 @@ tc_err_t tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const
         if (part_s[0] == part_e[0])
             goto fn_bad; /* empty entry or empty level */
         /* A bare algorithm applies to every level, "top" included. */
-        if (word_copy(part_s[0], part_e[0], w, sizeof w) == 0 &&
-            alg_word(w, kind, &is_auto, &alg) == 0) {
+        if (tc_hier_word_copy(part_s[0], part_e[0], w, sizeof w) == 0 &&
+            tc_hier_alg_word(w, kind, &is_auto, &alg) == 0) {
             levels = TC_HIER_LEVELS_ALL | BIT(TC_HIER_LEVEL_TOP);
             a = 0;
         } else {
             bad_s = part_s[0];
             bad_e = part_e[0];
-            if (word_copy(part_s[0], part_e[0], w, sizeof w) != 0)
+            if (tc_hier_word_copy(part_s[0], part_e[0], w, sizeof w) != 0)
                 goto fn_bad;
             if (strcasecmp(w, "top") == 0)
                 levels = BIT(TC_HIER_LEVEL_TOP);
@@ -157,8 +157,8 @@ tc_err_t tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const
             }
             bad_s = part_s[1];
             bad_e = part_e[1];
-            if (word_copy(part_s[1], part_e[1], w, sizeof w) != 0 ||
-                alg_word(w, kind, &is_auto, &alg) != 0)
+            if (tc_hier_word_copy(part_s[1], part_e[1], w, sizeof w) != 0 ||
+                tc_hier_alg_word(w, kind, &is_auto, &alg) != 0)
                 goto fn_bad;
         }
         if (nparts > a + 1) {
@@ -168,7 +168,7 @@ tc_err_t tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const
             bad_s = part_s[a + 1];
             bad_e = part_e[a + 1];
             if (is_auto || kind != TC_HIER_LIST_BCAST || alg != (int)TC_HIER_BCAST_KNOMIAL ||
-                word_copy(bad_s, bad_e, w, sizeof w) != 0 || !isdigit((unsigned char)w[0]))
+                tc_hier_word_copy(bad_s, bad_e, w, sizeof w) != 0 || !isdigit((unsigned char)w[0]))
                 goto fn_bad;
             errno = 0;
             v = strtol(w, &end, 10);
@@ -216,7 +216,7 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool settings_loaded;
 static tc_hier_settings_t settings_cached;
 
-static void settings_from_config(tc_hier_settings_t *s)
+static void tc_hier_settings_from_config(tc_hier_settings_t *s)
 {
     char err[1024];
     unsigned m = 0;
@@ -276,7 +276,7 @@ void tc_hier_settings_get(tc_hier_settings_t *s)
 {
     pthread_mutex_lock(&cache_lock);
     if (!settings_loaded) {
-        settings_from_config(&settings_cached);
+        tc_hier_settings_from_config(&settings_cached);
         settings_loaded = true;
     }
     *s = settings_cached;
@@ -292,7 +292,7 @@ static int hw_bound;
 /* hwloc: the levels this process knows that also nest on this machine and
  * add a grouping (a redundant level would only rename another one's
  * groups). Unbound: nothing below the node. Call with cache_lock held. */
-static void hw_self_locked(void)
+static void tc_hier_hw_self_locked(void)
 {
     unsigned known = 0, nesting = 0, redundant = 0;
     hwloc_topology_t topo;
@@ -316,7 +316,7 @@ static int64_t net_sw[TC_HIER_MAX_SWITCH];
 /* Switch ids of this process's node from TC_NETWORK_TOPOLOGY_FILE (all
  * unknown without a file or on any error, said once). Call with cache_lock
  * held. */
-static void net_self_locked(void)
+static void tc_hier_net_self_locked(void)
 {
     const char *path = tc_config_string(&tc_hier_config, TC_HIER_CFG_NETWORK_TOPOLOGY_FILE);
     char name[MPI_MAX_PROCESSOR_NAME + 1] = "", err[1024];
@@ -349,7 +349,7 @@ static tc_hier_loc_t loc_row;
 
 /* This process's row of TC_LOCALITY_FILE (by MPI_COMM_WORLD rank; the file
  * describes MPI_COMM_WORLD). Call with cache_lock held. */
-static void loc_self_locked(void)
+static void tc_hier_loc_self_locked(void)
 {
     const char *path = tc_config_string(&tc_hier_config, TC_HIER_CFG_LOCALITY_FILE);
     char err[1024];
@@ -393,7 +393,7 @@ typedef struct unit_key {
     int nkey;
 } unit_key_t;
 
-static int unit_key_cmp(const void *a, const void *b)
+static int tc_hier_unit_key_cmp(const void *a, const void *b)
 {
     const unit_key_t *x = a, *y = b;
     for (int i = 0; i < x->nkey; i++) {
@@ -403,7 +403,7 @@ static int unit_key_cmp(const void *a, const void *b)
     return 0;
 }
 
-static unsigned known_levels(const hier_rec_t *recs, int p)
+static unsigned tc_hier_known_levels(const hier_rec_t *recs, int p)
 {
     unsigned known = 0;
     for (int l = 0; l < TC_LEVEL_LAST; l++) {
@@ -419,8 +419,8 @@ static unsigned known_levels(const hier_rec_t *recs, int p)
 /* 1 if every unit of level @p l (as the group builder names units under
  * @p mask: the id at l and at the keyed levels above) holds ranks of one real
  * node only; 0 if not; -1 when out of memory. */
-static int units_within_real_nodes(const hier_rec_t *recs, int p, unsigned mask, unsigned known,
-                                   int l)
+static int tc_hier_units_within_real_nodes(const hier_rec_t *recs, int p, unsigned mask,
+                                           unsigned known, int l)
 {
     unsigned keyed = (mask & known) | (known & NET_LEVELS);
     unit_key_t *u = malloc((size_t)p * sizeof *u);
@@ -436,7 +436,7 @@ static int units_within_real_nodes(const hier_rec_t *recs, int p, unsigned mask,
         u[i].key[n++] = recs[i].real_node; /* last: runs of one unit are adjacent */
         u[i].nkey = n;
     }
-    qsort(u, (size_t)p, sizeof *u, unit_key_cmp);
+    qsort(u, (size_t)p, sizeof *u, tc_hier_unit_key_cmp);
     for (int i = 0; i + 1 < p && ok; i++) {
         int n = u[i].nkey - 1;
         if (memcmp(u[i].key, u[i + 1].key, (size_t)n * sizeof u[i].key[0]) == 0 &&
@@ -469,10 +469,10 @@ int tc_hier_shm_index(const tc_hier_t *h)
 
 /* Pure part: the hierarchy from the gathered records. Returns TC_OK or why not;
  * *msg gets a note for rank 0 to log (or stays NULL). */
-static tc_err_t hier_compute(tc_hier_t *h, const tc_hier_settings_t *s, const hier_rec_t *recs,
-                             int p, int rank, int shm_allowed, const char **msg)
+static tc_err_t tc_hier_compute(tc_hier_t *h, const tc_hier_settings_t *s, const hier_rec_t *recs,
+                                int p, int rank, int shm_allowed, const char **msg)
 {
-    unsigned known = known_levels(recs, p);
+    unsigned known = tc_hier_known_levels(recs, p);
     unsigned mask = s->enabled ? s->levels : BIT(TC_LEVEL_NODE);
     int shm = -1, rc;
     tc_err_t err;
@@ -493,7 +493,7 @@ static tc_err_t hier_compute(tc_hier_t *h, const tc_hier_settings_t *s, const hi
             for (int l = TC_LEVEL_NODE; l >= 0 && shm < 0; l--) {
                 if (!(SHM_CANDIDATES & mask & known & BIT(l)))
                     continue;
-                rc = units_within_real_nodes(recs, p, mask, known, l);
+                rc = tc_hier_units_within_real_nodes(recs, p, mask, known, l);
                 if (rc < 0)
                     return tc_err(TC_ERR_NOMEM);
                 if (rc)
@@ -502,7 +502,7 @@ static tc_err_t hier_compute(tc_hier_t *h, const tc_hier_settings_t *s, const hi
         } else {
             int l = s->shm_level;
             mask |= BIT(l); /* asked for by name: enabled even if TC_HIER_LEVELS omits it */
-            rc = (known & BIT(l)) ? units_within_real_nodes(recs, p, mask, known, l) : 0;
+            rc = (known & BIT(l)) ? tc_hier_units_within_real_nodes(recs, p, mask, known, l) : 0;
             if (rc < 0)
                 return tc_err(TC_ERR_NOMEM);
             if (rc)
@@ -622,11 +622,11 @@ tc_err_t tc_hier_create(tc_hier_t **out, MPI_Comm priv, MPI_Comm node, int shm_a
     for (int l = 0; l < TC_LEVEL_LAST; l++)
         me.loc.id[l] = TC_LOC_UNKNOWN;
     if (s.enabled) {
-        loc_self_locked();
+        tc_hier_loc_self_locked();
         file_state = loc_state;
         file_row = loc_row;
-        hw_self_locked();
-        net_self_locked();
+        tc_hier_hw_self_locked();
+        tc_hier_net_self_locked();
         me.loc = hw_loc;
         bound = hw_bound;
         for (int d = 0; d < TC_HIER_MAX_SWITCH; d++)
@@ -676,7 +676,7 @@ tc_err_t tc_hier_create(tc_hier_t **out, MPI_Comm priv, MPI_Comm node, int shm_a
     } else {
         h = calloc(1, sizeof *h);
         tc_err_t err =
-            h ? hier_compute(h, &s, recs, p, rank, shm_allowed, &note) : tc_err(TC_ERR_NOMEM);
+            h ? tc_hier_compute(h, &s, recs, p, rank, shm_allowed, &note) : tc_err(TC_ERR_NOMEM);
         ok = err == TC_OK;
         if (!ok) {
             char why[128];
@@ -754,8 +754,8 @@ void tc_hier_size_format(uint64_t bytes, char *buf, size_t len)
 /* One table as runs over the size classes from 1 byte: "knomial:2,
  * scatter_allgather from 64K", entries from the tuning file marked
  * "[file]". @p name gives an entry's text. */
-static void tab_summary(char *buf, size_t len, const uint8_t *tab, const uint16_t *ktab,
-                        const uint8_t *why, void (*name)(int alg, int k, char *b, size_t n))
+static void tc_hier_tab_summary(char *buf, size_t len, const uint8_t *tab, const uint16_t *ktab,
+                                const uint8_t *why, void (*name)(int alg, int k, char *b, size_t n))
 {
     size_t n = 0;
     buf[0] = '\0';
@@ -777,19 +777,19 @@ static void tab_summary(char *buf, size_t len, const uint8_t *tab, const uint16_
     }
 }
 
-static void bcast_name(int alg, int k, char *b, size_t n)
+static void tc_hier_bcast_name(int alg, int k, char *b, size_t n)
 {
     if (alg == TC_HIER_BCAST_KNOMIAL)
         snprintf(b, n, "knomial:%d", k);
     else
         snprintf(b, n, "%s", tc_hier_bcast_alg_name((tc_hier_bcast_alg_t)alg));
 }
-static void reduce_name(int alg, int k, char *b, size_t n)
+static void tc_hier_reduce_name(int alg, int k, char *b, size_t n)
 {
     (void)k;
     snprintf(b, n, "%s", tc_hier_reduce_alg_name((tc_hier_reduce_alg_t)alg));
 }
-static void allreduce_name(int alg, int k, char *b, size_t n)
+static void tc_hier_allreduce_name(int alg, int k, char *b, size_t n)
 {
     (void)k;
     snprintf(b, n, "%s", tc_hier_allreduce_alg_name((tc_hier_allreduce_alg_t)alg));
@@ -805,15 +805,16 @@ void tc_hier_level_describe(const tc_hier_t *h, const tc_hier_level_t *l, char *
         return;
     }
     if (!l->bcast_auto) {
-        bcast_name(l->bcast, l->bcast_k, b, sizeof b);
+        tc_hier_bcast_name(l->bcast, l->bcast_k, b, sizeof b);
     } else {
-        tab_summary(t, sizeof t, l->bcast_tab, l->bcast_k_tab, l->bcast_why, bcast_name);
+        tc_hier_tab_summary(t, sizeof t, l->bcast_tab, l->bcast_k_tab, l->bcast_why,
+                            tc_hier_bcast_name);
         snprintf(b, sizeof b, "auto (%s)", t);
     }
     if (!l->reduce_auto) {
-        reduce_name(l->reduce, 0, r, sizeof r);
+        tc_hier_reduce_name(l->reduce, 0, r, sizeof r);
     } else {
-        tab_summary(t, sizeof t, l->reduce_tab, NULL, l->reduce_why, reduce_name);
+        tc_hier_tab_summary(t, sizeof t, l->reduce_tab, NULL, l->reduce_why, tc_hier_reduce_name);
         snprintf(r, sizeof r, "auto (%s)", t);
     }
     snprintf(buf, len, "bcast %s; reduce %s", b, r);
@@ -826,6 +827,7 @@ void tc_hier_top_allreduce_describe(const tc_hier_t *h, char *buf, size_t len)
         snprintf(buf, len, "%s", tc_hier_allreduce_alg_name(h->allreduce_top));
         return;
     }
-    tab_summary(t, sizeof t, h->allreduce_tab, NULL, h->allreduce_why, allreduce_name);
+    tc_hier_tab_summary(t, sizeof t, h->allreduce_tab, NULL, h->allreduce_why,
+                        tc_hier_allreduce_name);
     snprintf(buf, len, "auto (%s)", t);
 }

@@ -13,7 +13,7 @@
  * spanning tree re-rooted, one transfer shorter.)
  *
  * Data are contiguous bytes (Bcast) or packed element streams (Reduce,
- * Allreduce; core/redop.h). Messages longer than h->segment bytes go through
+ * Allreduce; base/redop.h). Messages longer than h->segment bytes go through
  * the whole schedule in pieces, so the levels work on different pieces at
  * the same time (a leader forwards piece s while the processes below it
  * already contribute piece s + 1) and temporary buffers stay bounded.

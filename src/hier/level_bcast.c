@@ -57,12 +57,12 @@ tc_err_t tc_hier_bcast_alg_parse(const char *word, tc_hier_bcast_alg_t *alg)
     return tc_err(TC_ERR_PARSE);
 }
 
-static size_t npieces(size_t len)
+static size_t tc_hier_npieces(size_t len)
 {
     return len / piece_max + (len % piece_max != 0);
 }
 
-static tc_err_t send_bytes(const char *buf, size_t len, int dest, MPI_Comm comm, int tag)
+static tc_err_t tc_hier_send_bytes(const char *buf, size_t len, int dest, MPI_Comm comm, int tag)
 {
     for (size_t off = 0; off < len; off += piece_max) {
         size_t n = len - off < piece_max ? len - off : piece_max;
@@ -73,7 +73,7 @@ static tc_err_t send_bytes(const char *buf, size_t len, int dest, MPI_Comm comm,
     return TC_OK;
 }
 
-static tc_err_t recv_bytes(char *buf, size_t len, int src, MPI_Comm comm, int tag)
+static tc_err_t tc_hier_recv_bytes(char *buf, size_t len, int src, MPI_Comm comm, int tag)
 {
     for (size_t off = 0; off < len; off += piece_max) {
         size_t n = len - off < piece_max ? len - off : piece_max;
@@ -88,7 +88,7 @@ static tc_err_t recv_bytes(char *buf, size_t len, int src, MPI_Comm comm, int ta
  * an error must not leave requests pointing into the caller's buffer.
  * PMPI_Wait in a loop rather than PMPI_Waitall: gcc >= 11 rejects MPICH's
  * MPI_STATUSES_IGNORE ((MPI_Status *)1) for Waitall's array parameter. */
-static tc_err_t finish(tc_err_t rc, int nreq, MPI_Request *reqs)
+static tc_err_t tc_hier_finish(tc_err_t rc, int nreq, MPI_Request *reqs)
 {
     for (int i = 0; i < nreq; i++) {
         int rc_wait = PMPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
@@ -100,9 +100,9 @@ static tc_err_t finish(tc_err_t rc, int nreq, MPI_Request *reqs)
 
 /* Receive each piece from the parent (index -1 at the root), then forward it
  * to all children at once: with more than one piece the tree is pipelined. */
-static tc_err_t bcast_tree(char *buf, size_t nbytes, const int *members, int parent,
-                           const int *children, int nchildren, MPI_Comm comm, int tag,
-                           MPI_Request *reqs)
+static tc_err_t tc_hier_bcast_tree(char *buf, size_t nbytes, const int *members, int parent,
+                                   const int *children, int nchildren, MPI_Comm comm, int tag,
+                                   MPI_Request *reqs)
 {
     for (size_t off = 0; off < nbytes; off += piece_max) {
         size_t n = nbytes - off < piece_max ? nbytes - off : piece_max;
@@ -120,7 +120,7 @@ static tc_err_t bcast_tree(char *buf, size_t nbytes, const int *members, int par
             if (rc != TC_OK)
                 break;
         }
-        rc = finish(rc, started, reqs);
+        rc = tc_hier_finish(rc, started, reqs);
         if (rc != TC_OK)
             return rc;
     }
@@ -131,8 +131,8 @@ static tc_err_t bcast_tree(char *buf, size_t nbytes, const int *members, int par
  * broadcast (src/shm/tree.c) on relative indices rel = (index - root) mod n:
  * the k-nomial parent clears rel's lowest nonzero base-k digit, children come
  * largest subtree first, so the deepest branches start earliest. */
-static tc_err_t bcast_by_tree(char *buf, size_t nbytes, const int *members, int n, int me, int root,
-                              tc_tree_kind_t kind, int k, MPI_Comm comm, int tag)
+static tc_err_t tc_hier_bcast_by_tree(char *buf, size_t nbytes, const int *members, int n, int me,
+                                      int root, tc_tree_kind_t kind, int k, MPI_Comm comm, int tag)
 {
     int rel = (me - root + n) % n;
     int prel = tc_shm_tree_parent_rel(kind, k, n, rel);
@@ -145,7 +145,7 @@ static tc_err_t bcast_by_tree(char *buf, size_t nbytes, const int *members, int 
     int nchildren = tc_shm_tree_children_rel(kind, k, n, rel, children);
     for (int c = 0; c < nchildren; c++)
         children[c] = (children[c] + root) % n;
-    rc = bcast_tree(buf, nbytes, members, parent, children, nchildren, comm, tag, reqs);
+    rc = tc_hier_bcast_tree(buf, nbytes, members, parent, children, nchildren, comm, tag, reqs);
 fn_exit:
     free(children);
     free(reqs);
@@ -154,18 +154,20 @@ fn_exit:
 
 /* Chunk c of n (relative index c owns it after the scatter): the first
  * nbytes % n chunks are one byte longer than the rest. */
-static size_t chunk_off(size_t nbytes, int n, long long c)
+static size_t tc_hier_chunk_off(size_t nbytes, int n, long long c)
 {
     size_t base = nbytes / (size_t)n, rem = nbytes % (size_t)n;
     return (size_t)c * base + ((size_t)c < rem ? (size_t)c : rem);
 }
 
-static tc_err_t bcast_scatter_allgather(char *buf, size_t nbytes, const int *members, int n, int me,
-                                        int root, MPI_Comm comm, int tag)
+static tc_err_t tc_hier_bcast_scatter_allgather(char *buf, size_t nbytes, const int *members, int n,
+                                                int me, int root, MPI_Comm comm, int tag)
 {
     long long rel = ((long long)me - root + n) % n;
-#define RANK_OF(r)  members[((r) + root) % n]
-#define RANGE(a, b) buf + chunk_off(nbytes, n, a), chunk_off(nbytes, n, b) - chunk_off(nbytes, n, a)
+#define RANK_OF(r) members[((r) + root) % n]
+#define RANGE(a, b)                                                                                \
+    buf + tc_hier_chunk_off(nbytes, n, a),                                                         \
+        tc_hier_chunk_off(nbytes, n, b) - tc_hier_chunk_off(nbytes, n, a)
     /* Binomial scatter: rel receives chunks [rel, rel + lowbit(rel)) (its
      * subtree) from rel - lowbit(rel), then hands each child rel + m its
      * subtree [rel + m, rel + 2m), largest first. */
@@ -174,7 +176,7 @@ static tc_err_t bcast_scatter_allgather(char *buf, size_t nbytes, const int *mem
     while (mask < n) {
         if (rel & mask) {
             long long end = rel + mask < n ? rel + mask : n;
-            rc = recv_bytes(RANGE(rel, end), RANK_OF(rel - mask), comm, tag);
+            rc = tc_hier_recv_bytes(RANGE(rel, end), RANK_OF(rel - mask), comm, tag);
             if (rc != TC_OK)
                 return rc;
             break;
@@ -184,7 +186,7 @@ static tc_err_t bcast_scatter_allgather(char *buf, size_t nbytes, const int *mem
     for (mask >>= 1; mask > 0; mask >>= 1) {
         if (rel + mask < n) {
             long long end = rel + 2 * mask < n ? rel + 2 * mask : n;
-            rc = send_bytes(RANGE(rel + mask, end), RANK_OF(rel + mask), comm, tag);
+            rc = tc_hier_send_bytes(RANGE(rel + mask, end), RANK_OF(rel + mask), comm, tag);
             if (rc != TC_OK)
                 return rc;
         }
@@ -192,15 +194,17 @@ static tc_err_t bcast_scatter_allgather(char *buf, size_t nbytes, const int *mem
 
     /* Ring allgather: at step s, pass chunk rel - s to the right and take
      * chunk rel - s - 1 from the left; after n - 1 steps all chunks are here. */
-    size_t pmax = npieces(nbytes / (size_t)n + 1);
+    size_t pmax = tc_hier_npieces(nbytes / (size_t)n + 1);
     MPI_Request *reqs = malloc(2 * pmax * sizeof(*reqs));
     if (reqs == NULL)
         return tc_err(TC_ERR_NOMEM);
     int left = RANK_OF(rel + n - 1), right = RANK_OF(rel + 1);
     for (long long s = 0; s < n - 1 && rc == TC_OK; s++) {
         long long cs = (rel - s + n) % n, cr = (rel - s - 1 + 2LL * n) % n;
-        size_t soff = chunk_off(nbytes, n, cs), slen = chunk_off(nbytes, n, cs + 1) - soff;
-        size_t roff = chunk_off(nbytes, n, cr), rlen = chunk_off(nbytes, n, cr + 1) - roff;
+        size_t soff = tc_hier_chunk_off(nbytes, n, cs),
+               slen = tc_hier_chunk_off(nbytes, n, cs + 1) - soff;
+        size_t roff = tc_hier_chunk_off(nbytes, n, cr),
+               rlen = tc_hier_chunk_off(nbytes, n, cr + 1) - roff;
         int nreq = 0;
         for (size_t off = 0; off < rlen && rc == TC_OK; off += piece_max) {
             size_t len = rlen - off < piece_max ? rlen - off : piece_max;
@@ -212,7 +216,7 @@ static tc_err_t bcast_scatter_allgather(char *buf, size_t nbytes, const int *mem
             rc = PMPI_Isend(buf + soff + off, (int)len, MPI_BYTE, right, tag, comm, &reqs[nreq]);
             nreq += rc == TC_OK;
         }
-        rc = finish(rc, nreq, reqs);
+        rc = tc_hier_finish(rc, nreq, reqs);
     }
 #undef RANGE
 #undef RANK_OF
@@ -255,18 +259,18 @@ tc_err_t tc_hier_bcast_group(void *buf, size_t nbytes, const int *members, int n
 
     switch (alg) {
     case TC_HIER_BCAST_FLAT:
-        return bcast_by_tree(buf, nbytes, members, nmembers, my_index, root_index, TC_TREE_FLAT, 2,
-                             comm, tag);
+        return tc_hier_bcast_by_tree(buf, nbytes, members, nmembers, my_index, root_index,
+                                     TC_TREE_FLAT, 2, comm, tag);
     case TC_HIER_BCAST_SCATTER_ALLGATHER:
         /* Fewer bytes than members would leave empty chunks: a tree is better. */
         if (nbytes >= (size_t)nmembers)
-            return bcast_scatter_allgather(buf, nbytes, members, nmembers, my_index, root_index,
-                                           comm, tag);
-        return bcast_by_tree(buf, nbytes, members, nmembers, my_index, root_index, TC_TREE_KNOMIAL,
-                             k < 2 ? 2 : k, comm, tag);
+            return tc_hier_bcast_scatter_allgather(buf, nbytes, members, nmembers, my_index,
+                                                   root_index, comm, tag);
+        return tc_hier_bcast_by_tree(buf, nbytes, members, nmembers, my_index, root_index,
+                                     TC_TREE_KNOMIAL, k < 2 ? 2 : k, comm, tag);
     case TC_HIER_BCAST_KNOMIAL:
     default:
-        return bcast_by_tree(buf, nbytes, members, nmembers, my_index, root_index, TC_TREE_KNOMIAL,
-                             k, comm, tag);
+        return tc_hier_bcast_by_tree(buf, nbytes, members, nmembers, my_index, root_index,
+                                     TC_TREE_KNOMIAL, k, comm, tag);
     }
 }

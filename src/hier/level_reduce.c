@@ -68,27 +68,27 @@ typedef struct {
     int tag;
 } grp_t;
 
-static size_t piece_len(size_t len, size_t off)
+static size_t tc_hier_piece_len(size_t len, size_t off)
 {
     return len - off < tc_hier_piece_max() ? len - off : tc_hier_piece_max();
 }
 
-static tc_err_t send_bytes(const grp_t *g, const char *buf, size_t len, int dest)
+static tc_err_t tc_hier_send_bytes(const grp_t *g, const char *buf, size_t len, int dest)
 {
     for (size_t off = 0; off < len; off += tc_hier_piece_max()) {
         tc_err_t rc =
-            PMPI_Send(buf + off, (int)piece_len(len, off), MPI_BYTE, dest, g->tag, g->comm);
+            PMPI_Send(buf + off, (int)tc_hier_piece_len(len, off), MPI_BYTE, dest, g->tag, g->comm);
         if (rc != TC_OK)
             return rc;
     }
     return TC_OK;
 }
 
-static tc_err_t recv_bytes(const grp_t *g, char *buf, size_t len, int src)
+static tc_err_t tc_hier_recv_bytes(const grp_t *g, char *buf, size_t len, int src)
 {
     for (size_t off = 0; off < len; off += tc_hier_piece_max()) {
-        tc_err_t rc = PMPI_Recv(buf + off, (int)piece_len(len, off), MPI_BYTE, src, g->tag, g->comm,
-                                MPI_STATUS_IGNORE);
+        tc_err_t rc = PMPI_Recv(buf + off, (int)tc_hier_piece_len(len, off), MPI_BYTE, src, g->tag,
+                                g->comm, MPI_STATUS_IGNORE);
         if (rc != TC_OK)
             return rc;
     }
@@ -99,12 +99,12 @@ static tc_err_t recv_bytes(const grp_t *g, char *buf, size_t len, int src)
  * piece k. Deadlock-free: the peer that receives our piece k runs a step k
  * that includes that receive (its lengths mirror ours), and each step is a
  * Sendrecv, a lone Send or a lone Recv. */
-static tc_err_t exchange_bytes(const grp_t *g, const char *sbuf, size_t slen, int dest, char *rbuf,
-                               size_t rlen, int src)
+static tc_err_t tc_hier_exchange_bytes(const grp_t *g, const char *sbuf, size_t slen, int dest,
+                                       char *rbuf, size_t rlen, int src)
 {
     for (size_t off = 0; off < slen || off < rlen; off += tc_hier_piece_max()) {
-        int ns = off < slen ? (int)piece_len(slen, off) : 0;
-        int nr = off < rlen ? (int)piece_len(rlen, off) : 0;
+        int ns = off < slen ? (int)tc_hier_piece_len(slen, off) : 0;
+        int nr = off < rlen ? (int)tc_hier_piece_len(rlen, off) : 0;
         tc_err_t rc;
         if (ns > 0 && nr > 0)
             rc = PMPI_Sendrecv(sbuf + off, ns, MPI_BYTE, dest, g->tag, rbuf + off, nr, MPI_BYTE,
@@ -121,13 +121,13 @@ static tc_err_t exchange_bytes(const grp_t *g, const char *sbuf, size_t slen, in
 
 /* First element of block b when nelem elements are cut into nblocks nearly
  * equal blocks (the first nelem % nblocks one element longer). */
-static size_t block_off(size_t nelem, long long nblocks, long long b)
+static size_t tc_hier_block_off(size_t nelem, long long nblocks, long long b)
 {
     size_t base = nelem / (size_t)nblocks, rem = nelem % (size_t)nblocks;
     return (size_t)b * base + ((size_t)b < rem ? (size_t)b : rem);
 }
 
-static void swap_ptr(char **a, char **b)
+static void tc_hier_swap_ptr(char **a, char **b)
 {
     char *t = *a;
     *a = *b;
@@ -147,25 +147,25 @@ static long long pow2_floor(int n)
  * from root-1 down to 0, each as the left operand of what the root holds;
  * members above it from root+1 up, each as the right operand: the result is
  * m0 op ... op m(n-1). The accumulator ping-pongs between buf and scratch. */
-static tc_err_t reduce_flat(const grp_t *g, char *buf, char *scratch, size_t nelem, int me,
-                            int root)
+static tc_err_t tc_hier_reduce_flat(const grp_t *g, char *buf, char *scratch, size_t nelem, int me,
+                                    int root)
 {
     size_t nb = nelem * g->op->elem;
     if (me != root)
-        return send_bytes(g, buf, nb, g->members[root]);
+        return tc_hier_send_bytes(g, buf, nb, g->members[root]);
     char *acc = buf, *tmp = scratch;
     for (int i = root - 1; i >= 0; i--) {
-        tc_err_t rc = recv_bytes(g, tmp, nb, g->members[i]);
+        tc_err_t rc = tc_hier_recv_bytes(g, tmp, nb, g->members[i]);
         if (rc != TC_OK)
             return rc;
         tc_redop_apply(g->op, tmp, acc, nelem);
     }
     for (int i = root + 1; i < g->n; i++) {
-        tc_err_t rc = recv_bytes(g, tmp, nb, g->members[i]);
+        tc_err_t rc = tc_hier_recv_bytes(g, tmp, nb, g->members[i]);
         if (rc != TC_OK)
             return rc;
         tc_redop_apply(g->op, acc, tmp, nelem);
-        swap_ptr(&acc, &tmp);
+        tc_hier_swap_ptr(&acc, &tmp);
     }
     if (acc != buf)
         memcpy(buf, acc, nb);
@@ -179,8 +179,8 @@ static tc_err_t reduce_flat(const grp_t *g, char *buf, char *scratch, size_t nel
  *  - otherwise shift = 0: the subtrees are contiguous ranges of member
  *    indices (member order holds) and member 0 forwards the result to the
  *    root when root != 0, one extra message (as MPICH does). */
-static tc_err_t reduce_binomial(const grp_t *g, char *buf, char *scratch, size_t nelem, int me,
-                                int root)
+static tc_err_t tc_hier_reduce_binomial(const grp_t *g, char *buf, char *scratch, size_t nelem,
+                                        int me, int root)
 {
     long long n = g->n;
     size_t nb = nelem * g->op->elem;
@@ -191,15 +191,15 @@ static tc_err_t reduce_binomial(const grp_t *g, char *buf, char *scratch, size_t
     tc_err_t rc = TC_OK;
     for (long long mask = 1; mask < n; mask <<= 1) {
         if (rel & mask) {
-            rc = send_bytes(g, acc, nb, RANK_OF(rel - mask));
+            rc = tc_hier_send_bytes(g, acc, nb, RANK_OF(rel - mask));
             break;
         }
         if (rel + mask < n) {
-            rc = recv_bytes(g, tmp, nb, RANK_OF(rel + mask));
+            rc = tc_hier_recv_bytes(g, tmp, nb, RANK_OF(rel + mask));
             if (rc != TC_OK)
                 break;
             tc_redop_apply(g->op, acc, tmp, nelem);
-            swap_ptr(&acc, &tmp);
+            tc_hier_swap_ptr(&acc, &tmp);
         }
     }
 #undef RANK_OF
@@ -208,9 +208,9 @@ static tc_err_t reduce_binomial(const grp_t *g, char *buf, char *scratch, size_t
     if (shift != root) {
         /* Non-commutative op, root != 0: member 0 holds the result. */
         if (me == 0)
-            return send_bytes(g, acc, nb, g->members[root]);
+            return tc_hier_send_bytes(g, acc, nb, g->members[root]);
         if (me == root)
-            return recv_bytes(g, buf, nb, g->members[0]);
+            return tc_hier_recv_bytes(g, buf, nb, g->members[0]);
         return TC_OK;
     }
     if (rel == 0 && acc != buf)
@@ -229,7 +229,8 @@ static tc_err_t reduce_binomial(const grp_t *g, char *buf, char *scratch, size_t
  *  3. binomial gather of the blocks to new rank 0: new rank r, holding
  *     blocks [r, r + mask), sends them to r - mask when r & mask.
  * Traffic per member ~2 (p2 - 1)/p2 of the vector instead of log2 n vectors. */
-static tc_err_t reduce_rsg(const grp_t *g, char *buf, char *scratch, size_t nelem, int me, int root)
+static tc_err_t tc_hier_reduce_rsg(const grp_t *g, char *buf, char *scratch, size_t nelem, int me,
+                                   int root)
 {
     long long n = g->n;
     size_t e = g->op->elem;
@@ -237,13 +238,13 @@ static tc_err_t reduce_rsg(const grp_t *g, char *buf, char *scratch, size_t nele
     long long rel = (me - root + n) % n;
 #define RANK_OF(r)     g->members[((r) + root) % n]
 #define NEW_TO_REL(nr) ((nr) < rem ? 2 * (nr) : (nr) + rem)
-#define BOFF(b)        block_off(nelem, p2, b)
+#define BOFF(b)        tc_hier_block_off(nelem, p2, b)
     tc_err_t rc;
     long long newrank;
     if (rel < 2 * rem) {
         if (rel & 1)
-            return send_bytes(g, buf, nelem * e, RANK_OF(rel - 1));
-        rc = recv_bytes(g, scratch, nelem * e, RANK_OF(rel + 1));
+            return tc_hier_send_bytes(g, buf, nelem * e, RANK_OF(rel - 1));
+        rc = tc_hier_recv_bytes(g, scratch, nelem * e, RANK_OF(rel + 1));
         if (rc != TC_OK)
             return rc;
         tc_redop_apply(g->op, scratch, buf, nelem);
@@ -259,7 +260,8 @@ static tc_err_t reduce_rsg(const grp_t *g, char *buf, char *scratch, size_t nele
         long long give = newrank & mask ? lo : lo + mask;
         size_t koff = BOFF(keep), klen = BOFF(keep + mask) - koff;
         size_t goff = BOFF(give), glen = BOFF(give + mask) - goff;
-        rc = exchange_bytes(g, buf + goff * e, glen * e, peer, scratch + koff * e, klen * e, peer);
+        rc = tc_hier_exchange_bytes(g, buf + goff * e, glen * e, peer, scratch + koff * e, klen * e,
+                                    peer);
         if (rc != TC_OK)
             return rc;
         tc_redop_apply(g->op, scratch + koff * e, buf + koff * e, klen);
@@ -270,11 +272,12 @@ static tc_err_t reduce_rsg(const grp_t *g, char *buf, char *scratch, size_t nele
         size_t off = BOFF(newrank), len;
         if (newrank & mask) {
             len = BOFF(newrank + mask) - off;
-            return send_bytes(g, buf + off * e, len * e, RANK_OF(NEW_TO_REL(newrank - mask)));
+            return tc_hier_send_bytes(g, buf + off * e, len * e,
+                                      RANK_OF(NEW_TO_REL(newrank - mask)));
         }
         off = BOFF(newrank + mask);
         len = BOFF(newrank + 2 * mask) - off;
-        rc = recv_bytes(g, buf + off * e, len * e, RANK_OF(NEW_TO_REL(newrank + mask)));
+        rc = tc_hier_recv_bytes(g, buf + off * e, len * e, RANK_OF(NEW_TO_REL(newrank + mask)));
         if (rc != TC_OK)
             return rc;
     }
@@ -290,7 +293,8 @@ static tc_err_t reduce_rsg(const grp_t *g, char *buf, char *scratch, size_t nele
  * (nr < rem) or {nr + rem}: increasing, contiguous ranges. At each exchange
  * both partners evaluate (lower new rank's partial) op (higher's) on the same
  * two operands, so they get the same bits and member order holds. */
-static tc_err_t allreduce_recdbl(const grp_t *g, char *buf, char *scratch, size_t nelem, int me)
+static tc_err_t tc_hier_allreduce_recdbl(const grp_t *g, char *buf, char *scratch, size_t nelem,
+                                         int me)
 {
     long long n = g->n;
     size_t nb = nelem * g->op->elem;
@@ -300,12 +304,12 @@ static tc_err_t allreduce_recdbl(const grp_t *g, char *buf, char *scratch, size_
     long long newrank = -1;
     if (me < 2 * rem) {
         if (me & 1) {
-            rc = send_bytes(g, buf, nb, g->members[me - 1]);
+            rc = tc_hier_send_bytes(g, buf, nb, g->members[me - 1]);
         } else {
-            rc = recv_bytes(g, tmp, nb, g->members[me + 1]);
+            rc = tc_hier_recv_bytes(g, tmp, nb, g->members[me + 1]);
             if (rc == TC_OK) {
                 tc_redop_apply(g->op, acc, tmp, nelem);
-                swap_ptr(&acc, &tmp);
+                tc_hier_swap_ptr(&acc, &tmp);
             }
             newrank = me / 2;
         }
@@ -318,21 +322,21 @@ static tc_err_t allreduce_recdbl(const grp_t *g, char *buf, char *scratch, size_
         for (long long mask = 1; mask < p2; mask <<= 1) {
             long long partner = newrank ^ mask;
             int peer = g->members[partner < rem ? 2 * partner : partner + rem];
-            rc = exchange_bytes(g, acc, nb, peer, tmp, nb, peer);
+            rc = tc_hier_exchange_bytes(g, acc, nb, peer, tmp, nb, peer);
             if (rc != TC_OK)
                 return rc;
             if (partner < newrank) {
                 tc_redop_apply(g->op, tmp, acc, nelem);
             } else {
                 tc_redop_apply(g->op, acc, tmp, nelem);
-                swap_ptr(&acc, &tmp);
+                tc_hier_swap_ptr(&acc, &tmp);
             }
         }
     }
     if (me < 2 * rem) {
         if (me & 1)
-            return recv_bytes(g, buf, nb, g->members[me - 1]);
-        rc = send_bytes(g, acc, nb, g->members[me + 1]);
+            return tc_hier_recv_bytes(g, buf, nb, g->members[me - 1]);
+        rc = tc_hier_send_bytes(g, acc, nb, g->members[me + 1]);
     }
     if (acc != buf)
         memcpy(buf, acc, nb);
@@ -345,18 +349,19 @@ static tc_err_t allreduce_recdbl(const grp_t *g, char *buf, char *scratch, size_
  * i holds block i + 1 reduced over all members. Allgather: the reduced blocks
  * go around the ring once more. Each block is reduced at one member and then
  * only copied, so every member ends with the same bits. */
-static tc_err_t allreduce_ring(const grp_t *g, char *buf, char *scratch, size_t nelem, int me)
+static tc_err_t tc_hier_allreduce_ring(const grp_t *g, char *buf, char *scratch, size_t nelem,
+                                       int me)
 {
     long long n = g->n;
     size_t e = g->op->elem;
     int left = g->members[(me + n - 1) % n], right = g->members[(me + 1) % n];
-#define BOFF(b) block_off(nelem, n, b)
+#define BOFF(b) tc_hier_block_off(nelem, n, b)
     for (long long s = 0; s < n - 1; s++) {
         long long sb = (me - s + n) % n, rb = (me - s - 1 + 2 * n) % n;
         size_t soff = BOFF(sb), slen = BOFF(sb + 1) - soff;
         size_t roff = BOFF(rb), rlen = BOFF(rb + 1) - roff;
-        tc_err_t rc =
-            exchange_bytes(g, buf + soff * e, slen * e, right, scratch + roff * e, rlen * e, left);
+        tc_err_t rc = tc_hier_exchange_bytes(g, buf + soff * e, slen * e, right, scratch + roff * e,
+                                             rlen * e, left);
         if (rc != TC_OK)
             return rc;
         tc_redop_apply(g->op, scratch + roff * e, buf + roff * e, rlen);
@@ -365,8 +370,8 @@ static tc_err_t allreduce_ring(const grp_t *g, char *buf, char *scratch, size_t 
         long long sb = (me + 1 - s + n) % n, rb = (me - s + n) % n;
         size_t soff = BOFF(sb), slen = BOFF(sb + 1) - soff;
         size_t roff = BOFF(rb), rlen = BOFF(rb + 1) - roff;
-        tc_err_t rc =
-            exchange_bytes(g, buf + soff * e, slen * e, right, buf + roff * e, rlen * e, left);
+        tc_err_t rc = tc_hier_exchange_bytes(g, buf + soff * e, slen * e, right, buf + roff * e,
+                                             rlen * e, left);
         if (rc != TC_OK)
             return rc;
     }
@@ -375,8 +380,9 @@ static tc_err_t allreduce_ring(const grp_t *g, char *buf, char *scratch, size_t 
 }
 
 /* Checks shared by both entry points; all local, before any message. */
-static tc_err_t check_args(const void *buf, const void *scratch, size_t nelem, const tc_redop_t *op,
-                           const int *members, int nmembers, int my_index, MPI_Comm comm)
+static tc_err_t tc_hier_check_args(const void *buf, const void *scratch, size_t nelem,
+                                   const tc_redop_t *op, const int *members, int nmembers,
+                                   int my_index, MPI_Comm comm)
 {
     if (members == NULL || nmembers < 1 || my_index < 0 || my_index >= nmembers)
         return tc_err(TC_ERR_ARG);
@@ -399,7 +405,7 @@ tc_err_t tc_hier_reduce_group(void *buf, void *scratch, size_t nelem, const tc_r
                               const int *members, int nmembers, int my_index, int root_index,
                               tc_hier_reduce_alg_t alg, MPI_Comm comm, int tag)
 {
-    tc_err_t rc = check_args(buf, scratch, nelem, op, members, nmembers, my_index, comm);
+    tc_err_t rc = tc_hier_check_args(buf, scratch, nelem, op, members, nmembers, my_index, comm);
     if (rc != TC_OK)
         return rc;
     if (root_index < 0 || root_index >= nmembers || (int)alg < 0 || alg >= TC_HIER_REDUCE_LAST)
@@ -412,15 +418,15 @@ tc_err_t tc_hier_reduce_group(void *buf, void *scratch, size_t nelem, const tc_r
     grp_t g = {op, members, nmembers, comm, tag};
     switch (alg) {
     case TC_HIER_REDUCE_FLAT:
-        return reduce_flat(&g, buf, scratch, nelem, my_index, root_index);
+        return tc_hier_reduce_flat(&g, buf, scratch, nelem, my_index, root_index);
     case TC_HIER_REDUCE_RSG:
         /* Fewer elements than members would leave members without a block. */
         if (nelem >= (size_t)nmembers)
-            return reduce_rsg(&g, buf, scratch, nelem, my_index, root_index);
-        return reduce_binomial(&g, buf, scratch, nelem, my_index, root_index);
+            return tc_hier_reduce_rsg(&g, buf, scratch, nelem, my_index, root_index);
+        return tc_hier_reduce_binomial(&g, buf, scratch, nelem, my_index, root_index);
     case TC_HIER_REDUCE_BINOMIAL:
     default:
-        return reduce_binomial(&g, buf, scratch, nelem, my_index, root_index);
+        return tc_hier_reduce_binomial(&g, buf, scratch, nelem, my_index, root_index);
     }
 }
 
@@ -428,7 +434,7 @@ tc_err_t tc_hier_allreduce_group(void *buf, void *scratch, size_t nelem, const t
                                  const int *members, int nmembers, int my_index,
                                  tc_hier_allreduce_alg_t alg, MPI_Comm comm, int tag)
 {
-    tc_err_t rc = check_args(buf, scratch, nelem, op, members, nmembers, my_index, comm);
+    tc_err_t rc = tc_hier_check_args(buf, scratch, nelem, op, members, nmembers, my_index, comm);
     if (rc != TC_OK)
         return rc;
     if ((int)alg < 0 || alg >= TC_HIER_ALLREDUCE_LAST)
@@ -439,6 +445,6 @@ tc_err_t tc_hier_allreduce_group(void *buf, void *scratch, size_t nelem, const t
         return TC_OK;
     grp_t g = {op, members, nmembers, comm, tag};
     if (alg == TC_HIER_ALLREDUCE_RING)
-        return allreduce_ring(&g, buf, scratch, nelem, my_index);
-    return allreduce_recdbl(&g, buf, scratch, nelem, my_index);
+        return tc_hier_allreduce_ring(&g, buf, scratch, nelem, my_index);
+    return tc_hier_allreduce_recdbl(&g, buf, scratch, nelem, my_index);
 }

@@ -17,7 +17,7 @@
  *    extra members first fold into a partner and get the result back at the end;
  *  - RING: ring reduce-scatter then ring allgather (large messages).
  *
- * Data are packed element streams (see core/redop.h): @p nelem elements of
+ * Data are packed element streams (see base/redop.h): @p nelem elements of
  * op->elem bytes, combined with tc_redop_apply(). Every combination passes
  * the partial of the lower member indices as the LEFT operand (`in`), so
  * FLAT, BINOMIAL and RECDBL give the member-ordered result (non-commutative

@@ -29,7 +29,7 @@ typedef struct locfile_state {
     tc_hier_strtab_t names[TC_LEVEL_LAST];
 } locfile_state_t;
 
-static void seterr(locfile_state_t *st, long lineno, const char *fmt, ...)
+static void tc_hier_seterr(locfile_state_t *st, long lineno, const char *fmt, ...)
 {
     if (st->err == NULL || st->errlen == 0)
         return;
@@ -47,13 +47,13 @@ static void seterr(locfile_state_t *st, long lineno, const char *fmt, ...)
 #define TOK_ARG(t) (int)((t).len > 40 ? 40 : (t).len), (t).s, ((t).len > 40 ? "..." : "")
 
 /* Keys are case-sensitive ("socket" = "package"). */
-static int level_from_key(const char *s, size_t len)
+static int tc_hier_level_from_key(const char *s, size_t len)
 {
     return tc_base_level_index(s, len, 0);
 }
 
 /* Digits only, no sign; *v <= max. Returns 0, or -1 (not a number), -2 (too big). */
-static int parse_uint(const char *s, size_t len, int64_t max, int64_t *v)
+static int tc_hier_parse_uint(const char *s, size_t len, int64_t max, int64_t *v)
 {
     if (len == 0)
         return -1;
@@ -71,34 +71,34 @@ static int parse_uint(const char *s, size_t len, int64_t max, int64_t *v)
 }
 
 /* key=value -> level and value field; -1 after setting the message. */
-static tc_err_t split_kv(locfile_state_t *st, long lineno, tc_hier_tok_t t, int *level,
-                         tc_hier_tok_t *val)
+static tc_err_t tc_hier_split_kv(locfile_state_t *st, long lineno, tc_hier_tok_t t, int *level,
+                                 tc_hier_tok_t *val)
 {
     const char *eq = memchr(t.s, '=', t.len);
     if (eq == NULL) {
-        seterr(st, lineno, "expected key=value, got " TOK_FMT, TOK_ARG(t));
+        tc_hier_seterr(st, lineno, "expected key=value, got " TOK_FMT, TOK_ARG(t));
         return tc_err(TC_ERR_PARSE);
     }
     size_t klen = (size_t)(eq - t.s);
-    *level = level_from_key(t.s, klen);
+    *level = tc_hier_level_from_key(t.s, klen);
     if (*level < 0) {
         tc_hier_tok_t k = {t.s, klen};
-        seterr(st, lineno,
-               "unknown key " TOK_FMT " (accepted: core l2 l3 numa package socket node "
-               "switch1 switch2 switch3 switch4)",
-               TOK_ARG(k));
+        tc_hier_seterr(st, lineno,
+                       "unknown key " TOK_FMT " (accepted: core l2 l3 numa package socket node "
+                       "switch1 switch2 switch3 switch4)",
+                       TOK_ARG(k));
         return tc_err(TC_ERR_PARSE);
     }
     val->s = eq + 1;
     val->len = t.len - klen - 1;
     if (val->len == 0) {
-        seterr(st, lineno, "%s has an empty value", tc_base_level_name(*level));
+        tc_hier_seterr(st, lineno, "%s has an empty value", tc_base_level_name(*level));
         return tc_err(TC_ERR_PARSE);
     }
     return TC_OK;
 }
 
-static tc_err_t set_mode(locfile_state_t *st, long lineno, int level, int mode)
+static tc_err_t tc_hier_set_mode(locfile_state_t *st, long lineno, int level, int mode)
 {
     if (st->mode[level] == MODE_UNSET) {
         st->mode[level] = mode;
@@ -109,42 +109,42 @@ static tc_err_t set_mode(locfile_state_t *st, long lineno, int level, int mode)
         return TC_OK;
     const char *was = st->mode[level] == MODE_NUMBER ? "numbers" : "names";
     if (st->mode_line[level] > 0)
-        seterr(st, lineno, "%s mixes names and numbers (line %ld gives %s)",
-               tc_base_level_name(level), st->mode_line[level], was);
+        tc_hier_seterr(st, lineno, "%s mixes names and numbers (line %ld gives %s)",
+                       tc_base_level_name(level), st->mode_line[level], was);
     else
-        seterr(st, lineno, "%s mixes names and numbers (the shape gives %s)",
-               tc_base_level_name(level), was);
+        tc_hier_seterr(st, lineno, "%s mixes names and numbers (the shape gives %s)",
+                       tc_base_level_name(level), was);
     return tc_err(TC_ERR_PARSE);
 }
 
 /* Value of one key into *id. */
-static tc_err_t parse_value(locfile_state_t *st, long lineno, int level, tc_hier_tok_t v,
-                            int64_t *id)
+static tc_err_t tc_hier_parse_value(locfile_state_t *st, long lineno, int level, tc_hier_tok_t v,
+                                    int64_t *id)
 {
-    int rc = parse_uint(v.s, v.len, INT64_MAX, id);
+    int rc = tc_hier_parse_uint(v.s, v.len, INT64_MAX, id);
     if (rc == -2) {
-        seterr(st, lineno, "%s=" TOK_FMT ": number too large", tc_base_level_name(level),
-               TOK_ARG(v));
+        tc_hier_seterr(st, lineno, "%s=" TOK_FMT ": number too large", tc_base_level_name(level),
+                       TOK_ARG(v));
         return tc_err(TC_ERR_PARSE);
     }
     if (rc == 0)
-        return set_mode(st, lineno, level, MODE_NUMBER);
+        return tc_hier_set_mode(st, lineno, level, MODE_NUMBER);
     if (v.len > LOC_NAME_MAX) {
-        seterr(st, lineno, "%s=" TOK_FMT ": name too long (%zu > %d characters)",
-               tc_base_level_name(level), TOK_ARG(v), v.len, LOC_NAME_MAX);
+        tc_hier_seterr(st, lineno, "%s=" TOK_FMT ": name too long (%zu > %d characters)",
+                       tc_base_level_name(level), TOK_ARG(v), v.len, LOC_NAME_MAX);
         return tc_err(TC_ERR_PARSE);
     }
-    if (set_mode(st, lineno, level, MODE_NAME) != 0)
+    if (tc_hier_set_mode(st, lineno, level, MODE_NAME) != 0)
         return tc_err(TC_ERR_PARSE);
     if (tc_hier_strtab_intern(&st->names[level], v.s, v.len, id, NULL) != 0) {
-        seterr(st, lineno, "out of memory");
+        tc_hier_seterr(st, lineno, "out of memory");
         return tc_err(TC_ERR_PARSE);
     }
     return TC_OK;
 }
 
-static tc_err_t parse_shape(locfile_state_t *st, long lineno, const tc_hier_tok_t *tok, int ntok,
-                            int p, tc_hier_loc_t *locs)
+static tc_err_t tc_hier_parse_shape(locfile_state_t *st, long lineno, const tc_hier_tok_t *tok,
+                                    int ntok, int p, tc_hier_loc_t *locs)
 {
     int64_t count[TC_LEVEL_LAST];
     int listed[TC_LEVEL_LAST];
@@ -153,31 +153,31 @@ static tc_err_t parse_shape(locfile_state_t *st, long lineno, const tc_hier_tok_
     int prev = TC_LEVEL_LAST;
 
     if (ntok < 2) {
-        seterr(st, lineno, "shape lists no level");
+        tc_hier_seterr(st, lineno, "shape lists no level");
         return tc_err(TC_ERR_PARSE);
     }
     for (int i = 1; i < ntok; i++) {
         int level;
         tc_hier_tok_t v;
-        if (split_kv(st, lineno, tok[i], &level, &v) != 0)
+        if (tc_hier_split_kv(st, lineno, tok[i], &level, &v) != 0)
             return tc_err(TC_ERR_PARSE);
         if (level >= prev) {
-            seterr(st, lineno,
-                   "shape: %s must come before %s (levels go from the top down, "
-                   "each once)",
-                   tc_base_level_name(prev < TC_LEVEL_LAST ? prev : level),
-                   tc_base_level_name(level));
+            tc_hier_seterr(st, lineno,
+                           "shape: %s must come before %s (levels go from the top down, "
+                           "each once)",
+                           tc_base_level_name(prev < TC_LEVEL_LAST ? prev : level),
+                           tc_base_level_name(level));
             return tc_err(TC_ERR_PARSE);
         }
         prev = level;
         /* Counts are capped so the slot product cannot overflow. */
-        if (parse_uint(v.s, v.len, INT32_MAX, &count[level]) != 0 || count[level] < 1) {
-            seterr(st, lineno, "shape: %s=" TOK_FMT ": expected a count from 1 to %d",
-                   tc_base_level_name(level), TOK_ARG(v), INT32_MAX);
+        if (tc_hier_parse_uint(v.s, v.len, INT32_MAX, &count[level]) != 0 || count[level] < 1) {
+            tc_hier_seterr(st, lineno, "shape: %s=" TOK_FMT ": expected a count from 1 to %d",
+                           tc_base_level_name(level), TOK_ARG(v), INT32_MAX);
             return tc_err(TC_ERR_PARSE);
         }
         if (slots > INT32_MAX / count[level]) {
-            seterr(st, lineno, "shape: more than %d slots", INT32_MAX);
+            tc_hier_seterr(st, lineno, "shape: more than %d slots", INT32_MAX);
             return tc_err(TC_ERR_PARSE);
         }
         slots *= count[level];
@@ -186,7 +186,8 @@ static tc_err_t parse_shape(locfile_state_t *st, long lineno, const tc_hier_tok_
         st->mode_line[level] = 0;
     }
     if (slots < p) {
-        seterr(st, lineno, "shape holds %lld ranks, the communicator has %d", (long long)slots, p);
+        tc_hier_seterr(st, lineno, "shape holds %lld ranks, the communicator has %d",
+                       (long long)slots, p);
         return tc_err(TC_ERR_PARSE);
     }
     for (int r = 0; r < p; r++) {
@@ -202,28 +203,29 @@ static tc_err_t parse_shape(locfile_state_t *st, long lineno, const tc_hier_tok_
     return TC_OK;
 }
 
-static tc_err_t parse_rank_line(locfile_state_t *st, long lineno, const tc_hier_tok_t *tok,
-                                int ntok, int p, tc_hier_loc_t *locs, unsigned char *seen,
-                                int shaped)
+static tc_err_t tc_hier_parse_rank_line(locfile_state_t *st, long lineno, const tc_hier_tok_t *tok,
+                                        int ntok, int p, tc_hier_loc_t *locs, unsigned char *seen,
+                                        int shaped)
 {
     int64_t rank;
-    int rc = parse_uint(tok[0].s, tok[0].len, INT32_MAX, &rank);
+    int rc = tc_hier_parse_uint(tok[0].s, tok[0].len, INT32_MAX, &rank);
     if (rc == -1) {
-        seterr(st, lineno, "expected a rank number, got " TOK_FMT, TOK_ARG(tok[0]));
+        tc_hier_seterr(st, lineno, "expected a rank number, got " TOK_FMT, TOK_ARG(tok[0]));
         return tc_err(TC_ERR_PARSE);
     }
     if (rc == -2 || rank >= p) {
-        seterr(st, lineno, "rank " TOK_FMT " out of range (the communicator has %d ranks)",
-               TOK_ARG(tok[0]), p);
+        tc_hier_seterr(st, lineno, "rank " TOK_FMT " out of range (the communicator has %d ranks)",
+                       TOK_ARG(tok[0]), p);
         return tc_err(TC_ERR_PARSE);
     }
     if (seen[rank]) {
-        seterr(st, lineno, "rank %lld listed twice", (long long)rank);
+        tc_hier_seterr(st, lineno, "rank %lld listed twice", (long long)rank);
         return tc_err(TC_ERR_PARSE);
     }
     seen[rank] = 1;
     if (ntok > 1 + TC_LEVEL_LAST) {
-        seterr(st, lineno, "%d keys given, there are only %d levels", ntok - 1, TC_LEVEL_LAST);
+        tc_hier_seterr(st, lineno, "%d keys given, there are only %d levels", ntok - 1,
+                       TC_LEVEL_LAST);
         return tc_err(TC_ERR_PARSE);
     }
     tc_hier_loc_t loc;
@@ -233,14 +235,14 @@ static tc_err_t parse_rank_line(locfile_state_t *st, long lineno, const tc_hier_
     for (int i = 1; i < ntok; i++) {
         int level;
         tc_hier_tok_t v;
-        if (split_kv(st, lineno, tok[i], &level, &v) != 0)
+        if (tc_hier_split_kv(st, lineno, tok[i], &level, &v) != 0)
             return tc_err(TC_ERR_PARSE);
         if (given[level]) {
-            seterr(st, lineno, "%s given twice", tc_base_level_name(level));
+            tc_hier_seterr(st, lineno, "%s given twice", tc_base_level_name(level));
             return tc_err(TC_ERR_PARSE);
         }
         given[level] = 1;
-        if (parse_value(st, lineno, level, v, &loc.id[level]) != 0)
+        if (tc_hier_parse_value(st, lineno, level, v, &loc.id[level]) != 0)
             return tc_err(TC_ERR_PARSE);
     }
     locs[rank] = loc;
@@ -264,46 +266,46 @@ tc_err_t tc_hier_locfile_parse(const char *text, size_t len, const char *filenam
     st.err = err;
     st.errlen = errlen;
     if (p < 1) {
-        seterr(&st, 0, "communicator size %d", p);
+        tc_hier_seterr(&st, 0, "communicator size %d", p);
         return tc_err(TC_ERR_ARG);
     }
     seen = calloc((size_t)p, 1);
     if (seen == NULL) {
-        seterr(&st, 0, "out of memory");
+        tc_hier_seterr(&st, 0, "out of memory");
         return tc_err(TC_ERR_NOMEM);
     }
     while (tc_hier_lines_next(&ls, &line, &linelen)) {
         int bad = 0;
         int ntok = tc_hier_line_split(line, linelen, tok, LOC_MAXTOK, &bad);
         if (ntok < 0) {
-            seterr(&st, ls.lineno, "non-printable character (byte 0x%02x)", bad);
+            tc_hier_seterr(&st, ls.lineno, "non-printable character (byte 0x%02x)", bad);
             goto fn_exit;
         }
         if (ntok == 0)
             continue;
         int is_shape = tok[0].len == 5 && memcmp(tok[0].s, "shape", 5) == 0;
         if (is_shape && !first) {
-            seterr(&st, ls.lineno, "shape must be the first line");
+            tc_hier_seterr(&st, ls.lineno, "shape must be the first line");
             goto fn_exit;
         }
         if (is_shape && ntok > LOC_MAXTOK - 1) {
-            seterr(&st, ls.lineno, "shape: %d levels given, there are only %d", ntok - 1,
-                   TC_LEVEL_LAST);
+            tc_hier_seterr(&st, ls.lineno, "shape: %d levels given, there are only %d", ntok - 1,
+                           TC_LEVEL_LAST);
             goto fn_exit;
         }
         first = 0;
         if (is_shape) {
-            if (parse_shape(&st, ls.lineno, tok, ntok, p, locs) != 0)
+            if (tc_hier_parse_shape(&st, ls.lineno, tok, ntok, p, locs) != 0)
                 goto fn_exit;
             shaped = 1;
-        } else if (parse_rank_line(&st, ls.lineno, tok, ntok, p, locs, seen, shaped) != 0) {
+        } else if (tc_hier_parse_rank_line(&st, ls.lineno, tok, ntok, p, locs, seen, shaped) != 0) {
             goto fn_exit;
         }
     }
     if (!shaped) {
         for (int r = 0; r < p; r++) {
             if (!seen[r]) {
-                seterr(&st, 0, "rank %d not listed (the communicator has %d ranks)", r, p);
+                tc_hier_seterr(&st, 0, "rank %d not listed (the communicator has %d ranks)", r, p);
                 goto fn_exit;
             }
         }

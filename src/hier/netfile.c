@@ -9,7 +9,7 @@
 
 /* ---- string interning ---------------------------------------------------- */
 
-static uint64_t strtab_hash(const char *s, size_t len)
+static uint64_t tc_hier_strtab_hash(const char *s, size_t len)
 {
     uint64_t h = UINT64_C(1469598103934665603); /* FNV-1a */
     for (size_t i = 0; i < len; i++) {
@@ -20,10 +20,10 @@ static uint64_t strtab_hash(const char *s, size_t len)
 }
 
 /* Slot holding s, or the empty slot where it would go. */
-static size_t strtab_probe(const tc_hier_strtab_t *t, const char *s, size_t len)
+static size_t tc_hier_strtab_probe(const tc_hier_strtab_t *t, const char *s, size_t len)
 {
     size_t mask = t->nslots - 1;
-    size_t i = (size_t)strtab_hash(s, len) & mask;
+    size_t i = (size_t)tc_hier_strtab_hash(s, len) & mask;
     while (t->slots[i] != 0) {
         const char *c = t->strs[t->slots[i] - 1];
         if (strncmp(c, s, len) == 0 && c[len] == '\0')
@@ -33,7 +33,7 @@ static size_t strtab_probe(const tc_hier_strtab_t *t, const char *s, size_t len)
     return i;
 }
 
-static tc_err_t strtab_grow(tc_hier_strtab_t *t)
+static tc_err_t tc_hier_strtab_grow(tc_hier_strtab_t *t)
 {
     size_t nslots = t->nslots ? 2 * t->nslots : 64;
     size_t *slots = calloc(nslots, sizeof(*slots));
@@ -43,7 +43,7 @@ static tc_err_t strtab_grow(tc_hier_strtab_t *t)
     t->slots = slots;
     t->nslots = nslots;
     for (size_t id = 0; id < t->n; id++) {
-        size_t i = strtab_probe(t, t->strs[id], strlen(t->strs[id]));
+        size_t i = tc_hier_strtab_probe(t, t->strs[id], strlen(t->strs[id]));
         t->slots[i] = id + 1;
     }
     free(old);
@@ -54,9 +54,9 @@ tc_err_t tc_hier_strtab_intern(tc_hier_strtab_t *t, const char *s, size_t len, i
                                int *added)
 {
     /* Keep the table at most half full so probes stay short. */
-    if (2 * (t->n + 1) > t->nslots && strtab_grow(t) != 0)
+    if (2 * (t->n + 1) > t->nslots && tc_hier_strtab_grow(t) != 0)
         return tc_err(TC_ERR_NOMEM);
-    size_t i = strtab_probe(t, s, len);
+    size_t i = tc_hier_strtab_probe(t, s, len);
     if (t->slots[i] != 0) {
         *id = (int64_t)(t->slots[i] - 1);
         if (added)
@@ -88,7 +88,7 @@ int64_t tc_hier_strtab_find(const tc_hier_strtab_t *t, const char *s, size_t len
 {
     if (t->nslots == 0)
         return -1;
-    size_t i = strtab_probe(t, s, len);
+    size_t i = tc_hier_strtab_probe(t, s, len);
     return t->slots[i] ? (int64_t)(t->slots[i] - 1) : -1;
 }
 

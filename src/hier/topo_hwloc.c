@@ -21,7 +21,7 @@ static pthread_once_t cached_once = PTHREAD_ONCE_INIT;
 static hwloc_topology_t cached_topo;
 static int cached_rc = -1;
 
-static void cached_load(void)
+static void tc_hier_cached_load(void)
 {
     hwloc_topology_t t;
 
@@ -40,8 +40,8 @@ tc_err_t tc_hier_topo_get(hwloc_topology_t *topo)
 {
     if (topo == NULL)
         return tc_err(TC_ERR_ARG);
-    /* pthread_once orders the writes in cached_load() before every return. */
-    if (pthread_once(&cached_once, cached_load) != 0 || cached_rc != 0)
+    /* pthread_once orders the writes in tc_hier_cached_load() before every return. */
+    if (pthread_once(&cached_once, tc_hier_cached_load) != 0 || cached_rc != 0)
         return tc_err(TC_ERR_NOTSUP); /* hwloc could not load this machine's topology */
     *topo = cached_topo;
     return TC_OK;
@@ -97,7 +97,7 @@ void tc_hier_topo_destroy(hwloc_topology_t topo)
  * several depths (logical indexes are per depth, so ids would collide). NUMA
  * nodes live at the virtual depth HWLOC_TYPE_DEPTH_NUMANODE, which the
  * by-depth accessors accept. */
-static tc_err_t level_depth(hwloc_topology_t topo, int level, int *depth)
+static tc_err_t tc_hier_level_depth(hwloc_topology_t topo, int level, int *depth)
 {
     int d = hwloc_get_type_depth(topo, level_type[level]);
 
@@ -107,7 +107,7 @@ static tc_err_t level_depth(hwloc_topology_t topo, int level, int *depth)
     return TC_OK;
 }
 
-static void loc_clear(tc_hier_loc_t *loc)
+static void tc_hier_loc_clear(tc_hier_loc_t *loc)
 {
     for (int l = 0; l < TC_LEVEL_LAST; l++)
         loc->id[l] = TC_LOC_UNKNOWN;
@@ -116,13 +116,13 @@ static void loc_clear(tc_hier_loc_t *loc)
 /* Id of the unit holding @set at @level, or TC_LOC_UNKNOWN. Every object whose
  * cpuset includes @set must have the same cpuset (one unit: several NUMA nodes
  * behind the same cores); the unit is named by its lowest logical index. */
-static int64_t level_locate(hwloc_topology_t topo, int level, hwloc_const_cpuset_t set)
+static int64_t tc_hier_level_locate(hwloc_topology_t topo, int level, hwloc_const_cpuset_t set)
 {
     hwloc_const_cpuset_t unit = NULL;
     int64_t id = TC_LOC_UNKNOWN;
     int depth, n;
 
-    if (level_depth(topo, level, &depth) != 0)
+    if (tc_hier_level_depth(topo, level, &depth) != 0)
         return TC_LOC_UNKNOWN;
     n = hwloc_get_nbobjs_by_depth(topo, depth);
     for (int i = 0; i < n; i++) {
@@ -151,7 +151,7 @@ tc_err_t tc_hier_topo_locality(hwloc_topology_t topo, hwloc_const_cpuset_t bindi
     tc_err_t rc = tc_err(TC_ERR_ARG);
 
     if (loc != NULL)
-        loc_clear(loc);
+        tc_hier_loc_clear(loc);
     if (topo == NULL || binding == NULL || loc == NULL)
         goto fn_exit;
     rc = tc_err(TC_ERR_NOMEM);
@@ -164,7 +164,7 @@ tc_err_t tc_hier_topo_locality(hwloc_topology_t topo, hwloc_const_cpuset_t bindi
     if (hwloc_bitmap_iszero(set))
         goto fn_exit;
     for (int l = 0; l < NLEVELS; l++) {
-        loc->id[l] = level_locate(topo, l, set);
+        loc->id[l] = tc_hier_level_locate(topo, l, set);
         if (loc->id[l] != TC_LOC_UNKNOWN)
             known |= 1u << l;
     }
@@ -186,7 +186,7 @@ tc_err_t tc_hier_topo_self(tc_hier_loc_t *loc, unsigned *known_mask, int *bound)
 
     if (loc == NULL)
         loc = &dummy;
-    loc_clear(loc);
+    tc_hier_loc_clear(loc);
     if (known_mask != NULL)
         *known_mask = 0;
     if ((rc = tc_hier_topo_get(&topo)) != TC_OK)
@@ -216,12 +216,12 @@ typedef struct {
     int whole;     /* a single unit covering the whole machine */
 } level_units_t;
 
-static tc_err_t units_collect(hwloc_topology_t topo, int level, level_units_t *u)
+static tc_err_t tc_hier_units_collect(hwloc_topology_t topo, int level, level_units_t *u)
 {
     int depth, n;
 
     memset(u, 0, sizeof(*u));
-    if (level_depth(topo, level, &depth) != 0)
+    if (tc_hier_level_depth(topo, level, &depth) != 0)
         return TC_OK;
     n = hwloc_get_nbobjs_by_depth(topo, depth);
     if (n <= 0)
@@ -252,7 +252,7 @@ static tc_err_t units_collect(hwloc_topology_t topo, int level, level_units_t *u
 }
 
 /* Every unit of @lo lies inside one unit of @hi. */
-static int units_nest(const level_units_t *lo, const level_units_t *hi)
+static int tc_hier_units_nest(const level_units_t *lo, const level_units_t *hi)
 {
     for (int i = 0; i < lo->n; i++) {
         int inside = 0;
@@ -266,7 +266,7 @@ static int units_nest(const level_units_t *lo, const level_units_t *hi)
 }
 
 /* Same partition of the PUs (both levels are partitions, @lo nests in @hi). */
-static int units_same(const level_units_t *lo, const level_units_t *hi)
+static int tc_hier_units_same(const level_units_t *lo, const level_units_t *hi)
 {
     if (lo->n != hi->n)
         return 0;
@@ -295,7 +295,7 @@ unsigned tc_hier_topo_nesting_mask(hwloc_topology_t topo, unsigned *redundant_ma
     if (topo == NULL)
         return 0;
     for (int l = 0; l < NLEVELS; l++) {
-        if (units_collect(topo, l, &u[l]) != 0)
+        if (tc_hier_units_collect(topo, l, &u[l]) != 0)
             goto fn_exit;
         /* Overlapping unequal units (nested NUMA nodes) do not partition the
          * PUs, so they cannot define groups. */
@@ -304,8 +304,8 @@ unsigned tc_hier_topo_nesting_mask(hwloc_topology_t topo, unsigned *redundant_ma
     }
     for (int a = 0; a < NLEVELS; a++)
         for (int b = a + 1; b < NLEVELS; b++) {
-            nest[a][b] = units_nest(&u[a], &u[b]);
-            same[a][b] = nest[a][b] && units_same(&u[a], &u[b]);
+            nest[a][b] = tc_hier_units_nest(&u[a], &u[b]);
+            same[a][b] = nest[a][b] && tc_hier_units_same(&u[a], &u[b]);
         }
 
     /* Five levels: trying all 32 subsets is simpler and easier to trust than

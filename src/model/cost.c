@@ -4,14 +4,14 @@
 
 #include <math.h>
 
-static double dmax(double a, double b)
+static double tc_model_dmax(double a, double b)
 {
     return a > b ? a : b;
 }
 
 /* ceil(log_n P) by integer arithmetic: log(8)/log(2) is 2.9999... in
  * floating point, and a partial round costs a whole round. */
-static int ceil_log(int n, int P)
+static int tc_model_ceil_log(int n, int P)
 {
     int r = 0;
     for (long long span = 1; span < P; span *= n)
@@ -20,7 +20,7 @@ static int ceil_log(int n, int P)
 }
 
 /* floor(log2 P) (P >= 1). */
-static int floor_log2(int P)
+static int tc_model_floor_log2(int P)
 {
     int r = 0;
     while ((1LL << (r + 1)) <= P)
@@ -30,30 +30,30 @@ static int floor_log2(int P)
 
 /* ---- Barriers (paper 003) ---------------------------------------------- */
 
-static double barrier_central(int P, const tc_logp_t *p, double f_r, double f_s)
+static double tc_model_barrier_central(int P, const tc_logp_t *p, double f_r, double f_s)
 {
     /* Paper 003: P-1 arrivals at the root (first o_s + L + o_r, then one
      * f_r each), P-1 releases (first o_s + L + o_r, then one f_s each). */
     return 2.0 * (p->o_s + p->L + p->o_r) + (P - 2) * f_r + (P - 2) * f_s;
 }
 
-static double barrier_tree(int P, int n, const tc_logp_t *p, double f_r, double t_s)
+static double tc_model_barrier_tree(int P, int n, const tc_logp_t *p, double f_r, double t_s)
 {
     /* Paper 003: ceil(log_n P) arrival levels, each a message plus n-2
      * further receives at the parent; then a binomial release of
      * ceil(log2 P) rounds: o_s + (ceil(log2 P) - 1) t_s + L + o_r. */
-    return (p->o_s + p->L + f_r * (n - 2) + p->o_r) * ceil_log(n, P) + p->o_s +
-           (ceil_log(2, P) - 1) * t_s + p->L + p->o_r;
+    return (p->o_s + p->L + f_r * (n - 2) + p->o_r) * tc_model_ceil_log(n, P) + p->o_s +
+           (tc_model_ceil_log(2, P) - 1) * t_s + p->L + p->o_r;
 }
 
-static double barrier_dissemination(int P, double t_s)
+static double tc_model_barrier_dissemination(int P, double t_s)
 {
     /* Paper 003: ceil(log2 P) rounds of one send and one receive;
      * max(t_r, t_s) = t_s since t_r = t_s. */
-    return t_s * ceil_log(2, P);
+    return t_s * tc_model_ceil_log(2, P);
 }
 
-static double barrier_tournament(int P, double t_s)
+static double tc_model_barrier_tournament(int P, double t_s)
 {
     /* Derived (docs/model.md): R = ceil(log2 P) rounds in which the loser
      * signals the winner (the champion receives one signal per round, each
@@ -62,21 +62,21 @@ static double barrier_tournament(int P, double t_s)
      * winners costs h (o_s+L+o_r) + (R-h) f_s <= R max(o_s+L+o_r, g) =
      * R t_s. Exact for P a power of two when o_s+L+o_r >= g; otherwise an
      * upper bound, in the same spirit as the paper's dissemination term. */
-    int R = ceil_log(2, P);
+    int R = tc_model_ceil_log(2, P);
     double t_r = t_s;
     return R * t_r + R * t_s;
 }
 
-static double barrier_pairwise(int P, const tc_logp_t *p, double t_s)
+static double tc_model_barrier_pairwise(int P, const tc_logp_t *p, double t_s)
 {
     /* Derived (docs/model.md), Brooks' butterfly: P2 = 2^floor(log2 P)
      * processes exchange with partner i ^ 2^r for log2 P2 rounds (send and
      * receive per round, as dissemination: t_s). For P != P2 the P - P2
      * extra processes first signal a partner among the P2 (step in, one
      * message) and are released by it at the end (step out, one message). */
-    int P2 = 1 << floor_log2(P);
+    int P2 = 1 << tc_model_floor_log2(P);
     double extra = P == P2 ? 0.0 : 2.0 * (p->o_s + p->L + p->o_r);
-    return t_s * floor_log2(P) + extra;
+    return t_s * tc_model_floor_log2(P) + extra;
 }
 
 double tc_model_barrier_cost(tc_model_barrier_t alg, int P, int arity, const tc_logp_t *p)
@@ -85,20 +85,20 @@ double tc_model_barrier_cost(tc_model_barrier_t alg, int P, int arity, const tc_
         return 0.0;
     int n = arity < 2 ? 2 : arity;
     /* Paper 003's notation. */
-    double f_r = dmax(p->o_r, p->g);
-    double f_s = dmax(p->o_s, p->g);
-    double t_s = dmax(p->g, p->o_s + p->L + p->o_r);
+    double f_r = tc_model_dmax(p->o_r, p->g);
+    double f_s = tc_model_dmax(p->o_s, p->g);
+    double t_s = tc_model_dmax(p->g, p->o_s + p->L + p->o_r);
     switch (alg) {
     case TC_MODEL_BARRIER_CENTRAL:
-        return barrier_central(P, p, f_r, f_s);
+        return tc_model_barrier_central(P, p, f_r, f_s);
     case TC_MODEL_BARRIER_TREE:
-        return barrier_tree(P, n, p, f_r, t_s);
+        return tc_model_barrier_tree(P, n, p, f_r, t_s);
     case TC_MODEL_BARRIER_DISSEMINATION:
-        return barrier_dissemination(P, t_s);
+        return tc_model_barrier_dissemination(P, t_s);
     case TC_MODEL_BARRIER_TOURNAMENT:
-        return barrier_tournament(P, t_s);
+        return tc_model_barrier_tournament(P, t_s);
     case TC_MODEL_BARRIER_PAIRWISE:
-        return barrier_pairwise(P, p, t_s);
+        return tc_model_barrier_pairwise(P, p, t_s);
     default:
         return HUGE_VAL;
     }
@@ -107,8 +107,9 @@ double tc_model_barrier_cost(tc_model_barrier_t alg, int P, int arity, const tc_
 /* The cheapest allowed algorithm under @p cost (ties keep the lower enum
  * value); shared by the message and the shared-memory barrier argmins. */
 static tc_model_barrier_t
-barrier_argmin(double (*cost)(tc_model_barrier_t, int, int, const tc_logp_t *), unsigned allowed,
-               int P, int arity, const tc_logp_t *p, double costs[TC_MODEL_BARRIER_LAST])
+tc_model_barrier_argmin_of(double (*cost)(tc_model_barrier_t, int, int, const tc_logp_t *),
+                           unsigned allowed, int P, int arity, const tc_logp_t *p,
+                           double costs[TC_MODEL_BARRIER_LAST])
 {
     const unsigned all = (1u << TC_MODEL_BARRIER_LAST) - 1;
     if ((allowed & all) == 0)
@@ -131,14 +132,14 @@ barrier_argmin(double (*cost)(tc_model_barrier_t, int, int, const tc_logp_t *), 
 tc_model_barrier_t tc_model_barrier_argmin(unsigned allowed, int P, int arity, const tc_logp_t *p,
                                            double costs[TC_MODEL_BARRIER_LAST])
 {
-    return barrier_argmin(tc_model_barrier_cost, allowed, P, arity, p, costs);
+    return tc_model_barrier_argmin_of(tc_model_barrier_cost, allowed, P, arity, p, costs);
 }
 
 /* ---- Shared-memory barriers (flags in the segment) ---------------------- */
 
 /* Depth of the heap tree of arity n over P nodes (children of i: n i + 1 ..
  * n i + n): the smallest d with 1 + n + ... + n^d >= P. */
-static int heap_depth(int n, int P)
+static int tc_model_heap_depth(int n, int P)
 {
     int d = 0;
     long long nodes = 1, width = 1;
@@ -165,8 +166,8 @@ double tc_model_shm_barrier_cost(tc_model_barrier_t alg, int P, int arity, const
     /* A further line that is already set, read after the first: the paper's
      * f_r. g holds the fetch-add on a line another process wrote last (one
      * central-counter arrival), so this is also the counter's gap. */
-    double f_r = dmax(shm->o_r, shm->g);
-    int R = ceil_log(2, P);
+    double f_r = tc_model_dmax(shm->o_r, shm->g);
+    int R = tc_model_ceil_log(2, P);
     switch (alg) {
     case TC_MODEL_BARRIER_CENTRAL:
         /* Paper 003: 2 M + (P-2) f_r + (P-2) f_s. In shared memory the P
@@ -182,7 +183,7 @@ double tc_model_shm_barrier_cost(tc_model_barrier_t alg, int P, int arity, const
          * others, already set (f_r each), and later one release line takes
          * a hop down to all its children at once. */
         int k = n < P - 1 ? n : P - 1;
-        return shm->o_s + heap_depth(n, P) * (2.0 * hop + (k - 1) * f_r);
+        return shm->o_s + tc_model_heap_depth(n, P) * (2.0 * hop + (k - 1) * f_r);
     }
     case TC_MODEL_BARRIER_TOURNAMENT:
         /* R rounds up (the champion's round-r signal comes from a loser that
@@ -207,7 +208,7 @@ tc_model_barrier_t tc_model_shm_barrier_argmin(unsigned allowed, int P, int arit
                                                const tc_logp_t *shm,
                                                double costs[TC_MODEL_BARRIER_LAST])
 {
-    return barrier_argmin(tc_model_shm_barrier_cost, allowed, P, arity, shm, costs);
+    return tc_model_barrier_argmin_of(tc_model_shm_barrier_cost, allowed, P, arity, shm, costs);
 }
 
 /* ---- LogGP costs of the per-level algorithms ----------------------------- */
@@ -224,22 +225,22 @@ double tc_model_loggp_msg(double m, const tc_logp_t *p)
 
 /* Interval between the starts of consecutive m-byte sends of one process
  * (LogGP: the next send waits for the gap and for the previous injection). */
-static double send_gap(double m, const tc_logp_t *p)
+static double tc_model_send_gap(double m, const tc_logp_t *p)
 {
-    return dmax(p->g, p->o_s + dmax(m - 1.0, 0.0) * p->G);
+    return tc_model_dmax(p->g, p->o_s + tc_model_dmax(m - 1.0, 0.0) * p->G);
 }
 
 /* The same at a receiver taking consecutive m-byte messages. */
-static double recv_gap(double m, const tc_logp_t *p)
+static double tc_model_recv_gap(double m, const tc_logp_t *p)
 {
-    return dmax(p->g, p->o_r + dmax(m - 1.0, 0.0) * p->G);
+    return tc_model_dmax(p->g, p->o_r + tc_model_dmax(m - 1.0, 0.0) * p->G);
 }
 
 /* One round in which a process sends m bytes and receives m bytes: the
  * LogGP form of paper 003's t_s = max(g, o_s + L + o_r). */
-static double exchange(double m, const tc_logp_t *p)
+static double tc_model_exchange(double m, const tc_logp_t *p)
 {
-    return dmax(p->g, tc_model_loggp_msg(m, p));
+    return tc_model_dmax(p->g, tc_model_loggp_msg(m, p));
 }
 
 double tc_model_bcast_flat_cost(size_t m, int P, const tc_logp_t *p)
@@ -247,7 +248,7 @@ double tc_model_bcast_flat_cost(size_t m, int P, const tc_logp_t *p)
     if (m == 0 || P <= 1)
         return 0.0;
     /* P-1 Isends from the root: the last starts (P-2) gaps after the first. */
-    return tc_model_loggp_msg((double)m, p) + (P - 2) * send_gap((double)m, p);
+    return tc_model_loggp_msg((double)m, p) + (P - 2) * tc_model_send_gap((double)m, p);
 }
 
 double tc_model_bcast_knomial_cost(size_t m, int P, int k, const tc_logp_t *p)
@@ -261,8 +262,8 @@ double tc_model_bcast_knomial_cost(size_t m, int P, int k, const tc_logp_t *p)
      * first send of every round, but a round ends when its last child has
      * the data: one message plus (children - 1) send gaps. */
     int children = (k < P ? k : P) - 1;
-    return ceil_log(k, P) *
-           (tc_model_loggp_msg((double)m, p) + (children - 1) * send_gap((double)m, p));
+    return tc_model_ceil_log(k, P) *
+           (tc_model_loggp_msg((double)m, p) + (children - 1) * tc_model_send_gap((double)m, p));
 }
 
 double tc_model_bcast_scatter_allgather_cost(size_t m, int P, int k, const tc_logp_t *p)
@@ -274,11 +275,11 @@ double tc_model_bcast_scatter_allgather_cost(size_t m, int P, int k, const tc_lo
     /* Binomial scatter: along the critical path the j-th message carries
      * m / 2^j bytes, j = 1..ceil(log2 P) (exact for powers of two). */
     double scatter = 0.0;
-    int R = ceil_log(2, P);
+    int R = tc_model_ceil_log(2, P);
     for (int j = 1; j <= R; j++)
         scatter += tc_model_loggp_msg((double)m / (double)(1LL << j), p);
     /* Ring allgather: P-1 steps, each sends and receives one m/P chunk. */
-    double allgather = (P - 1) * exchange((double)m / P, p);
+    double allgather = (P - 1) * tc_model_exchange((double)m / P, p);
     return scatter + allgather;
 }
 
@@ -291,7 +292,8 @@ double tc_model_reduce_flat_cost(size_t m, int P, double gamma, const tc_logp_t 
      * o_s + L + o_r + (N-1) f_r with f_r -> max(g, o_r + (m-1)G), plus one
      * combination of m bytes per vector. */
     double comb = (double)m * gamma;
-    return tc_model_loggp_msg((double)m, p) + comb + (P - 2) * (recv_gap((double)m, p) + comb);
+    return tc_model_loggp_msg((double)m, p) + comb +
+           (P - 2) * (tc_model_recv_gap((double)m, p) + comb);
 }
 
 double tc_model_reduce_binomial_cost(size_t m, int P, double gamma, const tc_logp_t *p)
@@ -300,21 +302,21 @@ double tc_model_reduce_binomial_cost(size_t m, int P, double gamma, const tc_log
         return 0.0;
     /* ceil(log2 P) rounds; the root receives one full vector per round and
      * combines it before the next. */
-    return ceil_log(2, P) * (tc_model_loggp_msg((double)m, p) + (double)m * gamma);
+    return tc_model_ceil_log(2, P) * (tc_model_loggp_msg((double)m, p) + (double)m * gamma);
 }
 
 double tc_model_reduce_rsg_cost(size_t m, int P, double gamma, const tc_logp_t *p)
 {
     if (m == 0 || P <= 1)
         return 0.0;
-    int R = floor_log2(P), P2 = 1 << R;
+    int R = tc_model_floor_log2(P), P2 = 1 << R;
     /* Fold: with P != P2 an extra member hands its whole vector over first. */
     double fold = P == P2 ? 0.0 : tc_model_loggp_msg((double)m, p) + (double)m * gamma;
     /* Recursive halving: round j exchanges and combines m / 2^j bytes. */
     double rs = 0.0;
     for (int j = 1; j <= R; j++) {
         double mj = (double)m / (double)(1LL << j);
-        rs += exchange(mj, p) + mj * gamma;
+        rs += tc_model_exchange(mj, p) + mj * gamma;
     }
     /* Binomial gather to the root: messages of m/P2, 2m/P2, ..., m/2. */
     double gather = 0.0;
@@ -327,12 +329,12 @@ double tc_model_allreduce_recdbl_cost(size_t m, int P, double gamma, const tc_lo
 {
     if (m == 0 || P <= 1)
         return 0.0;
-    int R = floor_log2(P), P2 = 1 << R;
+    int R = tc_model_floor_log2(P), P2 = 1 << R;
     /* Non-power-of-two fix-up: the extra members fold their vector into a
      * partner (message + combine) and get the result back (message). */
     double fix = P == P2 ? 0.0 : 2.0 * tc_model_loggp_msg((double)m, p) + (double)m * gamma;
     /* log2 P2 rounds of a full-vector exchange and a combination. */
-    return fix + R * (exchange((double)m, p) + (double)m * gamma);
+    return fix + R * (tc_model_exchange((double)m, p) + (double)m * gamma);
 }
 
 double tc_model_allreduce_ring_cost(size_t m, int P, double gamma, const tc_logp_t *p)
@@ -342,7 +344,7 @@ double tc_model_allreduce_ring_cost(size_t m, int P, double gamma, const tc_logp
     double b = (double)m / P;
     /* P-1 reduce-scatter steps (exchange a block, combine it), then P-1
      * allgather steps (exchange a block). */
-    return (P - 1) * (exchange(b, p) + b * gamma) + (P - 1) * exchange(b, p);
+    return (P - 1) * (tc_model_exchange(b, p) + b * gamma) + (P - 1) * tc_model_exchange(b, p);
 }
 
 /* ---- Shared-memory pipelined Bcast (paper 000, section 5) ----------------- */
@@ -380,12 +382,12 @@ double tc_model_shm_bcast_cost(size_t m, size_t f, int S, int depth, const tc_mo
  * has it at step t and serves its children smallest first (the paper's
  * PutLoop): children s + 2^k for every 2^k below s's lowest set bit (all
  * 2^k < P for s = 0), the i-th (from 1) at step t + i. */
-static int rma_up_finish(int s, int P, int t)
+static int tc_model_rma_up_finish(int s, int P, int t)
 {
     long low = s == 0 ? 2L * P : (long)(s & -s);
     int end = t, i = 0;
     for (long bit = 1; bit < low && s + bit < P; bit <<= 1) {
-        int f = rma_up_finish((int)(s + bit), P, t + ++i);
+        int f = tc_model_rma_up_finish((int)(s + bit), P, t + ++i);
         if (f > end)
             end = f;
     }
@@ -399,8 +401,8 @@ int tc_model_rma_binomial_rounds(int P, tc_model_rma_order_t order)
     /* Largest subtree first: the child that starts at step i has a subtree
      * of half the size of the previous one, so every path takes ceil(log2 P). */
     if (order != TC_MODEL_RMA_ORDER_UP)
-        return ceil_log(2, P);
-    return rma_up_finish(0, P, 0);
+        return tc_model_ceil_log(2, P);
+    return tc_model_rma_up_finish(0, P, 0);
 }
 
 double tc_model_rma_bcast_binomial_cost(size_t m, int P, tc_model_rma_order_t order, double o_poll,
@@ -408,7 +410,7 @@ double tc_model_rma_bcast_binomial_cost(size_t m, int P, tc_model_rma_order_t or
 {
     if (P <= 1 || p == NULL)
         return 0.0;
-    double q = dmax(p->o_s, p->g);
+    double q = tc_model_dmax(p->o_s, p->g);
     double mb = m > 0 ? (double)m : 1.0;
     double step = p->o_s + (mb - 1.0) * p->G + 2.0 * q + p->L + o_poll;
     return step * tc_model_rma_binomial_rounds(P, order) + p->o_s + p->L;
@@ -420,5 +422,5 @@ double tc_model_rma_bcast_linear_cost(size_t m, int P, const tc_logp_t *p)
         return 0.0;
     double mb = m > 0 ? (double)m : 1.0;
     double inject = p->o_s + (mb - 1.0) * p->G;
-    return inject + (P - 2) * dmax(p->g, inject) + 2.0 * p->L;
+    return inject + (P - 2) * tc_model_dmax(p->g, inject) + 2.0 * p->L;
 }

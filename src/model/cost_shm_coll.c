@@ -8,19 +8,19 @@
 #define TC_MODEL_SHM_TREE_MAX_ARITY 64
 
 /* The arity clamped to 2..TC_MODEL_SHM_TREE_MAX_ARITY, as reduce.c does. */
-static int shm_tree_arity(int arity)
+static int tc_model_shm_tree_arity(int arity)
 {
     return arity < 2                             ? 2
            : arity > TC_MODEL_SHM_TREE_MAX_ARITY ? TC_MODEL_SHM_TREE_MAX_ARITY
                                                  : arity;
 }
 
-static double shm_nfrag(size_t m, size_t f)
+static double tc_model_shm_nfrag(size_t m, size_t f)
 {
     return f == 0 ? 1.0 : ceil((double)m / (double)f);
 }
 
-static size_t shm_first(size_t m, size_t f)
+static size_t tc_model_shm_first(size_t m, size_t f)
 {
     return f == 0 || f > m ? m : f;
 }
@@ -44,7 +44,7 @@ tc_model_shm_red_t tc_model_shm_reduce_scheme(size_t m, size_t f, int p,
                                              : TC_MODEL_SHM_RED_INLINE;
     if (p > 2 && f >= cfg->slice_min)
         return TC_MODEL_SHM_RED_SLICE;
-    if (tree_ok && shm_first(m, f) <= cfg->tree_max)
+    if (tree_ok && tc_model_shm_first(m, f) <= cfg->tree_max)
         return TC_MODEL_SHM_RED_TREE;
     return TC_MODEL_SHM_RED_DIRECT;
 }
@@ -57,8 +57,8 @@ double tc_model_shm_reduce_direct_cost(size_t m, size_t f, int p, double gamma, 
     const double md = (double)m, peers = (double)(p - 1);
     if (inline_msg)
         return md * sp->t + peers * sp->t_w + peers * md * gamma + md * sp->t;
-    const double x = (double)shm_first(m, f);
-    return x * sp->t + peers * sp->t_w + (shm_nfrag(m, f) - 1.0) * sp->t_w +
+    const double x = (double)tc_model_shm_first(m, f);
+    return x * sp->t + peers * sp->t_w + (tc_model_shm_nfrag(m, f) - 1.0) * sp->t_w +
            peers * md * (sp->t + gamma);
 }
 
@@ -69,12 +69,13 @@ double tc_model_shm_reduce_slice_cost(size_t m, size_t f, int p, double gamma,
         return 0.0;
     const double md = (double)m, pd = (double)p;
     return 3.0 * md * sp->t + (pd - 1.0) / pd * md * gamma + 2.0 * (pd - 1.0) * sp->t_w +
-           2.0 * (shm_nfrag(m, f) - 1.0) * sp->t_w;
+           2.0 * (tc_model_shm_nfrag(m, f) - 1.0) * sp->t_w;
 }
 
 /* U of the range [lo, lo + n) headed by lo (only n matters: the shape of a
  * subtree depends on its size alone). */
-static double shm_tree_up_range(int n, int k, double x, double gamma, const tc_model_shm_t *sp)
+static double tc_model_shm_tree_up_range(int n, int k, double x, double gamma,
+                                         const tc_model_shm_t *sp)
 {
     if (n <= 1)
         return x * sp->t;
@@ -83,7 +84,7 @@ static double shm_tree_up_range(int n, int k, double x, double gamma, const tc_m
     for (int j = 0; j < c; j++) {
         /* Chunk j starts at 1 + m j / c (relative to lo), as in reduce.c. */
         const int start = (int)((long long)m * j / c), end = (int)((long long)m * (j + 1) / c);
-        const double u = shm_tree_up_range(end - start, k, x, gamma, sp);
+        const double u = tc_model_shm_tree_up_range(end - start, k, x, gamma, sp);
         if (u > worst)
             worst = u;
     }
@@ -94,8 +95,8 @@ double tc_model_shm_tree_up_cost(size_t x, int p, int arity, double gamma, const
 {
     if (x == 0 || p <= 1)
         return 0.0;
-    const int k = shm_tree_arity(arity);
-    return shm_tree_up_range(p, k, (double)x, gamma, sp);
+    const int k = tc_model_shm_tree_arity(arity);
+    return tc_model_shm_tree_up_range(p, k, (double)x, gamma, sp);
 }
 
 double tc_model_shm_reduce_tree_cost(size_t m, size_t f, int p, int arity, double gamma,
@@ -103,11 +104,11 @@ double tc_model_shm_reduce_tree_cost(size_t m, size_t f, int p, int arity, doubl
 {
     if (m == 0 || p <= 1)
         return 0.0;
-    const int k = shm_tree_arity(arity);
-    const size_t x = shm_first(m, f);
+    const int k = tc_model_shm_tree_arity(arity);
+    const size_t x = tc_model_shm_first(m, f);
     const double c0 = (double)(p - 1 < k ? p - 1 : k);
     return tc_model_shm_tree_up_cost(x, p, k, gamma, sp) + sp->t_w + (double)x * sp->t +
-           (shm_nfrag(m, f) - 1.0) * sp->t_w + c0 * (double)(m - x) * (sp->t + gamma);
+           (tc_model_shm_nfrag(m, f) - 1.0) * sp->t_w + c0 * (double)(m - x) * (sp->t + gamma);
 }
 
 double tc_model_shm_reduce_cost(size_t m, size_t f, int p, double gamma,

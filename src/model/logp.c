@@ -77,26 +77,26 @@ static const tc_logp_t shm_default = {0.036, 0.034, 0.021, 0.025, 0.00007, 0, 0,
 /* Rows of a table: the levels, then the shm row at index SHM_ROW. */
 #define SHM_ROW TC_MODEL_LEVEL_LAST
 
-static tc_logp_t *row_get(tc_logp_table_t *t, int r)
+static tc_logp_t *tc_model_row_get(tc_logp_table_t *t, int r)
 {
     return r == SHM_ROW ? &t->shm : &t->level[r];
 }
 
-static void row_set(tc_logp_table_t *t, int r, const tc_logp_t *v, tc_logp_source_t src)
+static void tc_model_row_set(tc_logp_table_t *t, int r, const tc_logp_t *v, tc_logp_source_t src)
 {
-    *row_get(t, r) = *v;
+    *tc_model_row_get(t, r) = *v;
     if (r == SHM_ROW)
         t->shm_source = src;
     else
         t->source[r] = src;
 }
 
-static const char *row_name(int r)
+static const char *tc_model_row_name(int r)
 {
     return r == SHM_ROW ? TC_LOGP_SHM_NAME : tc_base_level_name(r);
 }
 
-static double *logp_field(tc_logp_t *p, int i)
+static double *tc_model_logp_field(tc_logp_t *p, int i)
 {
     switch (i) {
     case 0:
@@ -118,32 +118,32 @@ static double *logp_field(tc_logp_t *p, int i)
     }
 }
 
-static double logp_field_get(const tc_logp_t *p, int i)
+static double tc_model_logp_field_get(const tc_logp_t *p, int i)
 {
     const double v[NFIELDS] = {p->L, p->o_s, p->o_r, p->g, p->G, p->E, p->rdv, p->w};
     return v[i];
 }
 
 /* Case-insensitive comparison of the @p n bytes at @p s with the string @p w. */
-static int word_eq(const char *s, size_t n, const char *w)
+static int tc_model_word_eq(const char *s, size_t n, const char *w)
 {
     return tc_base_word_eq(s, n, w, 1);
 }
 
-static int is_space(int c)
+static int tc_model_is_space(int c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
 }
 
-static int level_parse_n(const char *s, size_t n)
+static int tc_model_level_parse_n(const char *s, size_t n)
 {
     return tc_base_level_index(s, n, 1);
 }
 
 /* A level, or SHM_ROW for "shm"; -1 if neither. */
-static int row_parse_n(const char *s, size_t n)
+static int tc_model_row_parse_n(const char *s, size_t n)
 {
-    return word_eq(s, n, TC_LOGP_SHM_NAME) ? SHM_ROW : level_parse_n(s, n);
+    return tc_model_word_eq(s, n, TC_LOGP_SHM_NAME) ? SHM_ROW : tc_model_level_parse_n(s, n);
 }
 
 const char *tc_model_level_name(tc_model_level_t level)
@@ -157,7 +157,7 @@ int tc_model_level_parse(const char *name)
 {
     if (name == NULL)
         return -1;
-    return level_parse_n(name, strlen(name));
+    return tc_model_level_parse_n(name, strlen(name));
 }
 
 void tc_logp_table_defaults(tc_logp_table_t *t)
@@ -172,7 +172,7 @@ void tc_logp_table_defaults(tc_logp_table_t *t)
 
 /* A model parameter: the whole of [s, s+n) is one finite number >= 0.
  * strtod alone would accept "nan", "inf" and a trailing "us". */
-static tc_err_t number_parse_n(const char *s, size_t n, double *out)
+static tc_err_t tc_model_number_parse_n(const char *s, size_t n, double *out)
 {
     char buf[64];
     if (n == 0 || n >= sizeof buf)
@@ -192,19 +192,19 @@ static tc_err_t number_parse_n(const char *s, size_t n, double *out)
  * rows of @p t (E, rdv, w not on the line keep the row's values). Returns 1
  * for a parameter line (*level, *val set), 0 for a blank line, -1 on
  * error. */
-static int file_line_parse(tc_logp_table_t *t, const char *s, const char *name, int lineno,
-                           int *level, tc_logp_t *val, char *err, size_t errlen)
+static int tc_model_file_line_parse(tc_logp_table_t *t, const char *s, const char *name, int lineno,
+                                    int *level, tc_logp_t *val, char *err, size_t errlen)
 {
     const char *tok[NFIELDS + 1];
     size_t len[NFIELDS + 1];
     int ntok = 0;
     while (*s) {
-        while (is_space((unsigned char)*s))
+        while (tc_model_is_space((unsigned char)*s))
             s++;
         if (!*s)
             break;
         const char *b = s;
-        while (*s && !is_space((unsigned char)*s))
+        while (*s && !tc_model_is_space((unsigned char)*s))
             s++;
         if (ntok < NFIELDS + 1) {
             tok[ntok] = b;
@@ -214,7 +214,7 @@ static int file_line_parse(tc_logp_table_t *t, const char *s, const char *name, 
     }
     if (ntok == 0)
         return 0;
-    int lv = row_parse_n(tok[0], len[0]);
+    int lv = tc_model_row_parse_n(tok[0], len[0]);
     if (lv < 0) {
         tc_err_message(err, errlen, "%s:%d: unknown level '%.*s' (accepted: " ACCEPTED_LEVELS ")",
                        name, lineno, (int)len[0], tok[0]);
@@ -224,7 +224,7 @@ static int file_line_parse(tc_logp_table_t *t, const char *s, const char *name, 
         tc_err_message(err, errlen,
                        "%s:%d: level '%s' has %d number%s, expected 5: L o_s o_r g G "
                        "(microseconds; G in us/byte)",
-                       name, lineno, row_name(lv), ntok - 1, ntok == 2 ? "" : "s");
+                       name, lineno, tc_model_row_name(lv), ntok - 1, ntok == 2 ? "" : "s");
         return -1;
     }
     if (ntok > NFIELDS + 1) {
@@ -232,15 +232,15 @@ static int file_line_parse(tc_logp_table_t *t, const char *s, const char *name, 
             err, errlen,
             "%s:%d: level '%s' has %d numbers, expected 5 to 8: L o_s o_r g G [E [rdv [w]]] "
             "(microseconds; G in us/byte, E in bytes; comments after '#')",
-            name, lineno, row_name(lv), ntok - 1);
+            name, lineno, tc_model_row_name(lv), ntok - 1);
         return -1;
     }
-    tc_logp_t v = *row_get(t, lv);
+    tc_logp_t v = *tc_model_row_get(t, lv);
     for (int i = 0; i < ntok - 1; i++) {
-        if (number_parse_n(tok[i + 1], len[i + 1], logp_field(&v, i)) != 0) {
-            tc_err_message(err, errlen,
-                           "%s:%d: %s of level '%s' is '%.*s': expected a finite number >= 0", name,
-                           lineno, field_names[i], row_name(lv), (int)len[i + 1], tok[i + 1]);
+        if (tc_model_number_parse_n(tok[i + 1], len[i + 1], tc_model_logp_field(&v, i)) != 0) {
+            tc_err_message(
+                err, errlen, "%s:%d: %s of level '%s' is '%.*s': expected a finite number >= 0",
+                name, lineno, field_names[i], tc_model_row_name(lv), (int)len[i + 1], tok[i + 1]);
             return -1;
         }
     }
@@ -276,11 +276,11 @@ tc_err_t tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const cha
         line[used] = '\0';
         int level;
         tc_logp_t val;
-        int rc = file_line_parse(t, line, name, lineno, &level, &val, err, errlen);
+        int rc = tc_model_file_line_parse(t, line, name, lineno, &level, &val, err, errlen);
         if (rc < 0)
             return tc_err(TC_ERR_PARSE);
         if (rc > 0)
-            row_set(t, level, &val, TC_LOGP_SOURCE_FILE);
+            tc_model_row_set(t, level, &val, TC_LOGP_SOURCE_FILE);
         p = eol ? eol + 1 : p + n;
     }
     return TC_OK;
@@ -327,20 +327,20 @@ tc_err_t tc_logp_table_load_file(tc_logp_table_t *t, const char *path, char *err
 }
 
 /* Trim spaces at both ends of [*s, *s + *n). */
-static void trim(const char **s, size_t *n)
+static void tc_model_trim(const char **s, size_t *n)
 {
-    while (*n > 0 && is_space((unsigned char)**s)) {
+    while (*n > 0 && tc_model_is_space((unsigned char)**s)) {
         (*s)++;
         (*n)--;
     }
-    while (*n > 0 && is_space((unsigned char)(*s)[*n - 1]))
+    while (*n > 0 && tc_model_is_space((unsigned char)(*s)[*n - 1]))
         (*n)--;
 }
 
 /* Apply "f=v,f=v" in [s, s+n) to @p p (field names are case-sensitive: g and
  * G differ). @p entry names the whole entry in messages. */
-static tc_err_t env_fields_apply(tc_logp_t *p, const char *s, size_t n, const char *entry,
-                                 size_t entrylen, char *err, size_t errlen)
+static tc_err_t tc_model_env_fields_apply(tc_logp_t *p, const char *s, size_t n, const char *entry,
+                                          size_t entrylen, char *err, size_t errlen)
 {
     const char *end = s + n;
     while (s < end) {
@@ -348,7 +348,7 @@ static tc_err_t env_fields_apply(tc_logp_t *p, const char *s, size_t n, const ch
         const char *aend = comma ? comma : end;
         const char *a = s;
         size_t an = (size_t)(aend - s);
-        trim(&a, &an);
+        tc_model_trim(&a, &an);
         s = comma ? comma + 1 : end;
         if (an == 0)
             continue;
@@ -362,8 +362,8 @@ static tc_err_t env_fields_apply(tc_logp_t *p, const char *s, size_t n, const ch
         }
         const char *k = a, *v = eq + 1;
         size_t kn = (size_t)(eq - a), vn = an - kn - 1;
-        trim(&k, &kn);
-        trim(&v, &vn);
+        tc_model_trim(&k, &kn);
+        tc_model_trim(&v, &vn);
         int fi = -1;
         for (int i = 0; i < NFIELDS; i++)
             if (strlen(field_names[i]) == kn && memcmp(k, field_names[i], kn) == 0)
@@ -375,7 +375,7 @@ static tc_err_t env_fields_apply(tc_logp_t *p, const char *s, size_t n, const ch
                            (int)kn, k, (int)entrylen, entry);
             return tc_err(TC_ERR_PARSE);
         }
-        if (number_parse_n(v, vn, logp_field(p, fi)) != 0) {
+        if (tc_model_number_parse_n(v, vn, tc_model_logp_field(p, fi)) != 0) {
             tc_err_message(
                 err, errlen,
                 "TC_LOGP: bad number '%.*s' for %s in '%.*s': expected a finite number >= 0 "
@@ -399,22 +399,22 @@ tc_err_t tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err
         size_t n = semi ? (size_t)(semi - s) : strlen(s);
         const char *e = s;
         size_t en = n;
-        trim(&e, &en);
+        tc_model_trim(&e, &en);
         if (en > 0) {
             const char *colon = memchr(e, ':', en);
             if (colon == NULL) {
                 /* No level: the fields apply to every hierarchy level, not to
                  * the shm row (cache-line flags, not MPI messages). */
                 for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++) {
-                    if (env_fields_apply(&tmp.level[i], e, en, e, en, err, errlen) != 0)
+                    if (tc_model_env_fields_apply(&tmp.level[i], e, en, e, en, err, errlen) != 0)
                         return tc_err(TC_ERR_PARSE);
                     tmp.source[i] = TC_LOGP_SOURCE_ENV;
                 }
             } else {
                 const char *ln = e;
                 size_t lnn = (size_t)(colon - e);
-                trim(&ln, &lnn);
-                int lv = row_parse_n(ln, lnn);
+                tc_model_trim(&ln, &lnn);
+                int lv = tc_model_row_parse_n(ln, lnn);
                 if (lv < 0) {
                     tc_err_message(
                         err, errlen,
@@ -422,11 +422,11 @@ tc_err_t tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err
                         (int)lnn, ln, (int)en, e);
                     return tc_err(TC_ERR_PARSE);
                 }
-                tc_logp_t v = *row_get(&tmp, lv);
-                if (env_fields_apply(&v, colon + 1, (size_t)(e + en - colon - 1), e, en, err,
-                                     errlen) != 0)
+                tc_logp_t v = *tc_model_row_get(&tmp, lv);
+                if (tc_model_env_fields_apply(&v, colon + 1, (size_t)(e + en - colon - 1), e, en,
+                                              err, errlen) != 0)
                     return tc_err(TC_ERR_PARSE);
-                row_set(&tmp, lv, &v, TC_LOGP_SOURCE_ENV);
+                tc_model_row_set(&tmp, lv, &v, TC_LOGP_SOURCE_ENV);
             }
         }
         s = semi ? semi + 1 : s + n;
@@ -437,7 +437,7 @@ tc_err_t tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err
 
 /* The shortest %.*g that reads back as the same double, so that write then
  * load gives the table back bit for bit and the file stays readable. */
-static void number_format(char *buf, size_t len, double v)
+static void tc_model_number_format(char *buf, size_t len, double v)
 {
     for (int prec = 6; prec <= 17; prec++) {
         snprintf(buf, len, "%.*g", prec, v);
@@ -446,7 +446,7 @@ static void number_format(char *buf, size_t len, double v)
     }
 }
 
-static const char *source_name(tc_logp_source_t s)
+static const char *tc_model_source_name(tc_logp_source_t s)
 {
     switch (s) {
     case TC_LOGP_SOURCE_FILE:
@@ -488,13 +488,13 @@ tc_err_t tc_logp_table_write(const tc_logp_table_t *t, const char *path, const c
                        "library call,\n# o_r = poll that finds it set, g = max(flag-write gap, "
                        "fetch-add on a line\n# another process wrote), G = copy-in + copy-out "
                        "per byte\n");
-        fprintf(f, "%-10s", row_name(i));
+        fprintf(f, "%-10s", tc_model_row_name(i));
         for (int k = 0; k < NFIELDS; k++) {
             char num[40];
-            number_format(num, sizeof num, logp_field_get(row, k));
+            tc_model_number_format(num, sizeof num, tc_model_logp_field_get(row, k));
             fprintf(f, " %-10s", num);
         }
-        fprintf(f, " # %s\n", source_name(i == SHM_ROW ? t->shm_source : t->source[i]));
+        fprintf(f, " # %s\n", tc_model_source_name(i == SHM_ROW ? t->shm_source : t->source[i]));
     }
     int werr = ferror(f);
     int cerr = fclose(f);
@@ -523,14 +523,14 @@ int tc_logp_eager_step(const double *sz, const double *t, int n, double G, doubl
     return best;
 }
 
-static int robust_cmp(const void *a, const void *b)
+static int tc_model_robust_cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 /* Quantile q of sorted v[0..n-1], linear interpolation. */
-static double robust_quantile(const double *v, int n, double q)
+static double tc_model_robust_quantile(const double *v, int n, double q)
 {
     double pos = q * (n - 1);
     int i = (int)pos;
@@ -544,15 +544,15 @@ int tc_logp_robust(double *v, int n, double floor, tc_logp_robust_t *out)
     memset(out, 0, sizeof *out);
     if (n < 1)
         return 0;
-    qsort(v, (size_t)n, sizeof *v, robust_cmp);
-    double m = robust_quantile(v, n, 0.5);
+    qsort(v, (size_t)n, sizeof *v, tc_model_robust_cmp);
+    double m = tc_model_robust_quantile(v, n, 0.5);
     /* MAD: the median of |v - m|, in a scratch copy (n is small: repetitions). */
     double *d = malloc((size_t)n * sizeof *d), mad = 0;
     if (d) {
         for (int i = 0; i < n; i++)
             d[i] = fabs(v[i] - m);
-        qsort(d, (size_t)n, sizeof *d, robust_cmp);
-        mad = robust_quantile(d, n, 0.5);
+        qsort(d, (size_t)n, sizeof *d, tc_model_robust_cmp);
+        mad = tc_model_robust_quantile(d, n, 0.5);
         free(d);
     }
     double scale = fmax(fmax(1.4826 * mad, 0.05 * fabs(m)), floor);
@@ -566,9 +566,9 @@ int tc_logp_robust(double *v, int n, double floor, tc_logp_robust_t *out)
     }
     out->kept = kept;
     out->dropped = n - kept;
-    out->med = robust_quantile(v, kept, 0.5);
-    out->q1 = robust_quantile(v, kept, 0.25);
-    out->q3 = robust_quantile(v, kept, 0.75);
+    out->med = tc_model_robust_quantile(v, kept, 0.5);
+    out->q1 = tc_model_robust_quantile(v, kept, 0.25);
+    out->q3 = tc_model_robust_quantile(v, kept, 0.75);
     out->min = v[0];
     out->max = v[kept - 1];
     out->wide = 4 * out->dropped > n || out->q3 - out->q1 > 0.5 * fabs(out->med) + floor;

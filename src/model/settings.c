@@ -19,7 +19,7 @@ static const tc_cfg_desc_t tc_model_cfg_table[] = {
     [TC_MODEL_CFG_GAMMA] = {"TC_MODEL_GAMMA", TC_CFG_TYPE_DOUBLE, "6.6667e-05", NULL, 0, 1,
                             "Reduction cost per byte (us) the model uses to choose "
                             "Reduce/Allreduce algorithms; default ~15 GB/s, the library's "
-                            "MPI_SUM loop over doubles (core/redop.c), ~15 GB/s on 1 MiB "
+                            "MPI_SUM loop over doubles (base/redop.c), ~15 GB/s on 1 MiB "
                             "vectors in cache on the CI machine."},
     [TC_MODEL_CFG_HIER_MODEL] =
         {"TC_HIER_MODEL", TC_CFG_TYPE_BOOL, "1", NULL, 0, 1,

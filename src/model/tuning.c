@@ -63,8 +63,8 @@ void tc_tuning_init(tc_tuning_t *t)
 }
 
 /* One bad line: "<name>:<line>: <what>; line ignored". */
-static void bad(tc_tuning_report_fn report, void *arg, const char *name, int line, const char *fmt,
-                ...)
+static void tc_model_bad(tc_tuning_report_fn report, void *arg, const char *name, int line,
+                         const char *fmt, ...)
 {
     char what[400], msg[600];
     va_list ap;
@@ -78,7 +78,7 @@ static void bad(tc_tuning_report_fn report, void *arg, const char *name, int lin
     report(arg, msg);
 }
 
-static int word_index(const char *w, const char *const *names, int n)
+static int tc_model_word_index(const char *w, const char *const *names, int n)
 {
     for (int i = 0; i < n; i++)
         if (names[i] && strcasecmp(w, names[i]) == 0)
@@ -88,7 +88,7 @@ static int word_index(const char *w, const char *const *names, int n)
 
 /* A level of base/names.h (case ignored, "socket" = "package"), "top" or
  * "shm"; -1 if none. */
-static int level_index(const char *w)
+static int tc_model_level_index(const char *w)
 {
     int l = tc_base_level_index(w, strlen(w), 1);
     if (l >= 0)
@@ -100,7 +100,7 @@ static int level_index(const char *w)
 
 /* Bytes with an optional binary K/M/G/T suffix; TC_ERR_PARSE when malformed
  * or above TC_TUNING_MAX_BYTES. */
-static tc_err_t parse_bytes(const char *w, uint64_t *out)
+static tc_err_t tc_model_parse_bytes(const char *w, uint64_t *out)
 {
     uint64_t v = 0;
     const char *p = w;
@@ -140,7 +140,7 @@ static tc_err_t parse_bytes(const char *w, uint64_t *out)
 }
 
 /* Add (or replace: same op, level and min_bytes) one entry. */
-static tc_err_t add_entry(tc_tuning_t *t, const tc_tuning_entry_t *e)
+static tc_err_t tc_model_add_entry(tc_tuning_t *t, const tc_tuning_entry_t *e)
 {
     for (int i = 0; i < t->n; i++) {
         tc_tuning_entry_t *x = &t->e[i];
@@ -157,8 +157,8 @@ static tc_err_t add_entry(tc_tuning_t *t, const tc_tuning_entry_t *e)
 
 /* Parse one line (NUL-terminated, comment removed). Returns TC_OK (entry
  * added or blank), or an error (reported). */
-static tc_err_t parse_line(tc_tuning_t *t, char *s, const char *name, int line,
-                           tc_tuning_report_fn report, void *arg)
+static tc_err_t tc_model_parse_line(tc_tuning_t *t, char *s, const char *name, int line,
+                                    tc_tuning_report_fn report, void *arg)
 {
     char *w[5];
     int n = 0;
@@ -179,7 +179,8 @@ static tc_err_t parse_line(tc_tuning_t *t, char *s, const char *name, int line,
     if (n == 0)
         return TC_OK;
     if (n != 4) {
-        bad(report, arg, name, line,
+        tc_model_bad(
+            report, arg, name, line,
             "%d fields, expected 4: <op> <level> <min-bytes> <alg>[:k] (e.g. \"bcast node 64K "
             "scatter_allgather\")",
             n);
@@ -187,53 +188,58 @@ static tc_err_t parse_line(tc_tuning_t *t, char *s, const char *name, int line,
     }
     tc_tuning_entry_t e;
     memset(&e, 0, sizeof e);
-    e.op = word_index(w[0], op_names, TC_TUNING_OP_LAST);
+    e.op = tc_model_word_index(w[0], op_names, TC_TUNING_OP_LAST);
     if (e.op < 0) {
-        bad(report, arg, name, line,
-            "unknown operation \"%.64s\" (expected bcast, reduce, allreduce, barrier)", w[0]);
+        tc_model_bad(report, arg, name, line,
+                     "unknown operation \"%.64s\" (expected bcast, reduce, allreduce, barrier)",
+                     w[0]);
         return tc_err(TC_ERR_PARSE);
     }
     int all = strcasecmp(w[1], "all") == 0;
-    e.level = level_index(w[1]);
+    e.level = tc_model_level_index(w[1]);
     if (e.level < 0 && !all) {
-        bad(report, arg, name, line,
-            "unknown level \"%.64s\" (expected core, l2, l3, numa, package, socket, node, "
-            "switch1..switch4, top, shm, all)",
-            w[1]);
+        tc_model_bad(report, arg, name, line,
+                     "unknown level \"%.64s\" (expected core, l2, l3, numa, package, socket, node, "
+                     "switch1..switch4, top, shm, all)",
+                     w[1]);
         return tc_err(TC_ERR_PARSE);
     }
     if (e.op == TC_TUNING_OP_BARRIER &&
         (all || (e.level != TC_TUNING_LEVEL_SHM && e.level != TC_TUNING_LEVEL_TOP))) {
-        bad(report, arg, name, line,
+        tc_model_bad(
+            report, arg, name, line,
             "barrier entries take level shm or top (the barrier runs in the segment and among "
             "the top group), not \"%.64s\"",
             w[1]);
         return tc_err(TC_ERR_PARSE);
     }
     if (e.op == TC_TUNING_OP_ALLREDUCE && (all || e.level != TC_TUNING_LEVEL_TOP)) {
-        bad(report, arg, name, line,
+        tc_model_bad(
+            report, arg, name, line,
             "allreduce entries take level top only (the per-level allreduce runs in the top "
             "group), not \"%.64s\"",
             w[1]);
         return tc_err(TC_ERR_PARSE);
     }
     if (e.level == TC_TUNING_LEVEL_SHM && e.op != TC_TUNING_OP_BARRIER) {
-        bad(report, arg, name, line,
+        tc_model_bad(
+            report, arg, name, line,
             "level shm takes barrier entries only (the segment's %s is not chosen per size)",
             op_names[e.op]);
         return tc_err(TC_ERR_PARSE);
     }
     uint64_t min = 0;
-    if (parse_bytes(w[2], &min) != 0) {
-        bad(report, arg, name, line,
-            "bad min-bytes \"%.64s\" (expected a number of bytes with an optional suffix K, M, "
-            "G or T, binary, at most 2^50)",
-            w[2]);
+    if (tc_model_parse_bytes(w[2], &min) != 0) {
+        tc_model_bad(report, arg, name, line,
+                     "bad min-bytes \"%.64s\" (expected a number of bytes with an "
+                     "optional suffix K, M, "
+                     "G or T, binary, at most 2^50)",
+                     w[2]);
         return tc_err(TC_ERR_PARSE);
     }
     if (e.op == TC_TUNING_OP_BARRIER && min != 0) {
-        bad(report, arg, name, line, "barrier has no message size: min-bytes must be 0, not %.64s",
-            w[2]);
+        tc_model_bad(report, arg, name, line,
+                     "barrier has no message size: min-bytes must be 0, not %.64s", w[2]);
         return tc_err(TC_ERR_PARSE);
     }
     e.min_bytes = min;
@@ -242,8 +248,8 @@ static tc_err_t parse_line(tc_tuning_t *t, char *s, const char *name, int line,
         *colon = '\0';
     e.alg = tc_base_alg_index(e.op, w[3]);
     if (e.alg < 0) {
-        bad(report, arg, name, line, "unknown %s algorithm \"%.64s\" (expected %s)", op_names[e.op],
-            w[3], alg_accepted[e.op]);
+        tc_model_bad(report, arg, name, line, "unknown %s algorithm \"%.64s\" (expected %s)",
+                     op_names[e.op], w[3], alg_accepted[e.op]);
         return tc_err(TC_ERR_PARSE);
     }
     if (colon) {
@@ -251,20 +257,22 @@ static tc_err_t parse_line(tc_tuning_t *t, char *s, const char *name, int line,
         char *end;
         long k;
         if (alg_with_k[e.op] < 0) {
-            bad(report, arg, name, line, "\":%.32s\" after %s: %s algorithms take no number", ks,
-                tc_tuning_alg_name(e.op, e.alg), op_names[e.op]);
+            tc_model_bad(report, arg, name, line,
+                         "\":%.32s\" after %s: %s algorithms take no number", ks,
+                         tc_tuning_alg_name(e.op, e.alg), op_names[e.op]);
             return tc_err(TC_ERR_PARSE);
         }
         if (e.alg != alg_with_k[e.op]) {
-            bad(report, arg, name, line, "\":%.32s\" after %s: only %s takes a number", ks,
-                tc_tuning_alg_name(e.op, e.alg), tc_tuning_alg_name(e.op, alg_with_k[e.op]));
+            tc_model_bad(report, arg, name, line, "\":%.32s\" after %s: only %s takes a number", ks,
+                         tc_tuning_alg_name(e.op, e.alg),
+                         tc_tuning_alg_name(e.op, alg_with_k[e.op]));
             return tc_err(TC_ERR_PARSE);
         }
         errno = 0;
         k = isdigit((unsigned char)*ks) ? strtol(ks, &end, 10) : -1;
         if (k < 0 || errno || *end || k < k_min[e.op] || k > k_max[e.op]) {
-            bad(report, arg, name, line, "bad number \"%.32s\" after %s (expected %d..%d)", ks,
-                tc_tuning_alg_name(e.op, e.alg), k_min[e.op], k_max[e.op]);
+            tc_model_bad(report, arg, name, line, "bad number \"%.32s\" after %s (expected %d..%d)",
+                         ks, tc_tuning_alg_name(e.op, e.alg), k_min[e.op], k_max[e.op]);
             return tc_err(TC_ERR_PARSE);
         }
         e.k = (int32_t)k;
@@ -277,9 +285,9 @@ static tc_err_t parse_line(tc_tuning_t *t, char *s, const char *name, int line,
     tc_tuning_t save = *t;
     for (int l = lo; l <= hi; l++) {
         e.level = l;
-        if (add_entry(t, &e) != 0) {
+        if (tc_model_add_entry(t, &e) != 0) {
             *t = save;
-            bad(report, arg, name, line, "more than %d entries", TC_TUNING_MAX_ENTRIES);
+            tc_model_bad(report, arg, name, line, "more than %d entries", TC_TUNING_MAX_ENTRIES);
             return tc_err(TC_ERR_PARSE);
         }
     }
@@ -300,7 +308,7 @@ int tc_tuning_parse(tc_tuning_t *t, const char *text, const char *name, tc_tunin
         size_t len = e ? (size_t)(e - s) : strlen(s);
         line++;
         if (len >= sizeof buf) {
-            bad(report, arg, name, line, "line longer than %zu bytes", sizeof buf - 1);
+            tc_model_bad(report, arg, name, line, "line longer than %zu bytes", sizeof buf - 1);
             t->nbad++;
         } else {
             memcpy(buf, s, len);
@@ -308,7 +316,7 @@ int tc_tuning_parse(tc_tuning_t *t, const char *text, const char *name, tc_tunin
             char *hash = strchr(buf, '#');
             if (hash)
                 *hash = '\0';
-            if (parse_line(t, buf, name, line, report, arg) != 0)
+            if (tc_model_parse_line(t, buf, name, line, report, arg) != 0)
                 t->nbad++;
         }
         s = e ? e + 1 : s + len;

@@ -518,3 +518,149 @@ TC_PMPI_BARRIER_ALIAS(MPI_Barrier_f);
 #if defined(MPICH)
 TC_PMPI_BARRIER_ALIAS(mpi_barrier_f08_);
 #endif
+
+/* ---- MPI_Reduce_scatter_block, MPI_Reduce_scatter (issue 19) ----------------
+ * The same binding as the operations above: the C symbols everywhere (MPICH's
+ * Fortran wrappers call them through the PLT, checked with objdump -R on
+ * libmpichfort.so 4.0.2), and Open MPI's Fortran names (nm -D on 4.1.4:
+ * mpi_reduce_scatter{,_block}{,_,__}, MPI_REDUCE_SCATTER{,_BLOCK},
+ * mpi_reduce_scatter{,_block}_f08_ in libmpi_usempif08.so,
+ * MPI_Reduce_scatter{,_block}_f{,08}), with ompi_reduce_scatter_f's ABI:
+ *   reduce_scatter        (void *sbuf, void *rbuf, MPI_Fint *recvcounts,
+ *                          MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm,
+ *                          MPI_Fint *ierr)
+ *   reduce_scatter_block  as above with MPI_Fint *recvcount. */
+TC_PMPI_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return TC_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return TC_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+}
+
+#if defined(OPEN_MPI) && OPEN_MPI
+_Static_assert(sizeof(MPI_Fint) == sizeof(int),
+               "Fortran recvcounts are passed on as C int arrays (Open MPI's "
+               "OMPI_ARRAY_FINT_2_INT is a cast when the sizes match)");
+
+static void tc_pmpi_reduce_scatter_block_f(void *sendbuf, void *recvbuf, MPI_Fint *recvcount,
+                                           MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                                           MPI_Fint *ierr)
+{
+    int rc = TC_Reduce_scatter_block(
+        tc_pmpi_fortran_sendbuf(sendbuf), tc_pmpi_fortran_recvbuf(recvbuf), (int)*recvcount,
+        PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+static void tc_pmpi_reduce_scatter_f(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts,
+                                     MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm,
+                                     MPI_Fint *ierr)
+{
+    int rc = TC_Reduce_scatter(tc_pmpi_fortran_sendbuf(sendbuf), tc_pmpi_fortran_recvbuf(recvbuf),
+                               (const int *)recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op),
+                               PMPI_Comm_f2c(*comm));
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+#define TC_PMPI_REDUCE_SCATTER_BLOCK_ALIAS(name)                                                   \
+    TC_PMPI_EXPORT void name(void *sendbuf, void *recvbuf, MPI_Fint *recvcount,                    \
+                             MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)     \
+        __attribute__((alias("tc_pmpi_reduce_scatter_block_f")))
+#define TC_PMPI_REDUCE_SCATTER_ALIAS(name)                                                         \
+    TC_PMPI_EXPORT void name(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts,                   \
+                             MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)     \
+        __attribute__((alias("tc_pmpi_reduce_scatter_f")))
+
+TC_PMPI_REDUCE_SCATTER_BLOCK_ALIAS(mpi_reduce_scatter_block);
+TC_PMPI_REDUCE_SCATTER_BLOCK_ALIAS(mpi_reduce_scatter_block_);
+TC_PMPI_REDUCE_SCATTER_BLOCK_ALIAS(mpi_reduce_scatter_block__);
+TC_PMPI_REDUCE_SCATTER_BLOCK_ALIAS(MPI_REDUCE_SCATTER_BLOCK);
+TC_PMPI_REDUCE_SCATTER_ALIAS(mpi_reduce_scatter);
+TC_PMPI_REDUCE_SCATTER_ALIAS(mpi_reduce_scatter_);
+TC_PMPI_REDUCE_SCATTER_ALIAS(mpi_reduce_scatter__);
+TC_PMPI_REDUCE_SCATTER_ALIAS(MPI_REDUCE_SCATTER);
+#if OMPI_MAJOR_VERSION <= 4
+TC_PMPI_REDUCE_SCATTER_BLOCK_ALIAS(mpi_reduce_scatter_block_f08_);
+TC_PMPI_REDUCE_SCATTER_BLOCK_ALIAS(MPI_Reduce_scatter_block_f08);
+TC_PMPI_REDUCE_SCATTER_BLOCK_ALIAS(MPI_Reduce_scatter_block_f);
+TC_PMPI_REDUCE_SCATTER_ALIAS(mpi_reduce_scatter_f08_);
+TC_PMPI_REDUCE_SCATTER_ALIAS(MPI_Reduce_scatter_f08);
+TC_PMPI_REDUCE_SCATTER_ALIAS(MPI_Reduce_scatter_f);
+#endif
+#endif /* OPEN_MPI */
+
+/* ---- MPI_Scan, MPI_Exscan (issue 19) -----------------------------------------
+ * As above: the C symbols everywhere (libmpichfort.so 4.0.2 calls MPI_Scan
+ * and MPI_Exscan through the PLT), and Open MPI's Fortran names (nm -D on
+ * 4.1.4: mpi_{scan,exscan}{,_,__}, MPI_{SCAN,EXSCAN},
+ * mpi_{scan,exscan}_f08_, MPI_{Scan,Exscan}_f{,08}), whose ABI is
+ * ompi_allreduce_f's. */
+TC_PMPI_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm);
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm)
+{
+    return TC_Scan(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                              MPI_Op op, MPI_Comm comm);
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm)
+{
+    return TC_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+#if defined(OPEN_MPI) && OPEN_MPI
+static void tc_pmpi_scan_f(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype,
+                           MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    int rc = TC_Scan(tc_pmpi_fortran_sendbuf(sendbuf), tc_pmpi_fortran_recvbuf(recvbuf),
+                     (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+static void tc_pmpi_exscan_f(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype,
+                             MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    int rc =
+        TC_Exscan(tc_pmpi_fortran_sendbuf(sendbuf), tc_pmpi_fortran_recvbuf(recvbuf), (int)*count,
+                  PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm));
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+#define TC_PMPI_SCAN_ALIAS(name, fn)                                                               \
+    TC_PMPI_EXPORT void name(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype,    \
+                             MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)                         \
+        __attribute__((alias(fn)))
+
+TC_PMPI_SCAN_ALIAS(mpi_scan, "tc_pmpi_scan_f");
+TC_PMPI_SCAN_ALIAS(mpi_scan_, "tc_pmpi_scan_f");
+TC_PMPI_SCAN_ALIAS(mpi_scan__, "tc_pmpi_scan_f");
+TC_PMPI_SCAN_ALIAS(MPI_SCAN, "tc_pmpi_scan_f");
+TC_PMPI_SCAN_ALIAS(mpi_exscan, "tc_pmpi_exscan_f");
+TC_PMPI_SCAN_ALIAS(mpi_exscan_, "tc_pmpi_exscan_f");
+TC_PMPI_SCAN_ALIAS(mpi_exscan__, "tc_pmpi_exscan_f");
+TC_PMPI_SCAN_ALIAS(MPI_EXSCAN, "tc_pmpi_exscan_f");
+#if OMPI_MAJOR_VERSION <= 4
+TC_PMPI_SCAN_ALIAS(mpi_scan_f08_, "tc_pmpi_scan_f");
+TC_PMPI_SCAN_ALIAS(MPI_Scan_f08, "tc_pmpi_scan_f");
+TC_PMPI_SCAN_ALIAS(MPI_Scan_f, "tc_pmpi_scan_f");
+TC_PMPI_SCAN_ALIAS(mpi_exscan_f08_, "tc_pmpi_exscan_f");
+TC_PMPI_SCAN_ALIAS(MPI_Exscan_f08, "tc_pmpi_exscan_f");
+TC_PMPI_SCAN_ALIAS(MPI_Exscan_f, "tc_pmpi_exscan_f");
+#endif
+#endif /* OPEN_MPI */

@@ -37,7 +37,7 @@
  *                loser i + 2^r (i wins round r when i % 2^(r+1) == 0)
  * Each line has one fixed writer whatever the algorithm (counter and crelease
  * excepted, as said), so consecutive barriers may use different algorithms.
- * then the sleepers line (core/wait.h): how many processes sleep on a futex
+ * then the sleepers line (base/wait.h): how many processes sleep on a futex
  *   on some line of this block; written only by sleepers (an atomic add on
  *   going to sleep, a subtract on waking), read by every writer of a line of
  *   this block right after it publishes (one load, a syscall only if non-zero)

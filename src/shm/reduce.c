@@ -93,110 +93,13 @@
 
 #include "copy.h"
 #include "params.h"
+#include "reduce_proto.h"
 #include "segment.h"
 
-/* Fragments a receiver publishes ahead of the one it combines, so its own
- * copy-in of the next fragments overlaps its peers' (at most slots - 1). */
-#define TC_RED_LOOKAHEAD 2
 /* Fragments a receiver on the tree folds ahead of the one it copies out, so
  * the up-sweep of the next fragments overlaps the wait for the result (at
  * most slots - 1 - lookahead; see tc_shm_reduce()). */
 #define TC_RED_TREE_LAG 4
-
-static inline tc_atomic_u64_t *tc_red_line(const tc_shm_comm_t *s, int i, int which)
-{
-    return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_rline(&s->layout, i, which));
-}
-static inline char *tc_red_contrib(const tc_shm_comm_t *s, int i, uint64_t k)
-{
-    return s->base + tc_shm_layout_rcontrib(&s->layout, i, (int)(k % (uint64_t)s->layout.rslots));
-}
-static inline char *tc_red_result(const tc_shm_comm_t *s, int i, uint64_t k)
-{
-    return s->base + tc_shm_layout_rresult(&s->layout, i, (int)(k % (uint64_t)s->layout.rslots));
-}
-static inline size_t tc_red_min(size_t a, size_t b)
-{
-    return a < b ? a : b;
-}
-
-/* Wait until *line (a line of region @p i) >= want; returns the value read.
- * acquire: pairs with the publication (tc_shm_publish, a seq_cst store that
- * is also a release) of the line's writer, named at each caller, so what it
- * wrote before is visible. */
-static inline uint64_t tc_red_wait(const tc_shm_comm_t *s, tc_atomic_u64_t *line, int i,
-                                   uint64_t want, const char *stage, int peer)
-{
-    return tc_shm_wait_ge(s, line, i, want, stage, peer);
-}
-
-/* WF: slot k of a ring of n may be rewritten once every other process has
- * finished fragment k - n (@p which: the rdone or rdone_inline line; @p seen:
- * the values last read, so a satisfied wait needs no read of the peer's
- * line). */
-static void tc_red_wait_free(tc_shm_comm_t *s, uint64_t k, uint64_t n, int which, uint64_t *seen)
-{
-    if (k < n)
-        return;
-    const uint64_t need = k - n + 1;
-    for (int i = 0; i < s->p; i++) {
-        if (i == s->rank || seen[i] >= need)
-            continue;
-        /* acquire (in tc_red_wait): pairs with the release of rdone /
-         * rdone_inline in tc_red_finish(): i's reads of our slot happen
-         * before we overwrite it. */
-        seen[i] = tc_red_wait(s, tc_red_line(s, i, which), i, need,
-                              "shm reduce: wait for a slot to be released", i);
-    }
-}
-
-/* D: this process is done with fragment k (every read of peers' slots for
- * it is over). */
-static inline void tc_red_finish(tc_shm_comm_t *s, int which, uint64_t k)
-{
-    /* release: pairs with the acquire in tc_red_wait_free() of a publisher. */
-    tc_shm_publish(s, tc_red_line(s, s->rank, which), s->rank, k + 1);
-}
-
-/* P: fragment k of this process's contribution into its slot, copied as
- * @p copy chose (copy.h). */
-static void tc_red_publish(tc_shm_comm_t *s, uint64_t k, const char *src, size_t len,
-                           const tc_shm_copy_choice_t *copy)
-{
-    tc_red_wait_free(s, k, (uint64_t)s->layout.rslots, TC_SHM_RLINE_DONE, s->seen_rdone);
-    tc_shm_copy(copy, tc_red_contrib(s, s->rank, k), src, len);
-    /* release: pairs with the acquire in tc_red_contribution(). */
-    tc_shm_publish(s, tc_red_line(s, s->rank, TC_SHM_RLINE_SEQ), s->rank, k + 1);
-}
-
-/* W: process i's fragment k. */
-static inline const char *tc_red_contribution(const tc_shm_comm_t *s, int i, uint64_t k)
-{
-    /* acquire (in tc_red_wait): pairs with the release in tc_red_publish() of i. */
-    tc_red_wait(s, tc_red_line(s, i, TC_SHM_RLINE_SEQ), i, k + 1,
-                "shm reduce: wait for a peer's contribution", i);
-    return tc_red_contrib(s, i, k);
-}
-
-/* Where operand i of fragment k (bytes [off, off + len) of the message)
- * starts, @p skip bytes into the fragment. */
-static inline const char *tc_red_operand(const tc_shm_comm_t *s, int i, uint64_t k, const char *own,
-                                         size_t skip)
-{
-    return (i == s->rank ? own : tc_red_contribution(s, i, k)) + skip;
-}
-
-/* acc = d[0] op d[1] op ... op d[p-1] over @p n elements starting @p skip
- * bytes into fragment k, folded right to left (rank order). */
-static void tc_red_fold(const tc_shm_comm_t *s, uint64_t k, const char *own, size_t skip, char *acc,
-                        size_t n, const tc_redop_t *op)
-{
-    const int p = s->p;
-    tc_redop_apply3(op, tc_red_operand(s, p - 2, k, own, skip),
-                    tc_red_operand(s, p - 1, k, own, skip), acc, n);
-    for (int i = p - 3; i >= 0; i--)
-        tc_redop_apply(op, tc_red_operand(s, i, k, own, skip), acc, n);
-}
 
 /* The arity is 2..64 (config); anything else is clamped so the child
  * array below cannot overflow. */

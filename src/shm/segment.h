@@ -151,7 +151,7 @@ static inline char *tc_shm_queue(const tc_shm_comm_t *s, int i)
     return s->base + tc_shm_layout_queue(&s->layout, i);
 }
 
-/* The futex waits (core/wait.h). Every line of region i that someone may
+/* The futex waits (base/wait.h). Every line of region i that someone may
  * wait on is written with tc_shm_publish(s, line, i, v) (or
  * tc_shm_fetch_add_publish) and waited on with tc_shm_wait_ge(s, line, i,
  * ...): both name the region, whose sleepers line (in the header) the
@@ -199,7 +199,7 @@ typedef struct tc_shm_copier {
 void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root,
                             const tc_shm_copier_t *copier);
 
-/* Reduction of @p nelem packed elements (see core/redop.h) over the segment's
+/* Reduction of @p nelem packed elements (see base/redop.h) over the segment's
  * processes, combined in segment rank order (so non-commutative ops give the
  * rank-ordered result, and an allreduce gives the same bits everywhere).
  * @p root: a segment rank (Reduce) or -1 (Allreduce: every process receives).

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int tree_args_ok(tc_tree_kind_t kind, int arity, int p)
+static int tc_shm_tree_args_ok(tc_tree_kind_t kind, int arity, int p)
 {
     if (p < 1) {
         return 0;
@@ -42,7 +42,7 @@ static int tree_args_ok(tc_tree_kind_t kind, int arity, int p)
 }
 
 /* k^j of v's lowest non-zero base-k digit (v >= 1). */
-static int64_t knomial_low_place(int64_t k, int64_t v)
+static int64_t tc_shm_knomial_low_place(int64_t k, int64_t v)
 {
     int64_t pw = 1;
     while (v % (pw * k) == 0) {
@@ -53,7 +53,7 @@ static int64_t knomial_low_place(int64_t k, int64_t v)
 
 int tc_shm_tree_parent_rel(tc_tree_kind_t kind, int arity, int p, int v)
 {
-    if (!tree_args_ok(kind, arity, p) || v <= 0 || v >= p) {
+    if (!tc_shm_tree_args_ok(kind, arity, p) || v <= 0 || v >= p) {
         return -1;
     }
     switch (kind) {
@@ -64,7 +64,7 @@ int tc_shm_tree_parent_rel(tc_tree_kind_t kind, int arity, int p, int v)
     case TC_TREE_KARY:
         return (v - 1) / arity;
     case TC_TREE_KNOMIAL: {
-        int64_t pw = knomial_low_place(arity, v);
+        int64_t pw = tc_shm_knomial_low_place(arity, v);
         int64_t digit = (v / pw) % arity;
         return (int)(v - digit * pw);
     }
@@ -76,7 +76,8 @@ int tc_shm_tree_parent_rel(tc_tree_kind_t kind, int arity, int p, int v)
 /* Children of v in order; writes at most @p cap of them to @p out (which may
  * be NULL when cap is 0) and returns how many there are in all, so the
  * builder can detect a table that would overflow instead of writing past it. */
-static int tree_children_rel_cap(tc_tree_kind_t kind, int arity, int p, int v, int *out, int cap)
+static int tc_shm_tree_children_rel_cap(tc_tree_kind_t kind, int arity, int p, int v, int *out,
+                                        int cap)
 {
     int n = 0;
 
@@ -88,7 +89,7 @@ static int tree_children_rel_cap(tc_tree_kind_t kind, int arity, int p, int v, i
         n++;                                                                                       \
     } while (0)
 
-    if (!tree_args_ok(kind, arity, p) || v < 0 || v >= p) {
+    if (!tc_shm_tree_args_ok(kind, arity, p) || v < 0 || v >= p) {
         return 0;
     }
     switch (kind) {
@@ -121,7 +122,7 @@ static int tree_children_rel_cap(tc_tree_kind_t kind, int arity, int p, int v, i
                 lim *= k;
             }
         } else {
-            lim = knomial_low_place(k, v);
+            lim = tc_shm_knomial_low_place(k, v);
         }
         for (int64_t pw = lim / k; pw >= 1; pw /= k) {
             for (int64_t d = 1; d < k; d++) {
@@ -143,7 +144,7 @@ static int tree_children_rel_cap(tc_tree_kind_t kind, int arity, int p, int v, i
 
 int tc_shm_tree_children_rel(tc_tree_kind_t kind, int arity, int p, int v, int *out)
 {
-    return tree_children_rel_cap(kind, arity, p, v, out, out ? p - 1 : 0);
+    return tc_shm_tree_children_rel_cap(kind, arity, p, v, out, out ? p - 1 : 0);
 }
 
 tc_err_t tc_shm_tree_build(tc_shm_tree_t *t, int p, int me, tc_tree_kind_t kind, int arity)
@@ -153,7 +154,7 @@ tc_err_t tc_shm_tree_build(tc_shm_tree_t *t, int p, int me, tc_tree_kind_t kind,
         return tc_err(TC_ERR_ARG);
     }
     memset(t, 0, sizeof(*t));
-    if (!tree_args_ok(kind, arity, p) || me < 0 || me >= p) {
+    if (!tc_shm_tree_args_ok(kind, arity, p) || me < 0 || me >= p) {
         return tc_err(TC_ERR_ARG);
     }
 
@@ -176,7 +177,7 @@ tc_err_t tc_shm_tree_build(tc_shm_tree_t *t, int p, int me, tc_tree_kind_t kind,
 
         t->child_start[root] = pos;
         int *out = t->children + pos;
-        int n = tree_children_rel_cap(kind, arity, p, v, out, nchild_total - pos);
+        int n = tc_shm_tree_children_rel_cap(kind, arity, p, v, out, nchild_total - pos);
         if (n > nchild_total - pos) {
             err = tc_err(TC_ERR_INTERN);
             goto fn_fail; /* cannot happen for a tree; never write past the table */

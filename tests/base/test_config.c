@@ -561,7 +561,7 @@ static void test_hier_enums(void)
         strcmp(cenum("TC_HIER_ALLREDUCE_TOP", TC_HIER_TOP_LAST), "?") != 0)
         fail("enum names of the hierarchy's enums");
 
-    /* TC_WAIT: the words in the order of tc_wait_policy_t (core/wait.h). */
+    /* TC_WAIT: the words in the order of tc_wait_policy_t (base/wait.h). */
     const char *waitw[] = {"auto", "spin", "yield", "futex"};
     _Static_assert(sizeof waitw / sizeof waitw[0] == TC_WAIT_LAST, "TC_WAIT words");
     for (int i = 0; i < TC_WAIT_LAST; i++)

@@ -1,4 +1,4 @@
-/* The reduction-operand layer (src/core/redop.c) on its own: classification,
+/* The reduction-operand layer (src/base/redop.c) on its own: classification,
  * the combining loops, packing.
  *
  * Every expected value is computed here by a naive C evaluation of the op on

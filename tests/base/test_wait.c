@@ -1,4 +1,4 @@
-/* The wait helper (src/core/wait.[ch]): a futex sleeper is never lost, across
+/* The wait helper (src/base/wait.[ch]): a futex sleeper is never lost, across
  * many hand-overs, between threads and between forked processes sharing an
  * anonymous shared mapping (the FUTEX_WAIT/FUTEX_WAKE pair is not the _PRIVATE
  * one); every policy completes the same hand-overs; a wait that can never

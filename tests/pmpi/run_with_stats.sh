@@ -20,6 +20,9 @@
 #   barriers=N    no path asserted, so an algorithm that counts an inner call
 #                 or takes any path - shm, hier, trivial, pmpi_* - still passes;
 #                 with TC_PMPI_EXPECT_PATH=hier: and H > 0).
+#   reduce_scatter_blocks=N, reduce_scatters=N, scans=N, exscans=N: as reduces=N, and S > 0 when
+#                 NP >= 2 (the shared-memory path ran; not checked with
+#                 TC_PMPI_EXPECT_PATH=hier, where they go to the MPI's own).
 # The launcher fails if any rank fails, so every rank is checked. The preload
 # is set here rather than for the whole test so that the launcher, this shell
 # and awk do not load the library.
@@ -58,6 +61,10 @@ awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" "$(cat "$tc_s
         want["reduce"] = tc_stats_field($0, "reduces")
         want["allreduce"] = tc_stats_field($0, "allreduces")
         want["barrier"] = tc_stats_field($0, "barriers")
+        want["reduce_scatter_block"] = tc_stats_field($0, "reduce_scatter_blocks")
+        want["reduce_scatter"] = tc_stats_field($0, "reduce_scatters")
+        want["scan"] = tc_stats_field($0, "scans")
+        want["exscan"] = tc_stats_field($0, "exscans")
         want["allgather"] = tc_stats_field($0, "allgathers")
         want["allgatherv"] = tc_stats_field($0, "allgathervs")
         want["gather"] = tc_stats_field($0, "gathers")
@@ -69,12 +76,12 @@ awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" "$(cat "$tc_s
         if (prog_rc == "") { print "run_with_stats.sh: no exit status from the program"; exit 1 }
         if (prog_rc != 0) { print "run_with_stats.sh: the program exited with " prog_rc; exit prog_rc }
         if (nprog != 1) { print "run_with_stats.sh: expected one tc-pmpi-test line, got " nprog + 0; exit 1 }
-        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "" && want["barrier"] == "" && want["allgather"] == "" && want["allgatherv"] == "" && want["gather"] == "" && want["scatter"] == "") {
+        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "" && want["barrier"] == "" && want["reduce_scatter_block"] == "" && want["reduce_scatter"] == "" && want["scan"] == "" && want["exscan"] == "" && want["allgather"] == "" && want["allgatherv"] == "" && want["gather"] == "" && want["scatter"] == "") {
             print "run_with_stats.sh: the program reported no call counts"; exit 1
         }
         bad = ""; summary = ""; checked = 0
-        split("bcast reduce allreduce barrier allgather allgatherv gather gatherv scatter scatterv", ops, " ")
-        for (k = 1; k <= 10; k++) {
+        nops = split("bcast reduce allreduce barrier reduce_scatter_block reduce_scatter scan exscan allgather allgatherv gather gatherv scatter scatterv", ops, " ")
+        for (k = 1; k <= nops; k++) {
             op = ops[k]
             if (want[op] == "" || (op != "bcast" && want[op] + 0 == 0))
                 continue
@@ -97,6 +104,8 @@ awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" "$(cat "$tc_s
                 bad = bad " " op ": calls=" tc_stats_field(s, "calls") " < " want[op] " calls made;"
             } else if (path == "hier" && tc_stats_field(s, "hier") + 0 <= 0) {
                 bad = bad " " op ": hier=" tc_stats_field(s, "hier") " (want > 0);"
+            } else if (op ~ /^(reduce_scatter|scan|exscan)/ && path == "shm" && np + 0 >= 2 && tc_stats_field(s, "shm") + 0 <= 0) {
+                bad = bad " " op ": shm=" tc_stats_field(s, "shm") " (want > 0: the library path ran);"
             }
             summary = summary " " op ": " want[op] " calls, stats calls=" tc_stats_field(s, "calls") " shm=" tc_stats_field(s, "shm") " hier=" tc_stats_field(s, "hier") " trivial=" tc_stats_field(s, "trivial") " pmpi=" tc_stats_field(s, "pmpi") ";"
         }
