@@ -13,7 +13,9 @@
  * Operations: bcast (MPI_BYTE), reduce (root -r, default 0) and allreduce on
  * --type float|double|int with --op sum|max; a size is bytes, the count is
  * size / type size (sizes below one element are skipped); barrier (one row,
- * size 0); rma_bcast (TC_Rma_bcast + flush against MPI_Bcast, --rma-alg).
+ * size 0); rma_bcast (TC_Rma_bcast + flush against MPI_Bcast, --rma-alg);
+ * allgather, allgatherv, gather and scatter (MPI_BYTE; a size is one
+ * process's block; allgatherv with every count equal; root -r).
  *
  * The MPI side always calls PMPI_* (and so does every barrier and reduction of
  * the harness): that is the MPI's own MPI_Bcast / MPI_Reduce / MPI_Allreduce
@@ -330,6 +332,99 @@ static size_t scan_verify(const bench_args_t *a, int rank, uint32_t seed, size_t
     return bad;
 }
 
+/* ---- allgather, allgatherv ------------------------------------------------------------ */
+
+/* A size is one process's block (MPI_BYTE); the v-variant with every count
+ * equal, so the two columns compare the same bytes. */
+static int allgather_tc(const bench_args_t *a)
+{
+    return TC_Allgather(a->sbuf, a->count, MPI_BYTE, a->rbuf, a->count, MPI_BYTE, a->comm);
+}
+static int allgather_mpi(const bench_args_t *a)
+{
+    return PMPI_Allgather(a->sbuf, a->count, MPI_BYTE, a->rbuf, a->count, MPI_BYTE, a->comm);
+}
+
+/* Equal counts, displacements j * count (filled once per size). */
+static int *bench_counts, *bench_displs, bench_counts_for = -1;
+static void allgatherv_args(const bench_args_t *a)
+{
+    if (bench_counts_for == a->count)
+        return;
+    for (int j = 0; j < bench_np; j++) {
+        bench_counts[j] = a->count;
+        bench_displs[j] = j * a->count;
+    }
+    bench_counts_for = a->count;
+}
+static int allgatherv_tc(const bench_args_t *a)
+{
+    allgatherv_args(a);
+    return TC_Allgatherv(a->sbuf, a->count, MPI_BYTE, a->rbuf, bench_counts, bench_displs, MPI_BYTE,
+                         a->comm);
+}
+static int allgatherv_mpi(const bench_args_t *a)
+{
+    allgatherv_args(a);
+    return PMPI_Allgatherv(a->sbuf, a->count, MPI_BYTE, a->rbuf, bench_counts, bench_displs,
+                           MPI_BYTE, a->comm);
+}
+static void allgather_prepare(const bench_args_t *a, int rank, uint32_t seed)
+{
+    pattern_fill(a->sbuf, (size_t)a->count, seed + (uint32_t)rank);
+    for (int j = 0; j < bench_np; j++)
+        pattern_poison((uint8_t *)a->rbuf + (size_t)j * (size_t)a->count, (size_t)a->count,
+                       seed + (uint32_t)j);
+}
+static size_t allgather_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    (void)rank;
+    size_t bad = 0, at = 0, n = (size_t)a->count;
+    for (int j = 0; j < bench_np; j++) {
+        size_t b =
+            pattern_check((const uint8_t *)a->rbuf + (size_t)j * n, n, seed + (uint32_t)j, &at);
+        if (b && !bad)
+            *bad_at = (size_t)j * n + at;
+        bad += b;
+    }
+    return bad;
+}
+
+/* Gather: sbuf one block, rbuf np blocks (at the root). Scatter: the np
+ * blocks are rbuf's (the root's send buffer), this rank's block goes to
+ * sbuf, so the buffers keep the layout of the gathers. */
+static int gather_tc(const bench_args_t *a)
+{
+    return TC_Gather(a->sbuf, a->count, MPI_BYTE, a->rbuf, a->count, MPI_BYTE, a->root, a->comm);
+}
+static int gather_mpi(const bench_args_t *a)
+{
+    return PMPI_Gather(a->sbuf, a->count, MPI_BYTE, a->rbuf, a->count, MPI_BYTE, a->root, a->comm);
+}
+static int scatter_tc(const bench_args_t *a)
+{
+    return TC_Scatter(a->rbuf, a->count, MPI_BYTE, a->sbuf, a->count, MPI_BYTE, a->root, a->comm);
+}
+static int scatter_mpi(const bench_args_t *a)
+{
+    return PMPI_Scatter(a->rbuf, a->count, MPI_BYTE, a->sbuf, a->count, MPI_BYTE, a->root, a->comm);
+}
+static size_t gather_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    return rank == a->root ? allgather_verify(a, rank, seed, bad_at) : 0;
+}
+static void scatter_prepare(const bench_args_t *a, int rank, uint32_t seed)
+{
+    pattern_poison(a->sbuf, (size_t)a->count, seed + (uint32_t)rank);
+    for (int j = 0; j < bench_np && rank == a->root; j++)
+        pattern_fill((uint8_t *)a->rbuf + (size_t)j * (size_t)a->count, (size_t)a->count,
+                     seed + (uint32_t)j);
+}
+static size_t scatter_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    return pattern_check(a->sbuf, (size_t)a->count, seed + (uint32_t)rank, bad_at);
+}
+
 /* ---- barrier ------------------------------------------------------------------------ */
 
 struct bench_op;
@@ -406,12 +501,28 @@ static const bench_op_t bench_ops[] = {
     {"reduce_scatter_block", "Reduce_scatter_block", 0, 1, 0, rsb_tc, rsb_mpi, rsb_prepare,
      rsb_verify},
     {"scan", "Scan", 0, 1, 0, scan_tc, scan_mpi, red_prepare, scan_verify},
+    {"allgather", "Allgather", 0, 0, TC_COLL_ALLGATHER, allgather_tc, allgather_mpi,
+     allgather_prepare, allgather_verify},
+    {"allgatherv", "Allgatherv", 0, 0, TC_COLL_ALLGATHER, allgatherv_tc, allgatherv_mpi,
+     allgather_prepare, allgather_verify},
+    {"gather", "Gather", 1, 0, TC_COLL_GATHER, gather_tc, gather_mpi, allgather_prepare,
+     gather_verify},
+    {"scatter", "Scatter", 1, 0, TC_COLL_SCATTER, scatter_tc, scatter_mpi, scatter_prepare,
+     scatter_verify},
 };
 #define NOPS ((int)(sizeof(bench_ops) / sizeof(bench_ops[0])))
 
 static int op_blocks(const bench_op_t *op)
 {
     return op->call_tc == rsb_tc;
+}
+
+/* A size is one process's block and rbuf holds np of them (allgather(v),
+ * gather; scatter's root sends from rbuf). */
+static int op_gathers(const bench_op_t *op)
+{
+    return op->call_tc == allgather_tc || op->call_tc == allgatherv_tc ||
+           op->call_tc == gather_tc || op->call_tc == scatter_tc;
 }
 
 /* ---- options ----------------------------------------------------------------------- */
@@ -474,7 +585,7 @@ static void usage(FILE *f, const char *prog)
             "                  16 MiB/size clamped to [4,200])\n"
             "  -x WARMUP       untimed calls per implementation and size before the\n"
             "                  first block (default ITER/5, at least 2)\n"
-            "  -r ROOT         root rank for bcast and reduce (default 0)\n"
+            "  -r ROOT         root rank for bcast, reduce, gather, scatter (default 0)\n"
             "  --type T        reduce, allreduce: element type float, double or int\n"
             "                  (default float); count = size / type size\n"
             "  --op OP         reduce, allreduce: sum or max (default sum)\n"
@@ -862,7 +973,7 @@ static void next_buffers(bench_run_t *r, size_t n, bench_args_t *a)
         off = (r->cursor++ % nbuf) * stride;
     }
     a->sbuf = r->arena + off;
-    a->rbuf = r->rarena ? r->rarena + off : a->sbuf;
+    a->rbuf = r->rarena ? r->rarena + off * (op_gathers(r->o->op) ? (size_t)r->np : 1) : a->sbuf;
 }
 
 static uint32_t check_seed(size_t n, long call, int impl)
@@ -1174,6 +1285,17 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     memset(r.arena, 0, r.arena_size);
+    if (op_gathers(o.op)) {
+        /* np blocks per call; the counts of allgatherv. */
+        size_t rsize = r.arena_size * (size_t)r.np;
+        bench_counts = calloc(2 * (size_t)r.np, sizeof *bench_counts);
+        if (!bench_counts || posix_memalign((void **)&r.rarena, BUF_ALIGN, rsize) != 0) {
+            fprintf(stderr, "topocoll-bench: rank %d: cannot allocate %zu bytes\n", r.rank, rsize);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        bench_displs = bench_counts + r.np;
+        memset(r.rarena, 0, rsize);
+    }
     if (o.op->reduces) {
         if (posix_memalign((void **)&r.rarena, BUF_ALIGN, r.arena_size) != 0) {
             fprintf(stderr, "topocoll-bench: rank %d: cannot allocate %zu bytes\n", r.rank,
@@ -1379,6 +1501,7 @@ int main(int argc, char **argv)
     free(col);
     free(r.arena);
     free(r.rarena);
+    free(bench_counts);
     MPI_Finalize();
     return status;
 }

@@ -21,7 +21,8 @@
  * TC_ functions concurrently on *distinct* communicators; concurrent calls on
  * the same communicator are erroneous, exactly as for MPI collectives. Under
  * MPI_THREAD_SERIALIZED the caller serialises. The collectives (TC_Bcast,
- * TC_Reduce, TC_Allreduce, TC_Barrier) and the context calls start no threads.
+ * TC_Reduce, TC_Allreduce, TC_Barrier, TC_Allgather(v), TC_Gather(v),
+ * TC_Scatter(v)) and the context calls start no threads.
  * The one-sided broadcast does: under MPI_THREAD_MULTIPLE, registering the
  * first window of a group (TC_Rma_win_register) starts one helper thread per
  * process, which runs until the group's last window is unregistered (or
@@ -36,9 +37,10 @@
  * settings, rank 0's) and the disagreement is logged at TC_VERBOSE >= 1.
  *
  * Large messages: from TC_PMPI_RACE_MIN bytes (default 64K) TC_Bcast,
- * TC_Reduce and TC_Allreduce time the library's path against the MPI's own on
- * the application's calls and run the faster one, the same choice on every
- * process; only where the result's bits cannot depend on the choice (Bcast;
+ * TC_Reduce, TC_Allreduce, TC_Allgather(v), TC_Gather and TC_Scatter time the
+ * library's path against the MPI's own on the application's calls and run
+ * the faster one, the same choice on every process; only where the result's
+ * bits cannot depend on the choice (Bcast and the gathering operations;
  * integer and logical reductions; sums and products of floats and doubles on
  * two processes). TC_PMPI_RACE_MIN=0 always takes the library's path.
  */
@@ -148,6 +150,131 @@ TC_API int TC_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
                         MPI_Op op, MPI_Comm comm);
 
 /**
+ * Gathers every process's block into every process, same arguments and
+ * semantics as MPI_Allgather: block j (process j's @p sendcount elements of
+ * @p sendtype) lands at @p recvbuf + j * @p recvcount * extent(@p recvtype).
+ *
+ * On one node (one segment spans @p comm): every process copies its block
+ * once into its own slots of the shared segment, every process copies the
+ * others' blocks out (docs/allgather.md); blocks of at most 56 bytes travel
+ * inside one cache line each. Large messages (TC_PMPI_RACE_MIN) race the
+ * MPI's own, as TC_Bcast. Across nodes (or posed hierarchy levels), and where
+ * no segment exists, the call goes to PMPI_Allgather on MPI_BYTE (TC_STATS
+ * counts it as pmpi_multinode, pmpi_no_segment, ...); intercommunicators to
+ * PMPI_Allgather unchanged. MPI_IN_PLACE as @p sendbuf: this process's block
+ * is already at its place in @p recvbuf. Send and receive types may differ
+ * (and differ between processes) as long as the type signatures match;
+ * derived datatypes of any kind are accepted.
+ *
+ * Checked before anything moves (the error handler of @p comm is called):
+ * @p sendcount, @p recvcount >= 0 (MPI_ERR_COUNT), valid datatypes
+ * (MPI_ERR_TYPE), @p sendbuf != @p recvbuf unless MPI_IN_PLACE
+ * (MPI_ERR_BUFFER), and that this process's send signature has the size of
+ * its own receive block (MPI_ERR_TRUNCATE). Only local facts are checked:
+ * when one process fails a check, the others wait in the collective until
+ * TC_WAIT_TIMEOUT.
+ *
+ * @param sendbuf    this process's block, or MPI_IN_PLACE
+ * @param sendcount  elements of @p sendtype in the block (ignored in place)
+ * @param sendtype   datatype of the block (ignored in place)
+ * @param recvbuf    receives all blocks
+ * @param recvcount  elements of @p recvtype received from each process
+ * @param recvtype   datatype of the received elements
+ * @param comm       communicator (not MPI_COMM_NULL)
+ * @return MPI_SUCCESS, or MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_BUFFER,
+ *         MPI_ERR_TRUNCATE, MPI_ERR_COMM, MPI_ERR_NO_MEM (after the error
+ *         handler returned)
+ */
+TC_API int TC_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
+/**
+ * As TC_Allgather, with a block size per process, same arguments and
+ * semantics as MPI_Allgatherv: process j's block (@p recvcounts[j] elements
+ * of @p recvtype) lands at @p recvbuf + @p displs[j] * extent(@p recvtype).
+ * Displacements may leave gaps (untouched) and come in any order; blocks may
+ * be empty. Also checked: @p recvcounts and @p displs not NULL (MPI_ERR_ARG),
+ * every @p recvcounts[j] >= 0 (MPI_ERR_COUNT).
+ *
+ * @return as TC_Allgather, and MPI_ERR_ARG
+ */
+TC_API int TC_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm);
+
+/**
+ * Gathers every process's block at @p root, same arguments and semantics as
+ * MPI_Gather. On one node: every process but the root copies its block once
+ * into its own slots of the segment, the root copies them out
+ * (docs/allgather.md); large messages race the MPI's own. Other paths,
+ * datatypes and checks as TC_Allgather, plus @p root in range
+ * (MPI_ERR_ROOT) and MPI_IN_PLACE (as @p sendbuf) only at the root
+ * (MPI_ERR_BUFFER); the receive arguments are significant, and checked, at
+ * the root only.
+ *
+ * @param sendbuf    this process's block, or MPI_IN_PLACE at the root
+ * @param sendcount  elements of @p sendtype in the block
+ * @param sendtype   datatype of the block
+ * @param recvbuf    the root: receives all blocks
+ * @param recvcount  the root: elements of @p recvtype from each process
+ * @param recvtype   the root: datatype of the received elements
+ * @param root       rank of the root in @p comm
+ * @param comm       communicator (not MPI_COMM_NULL)
+ * @return as TC_Allgather, and MPI_ERR_ROOT
+ */
+TC_API int TC_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+
+/**
+ * As TC_Gather with a block size per process (MPI_Gatherv): process j's
+ * block lands at @p recvbuf + @p displs[j] * extent(@p recvtype) at the root.
+ * Through the segment the root first tells the others the largest block's
+ * size (one line each), since only it knows the counts; a Gatherv does not
+ * race the MPI's own for the same reason.
+ *
+ * @return as TC_Gather, and MPI_ERR_ARG (NULL @p recvcounts or @p displs at
+ *         the root)
+ */
+TC_API int TC_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm);
+
+/**
+ * Sends block j of @p root's @p sendbuf to process j, same arguments and
+ * semantics as MPI_Scatter. On one node: the root copies each block once
+ * into its receiver's slots of the segment, each receiver copies its block
+ * out (docs/allgather.md); large messages race the MPI's own. Other paths,
+ * datatypes and checks as TC_Gather, mirrored: MPI_IN_PLACE (as @p recvbuf)
+ * only at the root, the send arguments significant and checked at the root
+ * only.
+ *
+ * @param sendbuf    the root: all blocks
+ * @param sendcount  the root: elements of @p sendtype per process
+ * @param sendtype   the root: datatype of the blocks
+ * @param recvbuf    this process's block, or MPI_IN_PLACE at the root
+ * @param recvcount  elements of @p recvtype received
+ * @param recvtype   datatype of the received elements
+ * @param root       rank of the root in @p comm
+ * @param comm       communicator (not MPI_COMM_NULL)
+ * @return as TC_Gather
+ */
+TC_API int TC_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+
+/**
+ * As TC_Scatter with a block size per process (MPI_Scatterv): block j is
+ * @p sendcounts[j] elements at @p sendbuf + @p displs[j] * extent(@p
+ * sendtype) at the root. Like TC_Gatherv, the root first tells the others
+ * the largest block's size, and a Scatterv does not race the MPI's own.
+ *
+ * @return as TC_Scatter, and MPI_ERR_ARG (NULL @p sendcounts or @p displs at
+ *         the root)
+ */
+TC_API int TC_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm);
+
+/**
  * Barrier, same argument and semantics as MPI_Barrier: returns only after
  * every process of @p comm has entered it.
  *
@@ -188,6 +315,9 @@ TC_API int TC_Comm_detach(MPI_Comm comm);
 #define TC_COLL_REDUCE    2
 #define TC_COLL_ALLREDUCE 3
 #define TC_COLL_BARRIER   4
+#define TC_COLL_ALLGATHER 5 /* also Allgatherv with equal counts; bytes: one process's block */
+#define TC_COLL_GATHER    6 /* bytes: one process's block */
+#define TC_COLL_SCATTER   7 /* bytes: one process's block */
 
 /**
  * The model's predicted time of one collective on @p comm, as the library
@@ -211,7 +341,9 @@ TC_API int TC_Comm_detach(MPI_Comm comm);
  * are predicted for a commutative operation. Nothing is measured.
  *
  * @param comm   intracommunicator (not MPI_COMM_NULL)
- * @param op     TC_COLL_BCAST, TC_COLL_REDUCE, TC_COLL_ALLREDUCE or TC_COLL_BARRIER
+ * @param op     TC_COLL_BCAST, TC_COLL_REDUCE, TC_COLL_ALLREDUCE, TC_COLL_BARRIER,
+ *               TC_COLL_ALLGATHER, TC_COLL_GATHER or TC_COLL_SCATTER (the last
+ *               three: one segment only, model/cost_gather.h; elsewhere -1)
  * @param bytes  message size in bytes (ignored for the barrier)
  * @param root   root rank for Bcast and Reduce (0 <= root < size), else ignored
  * @param usec   out: predicted microseconds; 0 when there is nothing to do

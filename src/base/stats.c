@@ -11,8 +11,9 @@ _Atomic unsigned long long tc_stats_counts[TC_OP_LAST][TC_PATH_LAST];
 atomic_int tc_stats_enabled = -1;
 
 static const char *const tc_stats_op_names[TC_OP_LAST] = {
-    "bcast",          "reduce", "allreduce", "barrier", "reduce_scatter_block",
-    "reduce_scatter", "scan",   "exscan"};
+    "bcast",          "reduce",  "allreduce", "barrier",   "reduce_scatter_block",
+    "reduce_scatter", "scan",    "exscan",    "allgather", "allgatherv",
+    "gather",         "gatherv", "scatter",   "scatterv"};
 
 static const char *const tc_stats_path_names[TC_PATH_LAST] = {"shm",
                                                               "hier",

@@ -15,6 +15,12 @@ typedef enum {
     TC_OP_REDUCE_SCATTER,
     TC_OP_SCAN,
     TC_OP_EXSCAN,
+    TC_OP_ALLGATHER,
+    TC_OP_ALLGATHERV,
+    TC_OP_GATHER,
+    TC_OP_GATHERV,
+    TC_OP_SCATTER,
+    TC_OP_SCATTERV,
     TC_OP_LAST
 } tc_op_t;
 

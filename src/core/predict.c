@@ -10,8 +10,10 @@
 #include "ctx.h"
 #include "hier/hier_coll.h"
 #include "model/cost.h"
+#include "model/cost_gather.h"
 #include "model/cost_shm_coll.h"
 #include "select.h"
+#include "shm/allgather.h"
 #include "shm/params.h"
 #include "shm/tree.h"
 #include "topocoll.h"
@@ -61,6 +63,21 @@ static double tc_predict_shm_bcast(const tc_ctx_t *ctx, size_t m)
                            s->stream_bytes, &bank_bytes, &f);
     const int per_bank = (int)(bank_bytes / f);
     return tc_model_shm_bcast_cost(m, f, per_bank > 1 ? per_bank : 1, depth, &sp);
+}
+
+/* The segment's Allgather, Gather or Scatter of @p m bytes per process
+ * (model/cost_gather.h). Blocks of at most TC_SHM_INLINE_MAX bytes take one
+ * bank use, like larger ones up to a chunk. */
+static double tc_predict_shm_gather(const tc_ctx_t *ctx, int op, size_t m)
+{
+    const tc_shm_comm_t *s = ctx->shm;
+    tc_model_shm_t sp;
+    if (!s || m == 0 || s->p <= 1)
+        return 0.0;
+    tc_predict_shm_params(ctx, &sp);
+    const size_t chunk = m <= TC_SHM_INLINE_MAX ? m : tc_shm_ag_chunk(s, m);
+    return op == TC_COLL_SCATTER ? tc_model_shm_scatter_cost(m, chunk, s->p, &sp)
+                                 : tc_model_shm_allgather_cost(m, chunk, s->p, &sp);
 }
 
 /* The segment's reduction of @p m bytes (shm/reduce.c's fragment rule,
@@ -198,7 +215,7 @@ int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec)
         return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), "TC_Comm_predict: MPI_COMM_NULL");
     if (!usec)
         return tc_ctx_error(comm, tc_err(TC_ERR_ARG), "TC_Comm_predict: usec is NULL");
-    if (op < TC_COLL_BCAST || op > TC_COLL_BARRIER)
+    if (op < TC_COLL_BCAST || op > TC_COLL_SCATTER)
         return tc_ctx_error(comm, tc_err(TC_ERR_ARG), "TC_Comm_predict: unknown operation");
     tc_ctx_t *ctx = tc_ctx_peek(comm);
     if (ctx) {
@@ -213,7 +230,9 @@ int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec)
     }
     if (is_inter)
         return tc_ctx_error(comm, tc_err(TC_ERR_COMM), "TC_Comm_predict: intercommunicator");
-    if ((op == TC_COLL_BCAST || op == TC_COLL_REDUCE) && (root < 0 || root >= size))
+    if ((op == TC_COLL_BCAST || op == TC_COLL_REDUCE || op == TC_COLL_GATHER ||
+         op == TC_COLL_SCATTER) &&
+        (root < 0 || root >= size))
         return tc_ctx_error(comm, tc_err(TC_ERR_ROOT), "TC_Comm_predict: root out of range");
     if (!ctx && (rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS)
         return tc_ctx_error(comm, rc, "TC_Comm_predict: could not create the context");
@@ -228,6 +247,12 @@ int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec)
             *usec = tc_predict_barrier(ctx);
         else
             *usec = -1.0;
+        return MPI_SUCCESS;
+    }
+    if (op >= TC_COLL_ALLGATHER) {
+        /* The gathering operations (bytes: one process's block): through
+         * the segment, else the MPI's own (no model of it). */
+        *usec = ctx->bcast_path == TC_PATH_SHM ? tc_predict_shm_gather(ctx, op, bytes) : -1.0;
         return MPI_SUCCESS;
     }
     if (ctx->bcast_path == TC_PATH_SHM) {

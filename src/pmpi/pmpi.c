@@ -10,10 +10,12 @@
  * through the PLT bind to these definitions. libtopocoll itself calls PMPI_*
  * only, so nothing recurses.
  *
- * C: MPI_Bcast, MPI_Reduce, MPI_Allreduce. The MPI-4 large-count variants
- * (MPI_Bcast_c, ...) where the MPI declares them (see the end of the file).
- * The nonblocking and persistent ones (MPI_Ibcast, MPI_Reduce_init, ...) and
- * MPI_Reduce_local are NOT intercepted.
+ * C: MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Barrier, MPI_Allgather,
+ * MPI_Allgatherv, MPI_Gather, MPI_Gatherv, MPI_Scatter, MPI_Scatterv
+ * (Fortran: the same names, as below). The MPI-4 large-count variants
+ * (MPI_Bcast_c, ...) of the operations listed at the end of the file, where
+ * the MPI declares them. The nonblocking and persistent ones (MPI_Ibcast,
+ * MPI_Reduce_init, ...) and MPI_Reduce_local are NOT intercepted.
  *
  * Fortran, Open MPI (checked with nm -D and objdump on 4.1.4).
  * libmpi_mpifh.so's mpi_bcast_ and friends call PMPI_Bcast in C, bypassing a
@@ -78,6 +80,7 @@
  */
 #include <mpi.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "topocoll.h"
 
@@ -113,6 +116,64 @@ TC_PMPI_EXPORT int MPI_Barrier(MPI_Comm comm);
 int MPI_Barrier(MPI_Comm comm)
 {
     return TC_Barrier(comm);
+}
+
+TC_PMPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                 MPI_Comm comm);
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return TC_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, const int recvcounts[], const int displs[],
+                                  MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return TC_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                              MPI_Comm comm);
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return TC_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const int recvcounts[], const int displs[],
+                               MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm)
+{
+    return TC_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                      comm);
+}
+
+TC_PMPI_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                               MPI_Comm comm);
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return TC_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                                MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm)
+{
+    return TC_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                       comm);
 }
 
 /* Fortran MPI_Barrier (both ABIs: the communicator handle as an integer). */
@@ -205,6 +266,209 @@ static void tc_pmpi_allreduce_f(void *sendbuf, void *recvbuf, MPI_Fint *count, M
     if (ierr != NULL)
         *ierr = (MPI_Fint)rc;
 }
+
+/* Allgather: (sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr);
+ * Allgatherv: rcount becomes (recvcounts[], displs[]), INTEGER arrays: as C
+ * int arrays when MPI_Fint is an int (as ompi_allgatherv_f assumes too),
+ * else converted. Sentinels as for Reduce. */
+static void tc_pmpi_allgather_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,
+                                void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype,
+                                MPI_Fint *comm, MPI_Fint *ierr)
+{
+    int rc = TC_Allgather(tc_pmpi_fortran_sendbuf(sendbuf), (int)*sendcount,
+                          PMPI_Type_f2c(*sendtype), tc_pmpi_fortran_recvbuf(recvbuf),
+                          (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+static void tc_pmpi_allgatherv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,
+                                 void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs,
+                                 MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    const int *counts = (const int *)recvcounts, *disps = (const int *)displs;
+    int *tmp = NULL, rc, size = 0;
+    if (sizeof(MPI_Fint) != sizeof(int)) {
+        PMPI_Comm_size(c, &size);
+        if (!(tmp = malloc(2 * (size_t)size * sizeof *tmp))) {
+            if (ierr != NULL)
+                *ierr = (MPI_Fint)MPI_ERR_NO_MEM;
+            return;
+        }
+        for (int i = 0; i < size; i++) {
+            tmp[i] = (int)recvcounts[i];
+            tmp[size + i] = (int)displs[i];
+        }
+        counts = tmp;
+        disps = tmp + size;
+    }
+    rc =
+        TC_Allgatherv(tc_pmpi_fortran_sendbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype),
+                      tc_pmpi_fortran_recvbuf(recvbuf), counts, disps, PMPI_Type_f2c(*recvtype), c);
+    free(tmp);
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+/* Gather / Scatter: (sbuf, scount, stype, rbuf, rcount, rtype, root, comm,
+ * ierr); Gatherv: rcount becomes (recvcounts[], displs[]), Scatterv: scount
+ * becomes (sendcounts[], displs[]); arrays as for Allgatherv (significant at
+ * the root only, so only there converted). ompi_gather_f and ompi_scatter_f
+ * convert MPI_IN_PLACE in sendbuf (gather) or recvbuf (scatter) and
+ * MPI_BOTTOM in both. */
+static const int *tc_pmpi_fint_array(const MPI_Fint *a, int n, int **tmp)
+{
+    *tmp = NULL;
+    if (sizeof(MPI_Fint) == sizeof(int) || a == NULL)
+        return (const int *)a;
+    if (!(*tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof **tmp)))
+        return NULL;
+    for (int i = 0; i < n; i++)
+        (*tmp)[i] = (int)a[i];
+    return *tmp;
+}
+
+static void tc_pmpi_gather_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                             MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root,
+                             MPI_Fint *comm, MPI_Fint *ierr)
+{
+    int rc = TC_Gather(tc_pmpi_fortran_sendbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype),
+                       tc_pmpi_fortran_recvbuf(recvbuf), (int)*recvcount, PMPI_Type_f2c(*recvtype),
+                       (int)*root, PMPI_Comm_f2c(*comm));
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+static void tc_pmpi_gatherv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                              MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype,
+                              MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    int size = 0, *t1 = NULL, *t2 = NULL;
+    if (sizeof(MPI_Fint) != sizeof(int))
+        PMPI_Comm_size(c, &size);
+    const int *counts = tc_pmpi_fint_array(recvcounts, size, &t1);
+    const int *disps = tc_pmpi_fint_array(displs, size, &t2);
+    int rc = TC_Gatherv(tc_pmpi_fortran_sendbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype),
+                        tc_pmpi_fortran_recvbuf(recvbuf), counts, disps, PMPI_Type_f2c(*recvtype),
+                        (int)*root, c);
+    free(t1);
+    free(t2);
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+/* A Fortran receive buffer of a Scatter: MPI_IN_PLACE first, as ompi_scatter_f. */
+static void *tc_pmpi_fortran_scatter_recvbuf(void *buffer)
+{
+    if (tc_pmpi_is_fortran_in_place(buffer))
+        return MPI_IN_PLACE;
+    return tc_pmpi_fortran_recvbuf(buffer);
+}
+
+static void tc_pmpi_scatter_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                              MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root,
+                              MPI_Fint *comm, MPI_Fint *ierr)
+{
+    int rc = TC_Scatter(tc_pmpi_fortran_recvbuf(sendbuf), (int)*sendcount, PMPI_Type_f2c(*sendtype),
+                        tc_pmpi_fortran_scatter_recvbuf(recvbuf), (int)*recvcount,
+                        PMPI_Type_f2c(*recvtype), (int)*root, PMPI_Comm_f2c(*comm));
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+static void tc_pmpi_scatterv_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs,
+                               MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount,
+                               MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    int size = 0, *t1 = NULL, *t2 = NULL;
+    if (sizeof(MPI_Fint) != sizeof(int))
+        PMPI_Comm_size(c, &size);
+    const int *counts = tc_pmpi_fint_array(sendcounts, size, &t1);
+    const int *disps = tc_pmpi_fint_array(displs, size, &t2);
+    int rc = TC_Scatterv(tc_pmpi_fortran_recvbuf(sendbuf), counts, disps, PMPI_Type_f2c(*sendtype),
+                         tc_pmpi_fortran_scatter_recvbuf(recvbuf), (int)*recvcount,
+                         PMPI_Type_f2c(*recvtype), (int)*root, c);
+    free(t1);
+    free(t2);
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+#define TC_PMPI_ROOTED_ALIAS(name, fn)                                                             \
+    TC_PMPI_EXPORT void name(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,               \
+                             void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype,               \
+                             MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)                       \
+        __attribute__((alias(fn)))
+#define TC_PMPI_GATHERV_ALIAS(name)                                                                \
+    TC_PMPI_EXPORT void name(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,               \
+                             void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs,                \
+                             MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)   \
+        __attribute__((alias("tc_pmpi_gatherv_f")))
+#define TC_PMPI_SCATTERV_ALIAS(name)                                                               \
+    TC_PMPI_EXPORT void name(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs,                \
+                             MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount,               \
+                             MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)   \
+        __attribute__((alias("tc_pmpi_scatterv_f")))
+TC_PMPI_ROOTED_ALIAS(mpi_gather, "tc_pmpi_gather_f");
+TC_PMPI_ROOTED_ALIAS(mpi_gather_, "tc_pmpi_gather_f");
+TC_PMPI_ROOTED_ALIAS(mpi_gather__, "tc_pmpi_gather_f");
+TC_PMPI_ROOTED_ALIAS(MPI_GATHER, "tc_pmpi_gather_f");
+TC_PMPI_GATHERV_ALIAS(mpi_gatherv);
+TC_PMPI_GATHERV_ALIAS(mpi_gatherv_);
+TC_PMPI_GATHERV_ALIAS(mpi_gatherv__);
+TC_PMPI_GATHERV_ALIAS(MPI_GATHERV);
+TC_PMPI_ROOTED_ALIAS(mpi_scatter, "tc_pmpi_scatter_f");
+TC_PMPI_ROOTED_ALIAS(mpi_scatter_, "tc_pmpi_scatter_f");
+TC_PMPI_ROOTED_ALIAS(mpi_scatter__, "tc_pmpi_scatter_f");
+TC_PMPI_ROOTED_ALIAS(MPI_SCATTER, "tc_pmpi_scatter_f");
+TC_PMPI_SCATTERV_ALIAS(mpi_scatterv);
+TC_PMPI_SCATTERV_ALIAS(mpi_scatterv_);
+TC_PMPI_SCATTERV_ALIAS(mpi_scatterv__);
+TC_PMPI_SCATTERV_ALIAS(MPI_SCATTERV);
+#if OMPI_MAJOR_VERSION <= 4
+TC_PMPI_ROOTED_ALIAS(mpi_gather_f08_, "tc_pmpi_gather_f");
+TC_PMPI_ROOTED_ALIAS(MPI_Gather_f08, "tc_pmpi_gather_f");
+TC_PMPI_ROOTED_ALIAS(MPI_Gather_f, "tc_pmpi_gather_f");
+TC_PMPI_GATHERV_ALIAS(mpi_gatherv_f08_);
+TC_PMPI_GATHERV_ALIAS(MPI_Gatherv_f08);
+TC_PMPI_GATHERV_ALIAS(MPI_Gatherv_f);
+TC_PMPI_ROOTED_ALIAS(mpi_scatter_f08_, "tc_pmpi_scatter_f");
+TC_PMPI_ROOTED_ALIAS(MPI_Scatter_f08, "tc_pmpi_scatter_f");
+TC_PMPI_ROOTED_ALIAS(MPI_Scatter_f, "tc_pmpi_scatter_f");
+TC_PMPI_SCATTERV_ALIAS(mpi_scatterv_f08_);
+TC_PMPI_SCATTERV_ALIAS(MPI_Scatterv_f08);
+TC_PMPI_SCATTERV_ALIAS(MPI_Scatterv_f);
+#endif
+
+#define TC_PMPI_ALLGATHER_ALIAS(name)                                                              \
+    TC_PMPI_EXPORT void name(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,               \
+                             void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype,               \
+                             MPI_Fint *comm, MPI_Fint *ierr)                                       \
+        __attribute__((alias("tc_pmpi_allgather_f")))
+#define TC_PMPI_ALLGATHERV_ALIAS(name)                                                             \
+    TC_PMPI_EXPORT void name(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,               \
+                             void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs,                \
+                             MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)                   \
+        __attribute__((alias("tc_pmpi_allgatherv_f")))
+TC_PMPI_ALLGATHER_ALIAS(mpi_allgather);
+TC_PMPI_ALLGATHER_ALIAS(mpi_allgather_);
+TC_PMPI_ALLGATHER_ALIAS(mpi_allgather__);
+TC_PMPI_ALLGATHER_ALIAS(MPI_ALLGATHER);
+TC_PMPI_ALLGATHERV_ALIAS(mpi_allgatherv);
+TC_PMPI_ALLGATHERV_ALIAS(mpi_allgatherv_);
+TC_PMPI_ALLGATHERV_ALIAS(mpi_allgatherv__);
+TC_PMPI_ALLGATHERV_ALIAS(MPI_ALLGATHERV);
+#if OMPI_MAJOR_VERSION <= 4
+TC_PMPI_ALLGATHER_ALIAS(mpi_allgather_f08_);
+TC_PMPI_ALLGATHER_ALIAS(MPI_Allgather_f08);
+TC_PMPI_ALLGATHER_ALIAS(MPI_Allgather_f);
+TC_PMPI_ALLGATHERV_ALIAS(mpi_allgatherv_f08_);
+TC_PMPI_ALLGATHERV_ALIAS(MPI_Allgatherv_f08);
+TC_PMPI_ALLGATHERV_ALIAS(MPI_Allgatherv_f);
+#endif
 
 #define TC_PMPI_BCAST_ALIAS(name)                                                                  \
     TC_PMPI_EXPORT void name(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root,    \

@@ -9,7 +9,9 @@
 # [allreduces=N] [barriers=N] errors=E" and the library's "topocoll-stats rank=R op=OP
 # calls=C shm=S ... pmpi=P ..." lines. Passes only if the program passed and,
 # for each count the program reports:
-#   bcasts=N      C == N (every MPI_Bcast was intercepted), P == 0 and every
+#   bcasts=N,     C == N (every MPI_Bcast, MPI_Allgather(v), MPI_Gather(v),
+#   allgathers=N, MPI_Scatter(v) was intercepted), P == 0 and every
+#   allgathervs=N, (likewise gathers=, gathervs=, scatters=, scattervs=)
 #                 pmpi_* counter is 0 (no fallback), S > 0 when NP >= 2 (the
 #                 shared-memory path ran; with TC_PMPI_EXPECT_PATH=hier, set by
 #                 the emulated-cluster tests, H > 0: the hierarchical path ran);
@@ -66,17 +68,23 @@ awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" "$(cat "$tc_s
         want["reduce_scatter"] = tc_stats_field($0, "reduce_scatters")
         want["scan"] = tc_stats_field($0, "scans")
         want["exscan"] = tc_stats_field($0, "exscans")
+        want["allgather"] = tc_stats_field($0, "allgathers")
+        want["allgatherv"] = tc_stats_field($0, "allgathervs")
+        want["gather"] = tc_stats_field($0, "gathers")
+        want["gatherv"] = tc_stats_field($0, "gathervs")
+        want["scatter"] = tc_stats_field($0, "scatters")
+        want["scatterv"] = tc_stats_field($0, "scattervs")
         want_large = tc_stats_field($0, "large_counts")
     }
     END {
         if (prog_rc == "") { print "run_with_stats.sh: no exit status from the program"; exit 1 }
         if (prog_rc != 0) { print "run_with_stats.sh: the program exited with " prog_rc; exit prog_rc }
         if (nprog != 1) { print "run_with_stats.sh: expected one tc-pmpi-test line, got " nprog + 0; exit 1 }
-        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "" && want["barrier"] == "" && want["reduce_scatter_block"] == "" && want["reduce_scatter"] == "" && want["scan"] == "" && want["exscan"] == "" && want_large == "") {
+        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "" && want["barrier"] == "" && want["reduce_scatter_block"] == "" && want["reduce_scatter"] == "" && want["scan"] == "" && want["exscan"] == "" && want["allgather"] == "" && want["allgatherv"] == "" && want["gather"] == "" && want["scatter"] == "" && want_large == "") {
             print "run_with_stats.sh: the program reported no call counts"; exit 1
         }
         bad = ""; summary = ""; checked = 0
-        nops = split("bcast reduce allreduce barrier reduce_scatter_block reduce_scatter scan exscan", ops, " ")
+        nops = split("bcast reduce allreduce barrier reduce_scatter_block reduce_scatter scan exscan allgather allgatherv gather gatherv scatter scatterv", ops, " ")
         for (k = 1; k <= nops; k++) {
             op = ops[k]
             if (want[op] == "" || (op != "bcast" && want[op] + 0 == 0))
@@ -88,14 +96,14 @@ awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" "$(cat "$tc_s
             s = tc_stats_lineop[op]
             checked++
             if (tc_stats_field(s, "rank") != rank) bad = bad " " op ": rank mismatch;"
-            if (op == "bcast") {
-                if (tc_stats_field(s, "calls") + 0 != want[op] + 0) bad = bad " bcast: calls=" tc_stats_field(s, "calls") " != " want[op] " MPI_Bcast calls made;"
+            if (op == "bcast" || op ~ /^(allgatherv?|gatherv?|scatterv?)$/) {
+                if (tc_stats_field(s, "calls") + 0 != want[op] + 0) bad = bad " " op ": calls=" tc_stats_field(s, "calls") " != " want[op] " calls made;"
                 split("pmpi pmpi_multinode pmpi_shm_off pmpi_no_segment pmpi_intercomm", keys, " ")
                 for (j in keys) {
                     v = tc_stats_field(s, keys[j])
-                    if (v == "" || v + 0 != 0) bad = bad " bcast: " keys[j] "=" v " (want 0);"
+                    if (v == "" || v + 0 != 0) bad = bad " " op ": " keys[j] "=" v " (want 0);"
                 }
-                if (np + 0 >= 2 && tc_stats_field(s, path) + 0 <= 0) bad = bad " bcast: " path "=" tc_stats_field(s, path) " (want > 0);"
+                if (np + 0 >= 2 && tc_stats_field(s, path) + 0 <= 0) bad = bad " " op ": " path "=" tc_stats_field(s, path) " (want > 0);"
             } else if (tc_stats_field(s, "calls") + 0 < want[op] + 0) {
                 bad = bad " " op ": calls=" tc_stats_field(s, "calls") " < " want[op] " calls made;"
             } else if (path == "hier" && tc_stats_field(s, "hier") + 0 <= 0) {

@@ -1,0 +1,410 @@
+/* TC_Allgather and TC_Allgatherv: argument checks, then the path agreed when
+ * the context was made (docs/allgather.md).
+ *
+ * Every block is handled as the byte stream of its type signature: the
+ * sender's (sendcount, sendtype) and each receiver's (recvcounts[j],
+ * recvtype) at displs[j] are each either contiguous bytes, a flattened type
+ * map walked with a cursor, or (types the flattener does not know) staged
+ * through MPI_Pack / MPI_Unpack. These choices are local: ranks may use
+ * different datatypes of the same signature.
+ *
+ * Whatever goes to the MPI's own collective (the race, and the paths that
+ * do not use the segment) goes as bytes: MPI_BYTE on every rank, the
+ * sender's block contiguous (staged if needed), the receive buffer direct
+ * when its type is contiguous, else a staged copy. That steers around two
+ * bugs of the MPIs installed here: MPICH 4.0.2's MPI_Allgatherv fails when
+ * ranks receive with different datatypes of the same signature (and ignores
+ * displs[0] on one process: one process never reaches the MPI here), and
+ * Open MPI 4.1.4's hangs when a rank's send and receive types differ in
+ * size. Intercommunicators go to the MPI's own unchanged.
+ */
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "blocks.h"
+#include "ctx.h"
+#include "shm/allgather.h"
+#include "topocoll.h"
+
+/* One call's arguments, MPI_IN_PLACE resolved: the send side is then this
+ * process's own block of the receive buffer. */
+typedef struct tc_ag_call {
+    const char *fn; /* "TC_Allgather" or "TC_Allgatherv", for messages */
+    tc_op_t op;
+    bool in_place;
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;                  /* Allgather */
+    const int *recvcounts, *displs; /* Allgatherv; NULL for Allgather */
+    MPI_Datatype recvtype;
+    int rsize;     /* recvtype's size */
+    size_t block;  /* Allgather: bytes of every block */
+    size_t *bytes; /* Allgatherv: bytes of block j; NULL for Allgather */
+    size_t total;  /* bytes of all blocks */
+    int rank, size;
+} tc_ag_call_t;
+
+static inline int tc_ag_count(const tc_ag_call_t *c, int j)
+{
+    return c->recvcounts ? c->recvcounts[j] : c->recvcount;
+}
+static inline size_t tc_ag_block_bytes(const tc_ag_call_t *c, int j)
+{
+    return c->bytes ? c->bytes[j] : c->block;
+}
+
+/* ---- the paths --------------------------------------------------------------------- */
+
+typedef struct tc_ag_io_state {
+    tc_blocks_t send; /* our block (one) */
+    tc_blocks_t recv; /* every block */
+} tc_ag_io_state_t;
+
+static void tc_ag_put(void *state, int j, size_t off, char *dst, size_t n)
+{
+    (void)j;
+    tc_blocks_read(&((tc_ag_io_state_t *)state)->send, 0, off, dst, n);
+}
+static void tc_ag_get(void *state, int j, size_t off, const char *src, size_t n)
+{
+    tc_blocks_write(&((tc_ag_io_state_t *)state)->recv, j, off, src, n);
+}
+
+static int tc_ag_blocks(tc_ag_io_state_t *st, const tc_ag_call_t *c, int sflags, int rflags,
+                        MPI_Comm comm)
+{
+    int rc = tc_blocks_init(&st->send, c->sendbuf, 1, c->sendcount, NULL, NULL, c->sendtype,
+                            TC_BLOCKS_READ | sflags, comm);
+    int rc2 = tc_blocks_init(&st->recv, c->recvbuf, c->size, c->recvcount, c->recvcounts, c->displs,
+                             c->recvtype, rflags, comm);
+    return rc != MPI_SUCCESS ? rc : rc2;
+}
+
+static void tc_ag_blocks_free(tc_ag_io_state_t *st)
+{
+    tc_blocks_free(&st->send);
+    tc_blocks_free(&st->recv);
+}
+
+/* Through the segment (one segment spans the communicator). */
+static int tc_ag_shm(tc_ctx_t *ctx, const tc_ag_call_t *c)
+{
+    tc_ag_io_state_t st;
+    const size_t mine = tc_ag_block_bytes(c, c->rank);
+    int rc = tc_ag_blocks(&st, c, 0, 0, ctx->priv);
+    tc_shm_ag_io_t io = {tc_ag_put, tc_ag_get, &st};
+    if (rc != MPI_SUCCESS) /* the others are in the collective already: take part */
+        io = (tc_shm_ag_io_t){tc_shm_ag_put_zeros, tc_shm_ag_get_nothing, NULL};
+    tc_shm_ag_sizes_t sz = {c->bytes, c->block, c->bytes ? 0 : c->block};
+    for (int j = 0; c->bytes && j < c->size; j++)
+        sz.max = c->bytes[j] > sz.max ? c->bytes[j] : sz.max;
+    tc_shm_allgather(ctx->shm, &sz, -1, &io);
+    if (rc == MPI_SUCCESS) {
+        if (!c->in_place && mine > 0)
+            tc_blocks_copy(&st.recv, c->rank, &st.send, 0, mine);
+        rc = tc_blocks_finish(&st.recv, c->in_place ? c->rank : -1, ctx->priv);
+    }
+    tc_ag_blocks_free(&st);
+    return rc;
+}
+
+/* One process: our block into its place. */
+static int tc_ag_single(const tc_ag_call_t *c, MPI_Comm comm)
+{
+    tc_ag_io_state_t st;
+    const size_t mine = tc_ag_block_bytes(c, c->rank);
+    if (c->in_place || mine == 0)
+        return MPI_SUCCESS;
+    int rc = tc_ag_blocks(&st, c, 0, 0, comm);
+    if (rc == MPI_SUCCESS) {
+        tc_blocks_copy(&st.recv, c->rank, &st.send, 0, mine);
+        rc = tc_blocks_finish(&st.recv, -1, comm);
+    }
+    tc_ag_blocks_free(&st);
+    return rc;
+}
+
+/* The MPI's own, as bytes (see the top of the file). */
+static int tc_ag_pmpi(const tc_ag_call_t *c, MPI_Comm comm)
+{
+    tc_ag_io_state_t st;
+    const size_t mine = tc_ag_block_bytes(c, c->rank);
+    int *counts = NULL, *displs = NULL;
+    const char *rbase = NULL;
+    int rc = tc_ag_blocks(&st, c, TC_BLOCKS_STAGE, TC_BLOCKS_STAGE, comm);
+    if (rc != MPI_SUCCESS)
+        goto fn_exit;
+    /* The receive buffer directly when its type is contiguous and every
+     * block's byte position fits MPI's int displacements from the lowest. */
+    bool direct = st.recv.mode == TC_BLOCKS_CONTIG;
+    if (c->bytes) {
+        if (!(counts = malloc(2 * (size_t)c->size * sizeof *counts))) {
+            rc = tc_err(TC_ERR_NOMEM);
+            goto fn_exit;
+        }
+        displs = counts + c->size;
+        uintptr_t lo = UINTPTR_MAX, hi = 0;
+        for (int j = 0; j < c->size; j++) {
+            if (c->bytes[j] > INT_MAX)
+                rc = tc_err(TC_ERR_COUNT); /* the same on every process */
+            counts[j] = (int)c->bytes[j];
+            if (c->bytes[j] == 0)
+                continue;
+            uintptr_t a = (uintptr_t)tc_blocks_data(&st.recv, j);
+            lo = a < lo ? a : lo;
+            hi = a > hi ? a : hi;
+        }
+        if (!direct || hi - lo > INT_MAX) {
+            direct = false;
+            lo = (uintptr_t)st.recv.staged;
+            if (c->total > INT_MAX)
+                rc = tc_err(TC_ERR_COUNT);
+        }
+        for (int j = 0; j < c->size; j++)
+            displs[j] = c->bytes[j] == 0 ? 0
+                        : direct         ? (int)((uintptr_t)tc_blocks_data(&st.recv, j) - lo)
+                                         : (int)st.recv.prefix[j];
+        rbase = (const char *)lo;
+    } else {
+        if (c->block > INT_MAX)
+            rc = tc_err(TC_ERR_COUNT); /* the same on every process */
+        rbase = direct ? tc_blocks_data(&st.recv, 0) : st.recv.staged;
+    }
+    if (rc != MPI_SUCCESS)
+        goto fn_exit;
+    const void *send = tc_blocks_data(&st.send, 0);
+    if (c->in_place) {
+        send = MPI_IN_PLACE;
+        if (!direct && mine > 0) /* our block into the staged copy, at its place */
+            memcpy(st.recv.staged + st.recv.prefix[c->rank], tc_blocks_data(&st.send, 0), mine);
+    }
+    if (c->bytes)
+        rc = PMPI_Allgatherv(send, (int)mine, MPI_BYTE, (void *)(uintptr_t)rbase, counts, displs,
+                             MPI_BYTE, comm);
+    else
+        rc = PMPI_Allgather(send, (int)mine, MPI_BYTE, (void *)(uintptr_t)rbase, (int)c->block,
+                            MPI_BYTE, comm);
+    if (rc == MPI_SUCCESS && !direct)
+        rc = tc_blocks_finish(&st.recv, c->in_place ? c->rank : -1, comm);
+fn_exit:
+    free(counts);
+    tc_ag_blocks_free(&st);
+    return rc;
+}
+
+/* ---- checks and entry points --------------------------------------------------------- */
+
+/* "fn: what" through the handler of @p comm. Out of line, so the checks
+ * build no message. */
+static __attribute__((cold, noinline)) int tc_ag_fail(MPI_Comm comm, tc_err_t err, const char *fn,
+                                                      const char *what)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg, "%s: %s", fn, what);
+    return tc_ctx_error(comm, err, msg);
+}
+
+/* Blocks of at most this many processes' sizes live on the stack. */
+#define TC_AG_STACK_BLOCKS 64
+
+/* Everything that is checked, before anything moves (docs/allgather.md):
+ * the communicator; sendcount >= 0 and a valid sendtype (unless
+ * MPI_IN_PLACE); recvcount or every recvcounts[j] >= 0, recvcounts and displs
+ * not NULL, a valid recvtype; sendbuf not the same address as recvbuf (use
+ * MPI_IN_PLACE); and that this process's send signature has as many bytes as
+ * its own block of the receive buffer (MPI_ERR_TRUNCATE otherwise). Only
+ * local facts can be checked: a process whose counts disagree with the
+ * others' is not detected, and when one process returns an error here the
+ * others wait in the collective (until TC_WAIT_TIMEOUT), as when a process
+ * skips a collective. On success *inter tells the caller to hand the call to
+ * the MPI's own, else c->bytes (v), c->block and c->total are set. */
+static int tc_ag_check(tc_ag_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *inter,
+                       size_t *stack_bytes)
+{
+    int ssize = 0;
+    if (comm == MPI_COMM_NULL)
+        return tc_ag_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "MPI_COMM_NULL");
+    tc_ctx_t *ctx = tc_ctx_lookup(comm);
+    if (!ctx)
+        ctx = tc_ctx_peek(comm);
+    *cached = ctx;
+    if (ctx)
+        *inter = ctx->is_inter;
+    else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS)
+        return tc_ag_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "invalid communicator");
+    c->in_place = c->sendbuf == MPI_IN_PLACE;
+    if (!c->in_place) {
+        if (c->sendcount < 0)
+            return tc_ag_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative sendcount");
+        if (c->sendtype == MPI_DATATYPE_NULL ||
+            tc_datatype_size(c->sendtype, &ssize) != MPI_SUCCESS)
+            return tc_ag_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid sendtype");
+    }
+    if (c->op == TC_OP_ALLGATHER && c->recvcount < 0)
+        return tc_ag_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcount");
+    if (c->recvtype == MPI_DATATYPE_NULL || tc_datatype_size(c->recvtype, &c->rsize) != MPI_SUCCESS)
+        return tc_ag_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid recvtype");
+    if (*inter)
+        return MPI_SUCCESS; /* the MPI's own, unchanged */
+    if (ctx) {
+        c->size = ctx->size;
+        c->rank = ctx->rank;
+    } else {
+        PMPI_Comm_size(comm, &c->size);
+        PMPI_Comm_rank(comm, &c->rank);
+    }
+    size_t mine;
+    if (c->op == TC_OP_ALLGATHERV) {
+        if (!c->recvcounts || !c->displs)
+            return tc_ag_fail(comm, tc_err(TC_ERR_ARG), c->fn, "recvcounts or displs is NULL");
+        c->bytes = stack_bytes;
+        c->total = 0;
+        for (int j = 0; j < c->size; j++)
+            if (c->recvcounts[j] < 0)
+                return tc_ag_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcounts[j]");
+        if (c->size > TC_AG_STACK_BLOCKS &&
+            !(c->bytes = malloc((size_t)c->size * sizeof *c->bytes)))
+            return tc_ag_fail(comm, tc_err(TC_ERR_NOMEM), c->fn, "out of memory");
+        for (int j = 0; j < c->size; j++) {
+            c->bytes[j] = (size_t)c->recvcounts[j] * (size_t)c->rsize;
+            c->total += c->bytes[j];
+        }
+        mine = c->bytes[c->rank];
+    } else {
+        c->block = mine = (size_t)c->recvcount * (size_t)c->rsize;
+        c->total = c->block * (size_t)c->size;
+    }
+    int rc = MPI_SUCCESS;
+    if (!c->in_place && (size_t)c->sendcount * (size_t)ssize != mine)
+        rc = tc_ag_fail(comm, MPI_ERR_TRUNCATE, c->fn,
+                        "sendcount x sendtype differs in size from this process's block of the "
+                        "receive buffer");
+    else if (!c->in_place && c->sendbuf == c->recvbuf && c->total > 0)
+        rc = tc_ag_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
+                        "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
+    if (rc != MPI_SUCCESS && c->bytes != stack_bytes)
+        free(c->bytes);
+    return rc;
+}
+
+static MPI_Aint tc_ag_extent(MPI_Datatype dt)
+{
+    const tc_dt_entry_t *e = tc_datatype_known(dt);
+    MPI_Aint lb, extent;
+    if (e && e->contig)
+        return e->size;
+    PMPI_Type_get_extent(dt, &lb, &extent);
+    return extent;
+}
+
+/* Both operations after the checks. */
+static __attribute__((noinline)) int tc_ag_dispatch(tc_ctx_t *ctx, tc_ag_call_t *c)
+{
+    int rc;
+    if (c->in_place) {
+        /* Our block is already in the receive buffer: send it from there. */
+        c->sendcount = tc_ag_count(c, c->rank);
+        c->sendtype = c->recvtype;
+        const MPI_Aint d = c->displs ? c->displs[c->rank] : (MPI_Aint)c->rank * c->recvcount;
+        /* Integer arithmetic: with MPI_BOTTOM, d * extent is an address. */
+        c->sendbuf =
+            (const char *)((uintptr_t)c->recvbuf + (uintptr_t)(d * tc_ag_extent(c->recvtype)));
+    }
+    if (tc_log_level >= TC_LOG_TRACE)
+        tc_log(
+            TC_LOG_TRACE, "%s on %s: %zu bytes in all, path %s", c->fn, ctx->comm_name, c->total,
+            tc_stats_path_name(c->total == 0 || c->size == 1 ? TC_PATH_TRIVIAL : ctx->bcast_path));
+    if (c->total == 0 || c->size == 1) {
+        tc_stats_count(c->op, TC_PATH_TRIVIAL);
+        return tc_ag_single(c, ctx->comm);
+    }
+    if (ctx->bcast_path == TC_PATH_SHM) {
+        /* Large messages: the library's path or the MPI's own, whichever
+         * the race (race.h) has measured faster (the bytes are the same). */
+        tc_race_call_t race;
+        tc_race_impl_t impl;
+        if ((rc = tc_race_begin(&ctx->race, ctx->shm, ctx->priv, c->op, c->total, true, &race,
+                                &impl)) != MPI_SUCCESS)
+            return rc;
+        if (impl == TC_RACE_PMPI) {
+            tc_stats_count(c->op, TC_PATH_PMPI_RACE);
+            rc = tc_ag_pmpi(c, ctx->comm);
+        } else {
+            tc_stats_count(c->op, TC_PATH_SHM);
+            rc = tc_ag_shm(ctx, c);
+        }
+        tc_race_end(&ctx->race, &race);
+        return rc;
+    }
+    tc_path_t path = ctx->bcast_path;
+    if (path == TC_PATH_HIER) {
+        /* Not yet through the hierarchy's groups (docs/allgather.md). */
+        static bool logged;
+        tc_log_once(logged, TC_LOG_INFO,
+                    "%s: Allgather(v) over several hierarchy levels uses the MPI's own (as bytes)",
+                    ctx->comm_name);
+        path = TC_PATH_PMPI_MULTINODE;
+    }
+    tc_stats_count(c->op, path);
+    return tc_ag_pmpi(c, ctx->comm);
+}
+
+static int tc_ag_run(tc_ag_call_t *c, MPI_Comm comm)
+{
+    int rc, inter = 0;
+    tc_ctx_t *ctx;
+    size_t stack_bytes[TC_AG_STACK_BLOCKS];
+    if ((rc = tc_ag_check(c, comm, &ctx, &inter, stack_bytes)) != MPI_SUCCESS)
+        return rc;
+    if (inter) {
+        tc_stats_count(c->op, TC_PATH_PMPI_INTERCOMM);
+        if (c->op == TC_OP_ALLGATHERV)
+            return PMPI_Allgatherv(c->sendbuf, c->sendcount, c->sendtype, c->recvbuf, c->recvcounts,
+                                   c->displs, c->recvtype, comm);
+        return PMPI_Allgather(c->sendbuf, c->sendcount, c->sendtype, c->recvbuf, c->recvcount,
+                              c->recvtype, comm);
+    }
+    if (!ctx && (rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS)
+        rc = tc_ag_fail(comm, rc, c->fn, "could not create the context");
+    else if ((rc = tc_ag_dispatch(ctx, c)) != MPI_SUCCESS)
+        rc = tc_ag_fail(comm, rc, c->fn, "failed");
+    if (c->bytes && c->bytes != stack_bytes)
+        free(c->bytes);
+    return rc;
+}
+
+int TC_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    tc_ag_call_t c = {.fn = "TC_Allgather",
+                      .op = TC_OP_ALLGATHER,
+                      .sendbuf = sendbuf,
+                      .sendcount = sendcount,
+                      .sendtype = sendtype,
+                      .recvbuf = recvbuf,
+                      .recvcount = recvcount,
+                      .recvtype = recvtype};
+    return tc_ag_run(&c, comm);
+}
+
+int TC_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    tc_ag_call_t c = {.fn = "TC_Allgatherv",
+                      .op = TC_OP_ALLGATHERV,
+                      .sendbuf = sendbuf,
+                      .sendcount = sendcount,
+                      .sendtype = sendtype,
+                      .recvbuf = recvbuf,
+                      .recvcounts = recvcounts,
+                      .displs = displs,
+                      .recvtype = recvtype};
+    return tc_ag_run(&c, comm);
+}

@@ -1,0 +1,27 @@
+/* Costs of the shared-memory Allgather, Gather and Scatter (shm/allgather.c)
+ * in paper 000's notation (tc_model_shm_t, model/cost.h): t = one byte
+ * copied, t_w = one notification, t_ws = a wait for a bank to be released.
+ * m bytes per process (one block), p processes, blocks moved in chunks of
+ * @p chunk bytes per bank use (uses = ceil(m / chunk)); a core per process.
+ * Pure arithmetic; every function returns 0 for m == 0 or p <= 1.
+ *
+ * Allgather, and Gather at its root: every process copies its block in
+ * (m t, all at once), then a reader waits once per other block (its
+ * fragments are all there by then: the writers started together) and copies
+ * it out ((p - 1) (t_w + m t)); a further bank use costs one bank wait:
+ *   p m t + (p - 1) t_w + (uses - 1) t_ws.
+ * Scatter: the root copies the p - 1 blocks in one after the other, the
+ * last receiver is notified after the last copy-in and copies its block out:
+ *   p m t + t_w + (uses - 1) t_ws.
+ */
+#ifndef TC_MODEL_COST_GATHER_H
+#define TC_MODEL_COST_GATHER_H
+
+#include <stddef.h>
+
+#include "cost.h"
+
+double tc_model_shm_allgather_cost(size_t m, size_t chunk, int p, const tc_model_shm_t *sp);
+double tc_model_shm_scatter_cost(size_t m, size_t chunk, int p, const tc_model_shm_t *sp);
+
+#endif /* TC_MODEL_COST_GATHER_H */

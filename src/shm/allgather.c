@@ -1,0 +1,297 @@
+/* Allgather(v) through the segment, with the Bcast's queues and sequence
+ * numbers (bcast_pipelined.c; one writer per cache line, see layout.h).
+ *
+ * Every process is a "root" of its own block at once: in bank use u (bank
+ * b = u % q) process j copies the next chunk of its block into bank b of
+ * its own queue, fragment by fragment, and announces each fragment in its
+ * own ready[j][b] line; every other process waits on that line and copies
+ * the fragments out. So p blocks cost one copy-in each and p - 1 copy-outs
+ * per process, and a block of one fragment costs one notification, read by
+ * all p - 1 others (one writer, many readers, no shared counter).
+ *
+ *   all, bank use u:  wait until done[i] >= u - q + 1 for every i     (WS)
+ *                     copy own chunk in, fragment k:
+ *                         ready[me][b] = base + k + 1                   (N)
+ *                     for each other j with a chunk in this use:
+ *                         wait ready[j][b] >= base + k + 1, copy out    (W)
+ *                     done[me] = u + 1                                  (A)
+ *
+ * base = bank_frags[b] before the use; afterwards bank_frags[b] grows by the
+ * largest chunk's fragment count (identical everywhere: all block sizes are
+ * known to all), so every ready line of bank b stays <= bank_frags[b] and
+ * the next writer of any of them (a Bcast's parent, or the owner in a later
+ * Allgather) announces larger values: the lines only grow. The writers of
+ * ready[j][b] are ordered as in the Bcast: a write in use u + q (whoever
+ * makes it) happens after its writer saw done[i] >= u + 1 for every i (WS),
+ * i.e. after every reader of the line in use u (here: all processes; in a
+ * Bcast: j) was done with it. The bank's buffers likewise.
+ *
+ * Blocks up to TC_SHM_INLINE_MAX bytes ride in the ready line itself, next
+ * to the sequence number (as the Bcast's inline messages): one line per
+ * block moves.
+ *
+ * Blocks larger than a bank take several bank uses (a chunk of up to one
+ * bank per use); all processes make the same number of uses, the largest
+ * block's.
+ *
+ * Gather: the same, except that the root writes nothing and only the root
+ * reads. Scatter: the root writes block j's chunk into bank b of j's queue
+ * and announces it in j's ready[j][b] (as a Bcast's parent does), j waits on
+ * its own line and copies out; blocks of at most TC_SHM_INLINE_MAX bytes ride
+ * in j's ready line. In both, every write into bank b of any queue or any
+ * ready line of bank b happens after its writer's bank wait (WS).
+ */
+#include "allgather.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "params.h"
+
+/* WS: every process has finished bank use u - q, so nobody still reads the
+ * buffers or ready lines of bank u % q that we are about to write. */
+static void tc_shm_ag_wait_bank_free(tc_shm_comm_t *s, uint64_t u)
+{
+    const int q = s->layout.q;
+    if (u < (uint64_t)q)
+        return;
+    const uint64_t need = u - (uint64_t)q + 1;
+    for (int i = 0; i < s->p; i++) {
+        if (i == s->rank || s->seen_done[i] >= need)
+            continue;
+        /* acquire: pairs with the publication of done (A) in
+         * tc_shm_allgather() or tc_shm_bcast_pipelined() of process i. */
+        s->seen_done[i] = tc_shm_wait_ge(s, tc_shm_done(s, i), i, need,
+                                         "shm allgather: wait for a bank to be released", i);
+    }
+}
+
+static inline size_t tc_shm_ag_bytes(const tc_shm_ag_sizes_t *sz, int j)
+{
+    return sz->bytes ? sz->bytes[j] : sz->uniform;
+}
+
+void tc_shm_ag_put_zeros(void *state, int j, size_t off, char *dst, size_t n)
+{
+    (void)state;
+    (void)j;
+    (void)off;
+    memset(dst, 0, n);
+}
+
+void tc_shm_ag_get_nothing(void *state, int j, size_t off, const char *src, size_t n)
+{
+    (void)state;
+    (void)j;
+    (void)off;
+    (void)src;
+    (void)n;
+}
+
+/* A: this process is done with bank use u. */
+static inline void tc_shm_ag_done(tc_shm_comm_t *s, uint64_t u)
+{
+    s->uses = u + 1;
+    /* release (seq_cst): pairs with the acquire in the bank waits (WS) of
+     * every later writer of this bank; our reads of it are over. */
+    tc_shm_publish(s, tc_shm_done(s, s->rank), s->rank, u + 1);
+}
+
+/* Every block fits in a ready line: the Allgather / Gather. */
+static void tc_shm_ag_inline(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
+                             const tc_shm_ag_io_t *io)
+{
+    const uint64_t u = s->uses;
+    const int bank = (int)(u % (uint64_t)s->layout.q);
+    const uint64_t seq = s->bank_frags[bank] + 1;
+    const int p = s->p, me = s->rank;
+    const size_t mine = tc_shm_ag_bytes(sz, me);
+    if (me != root && mine > 0) {
+        tc_shm_ag_wait_bank_free(s, u);
+        tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
+        io->put(io->state, me, 0, (char *)(line + 1), mine);
+        /* release (seq_cst): pairs with the acquire below in the readers;
+         * publishes the payload written just above. */
+        tc_shm_publish(s, line, me, seq);
+    }
+    for (int d = 1; d < p && (root < 0 || me == root); d++) {
+        const int j = (me + d) % p;
+        const size_t n = tc_shm_ag_bytes(sz, j);
+        if (n == 0)
+            continue;
+        tc_atomic_u64_t *line = tc_shm_ready(s, j, bank);
+        /* acquire: pairs with the publication above in process j. */
+        tc_shm_wait_ge(s, line, j, seq, "shm allgather: wait for a block", j);
+        io->get(io->state, j, 0, (const char *)(line + 1), n);
+    }
+    s->bank_frags[bank] = seq;
+    tc_shm_ag_done(s, u);
+}
+
+/* The fragment size and chunk (bytes of a block per bank use) of a call,
+ * the same on every process: the Bcast's fragments for a message of the
+ * largest block's size (paper 000, section 5: f grows as sqrt(m t_w / t)),
+ * so a reader starts on a block before its writer has copied all of it. */
+static void tc_shm_ag_geometry(const tc_shm_comm_t *s, size_t max, size_t *bank_span, size_t *f,
+                               size_t *chunk)
+{
+    *bank_span = (size_t)(s->layout.S / s->layout.q) * s->layout.f;
+    *f = tc_shm_params_fragment_for(max, s->tw_over_t, s->layout.f);
+    if (*f > *bank_span)
+        *f = *bank_span;
+    *chunk = *bank_span / *f * *f;
+}
+
+size_t tc_shm_ag_chunk(const tc_shm_comm_t *s, size_t max)
+{
+    size_t bank_span, f, chunk;
+    tc_shm_ag_geometry(s, max, &bank_span, &f, &chunk);
+    return chunk;
+}
+
+static inline size_t tc_shm_ag_min(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+/* W: fragments [0, ceil(len / f)) of a chunk of @p len bytes at @p slots,
+ * announced in @p ready from @p base on by process @p writer, out into
+ * bytes [done, done + len) of block j. */
+static void tc_shm_ag_copy_out(tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int j, int writer,
+                               tc_atomic_u64_t *ready, int line_owner, uint64_t base,
+                               const char *slots, size_t done, size_t len, size_t f)
+{
+    const uint64_t nfrag = (uint64_t)((len + f - 1) / f);
+    uint64_t k = 0;
+    while (k < nfrag) {
+        /* acquire: pairs with the publication of the fragment by its writer
+         * (N in tc_shm_allgather() or tc_shm_scatter()). */
+        uint64_t avail = tc_shm_wait_ge(s, ready, line_owner, base + k + 1,
+                                        "shm allgather: wait for a fragment", writer) -
+                         base;
+        if (avail > nfrag)
+            avail = nfrag; /* cannot happen: the next use of the bank waits for us */
+        const size_t off = (size_t)k * f;
+        const size_t end = tc_shm_ag_min((size_t)avail * f, len);
+        io->get(io->state, j, done + off, slots + off, end - off);
+        k = avail;
+    }
+}
+
+/* N: bytes [done, done + len) of block j into @p slots, each fragment
+ * announced in @p ready (a line of region @p line_owner) from @p base on. */
+static void tc_shm_ag_copy_in(tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int j,
+                              tc_atomic_u64_t *ready, int line_owner, uint64_t base, char *slots,
+                              size_t done, size_t len, size_t f)
+{
+    uint64_t k = 0;
+    for (size_t off = 0; off < len; off += f, k++) {
+        io->put(io->state, j, done + off, slots + off, tc_shm_ag_min(len - off, f));
+        /* release (seq_cst): pairs with the acquire in tc_shm_ag_copy_out()
+         * of the readers; publishes the fragment copied above. */
+        tc_shm_publish(s, ready, line_owner, base + k + 1);
+    }
+}
+
+void tc_shm_allgather(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
+                      const tc_shm_ag_io_t *io)
+{
+    const int p = s->p, me = s->rank;
+    if (sz->max == 0)
+        return; /* the same on every process: nothing moves, no bank use */
+    if (sz->max <= TC_SHM_INLINE_MAX) {
+        tc_shm_ag_inline(s, sz, root, io);
+        return;
+    }
+    const int q = s->layout.q;
+    size_t bank_span, f, chunk;
+    tc_shm_ag_geometry(s, sz->max, &bank_span, &f, &chunk);
+    const size_t mine = me == root ? 0 : tc_shm_ag_bytes(sz, me);
+    const bool reads = root < 0 || me == root;
+
+    for (size_t done = 0; done < sz->max; done += chunk) {
+        const uint64_t u = s->uses;
+        const int bank = (int)(u % (uint64_t)q);
+        const uint64_t base = s->bank_frags[bank];
+        if (mine > done) {
+            tc_shm_ag_wait_bank_free(s, u);
+            tc_shm_ag_copy_in(s, io, me, tc_shm_ready(s, me, bank), me, base,
+                              tc_shm_queue(s, me) + (size_t)bank * bank_span, done,
+                              tc_shm_ag_min(mine - done, chunk), f);
+        }
+        /* W: the others' chunks, starting after us so that the processes
+         * do not all read the same queue at once. */
+        for (int d = 1; d < p && reads; d++) {
+            const int j = (me + d) % p;
+            const size_t m = tc_shm_ag_bytes(sz, j);
+            if (m > done)
+                tc_shm_ag_copy_out(s, io, j, j, tc_shm_ready(s, j, bank), j, base,
+                                   tc_shm_queue(s, j) + (size_t)bank * bank_span, done,
+                                   tc_shm_ag_min(m - done, chunk), f);
+        }
+        s->bank_frags[bank] = base + (uint64_t)((tc_shm_ag_min(sz->max - done, chunk) + f - 1) / f);
+        tc_shm_ag_done(s, u);
+    }
+}
+
+void tc_shm_scatter(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
+                    const tc_shm_ag_io_t *io)
+{
+    const int p = s->p, me = s->rank;
+    if (sz->max == 0)
+        return;
+    const int q = s->layout.q;
+    if (sz->max <= TC_SHM_INLINE_MAX) {
+        const uint64_t u = s->uses;
+        const int bank = (int)(u % (uint64_t)q);
+        const uint64_t seq = s->bank_frags[bank] + 1;
+        if (me == root) {
+            tc_shm_ag_wait_bank_free(s, u);
+            for (int d = 1; d < p; d++) {
+                const int j = (me + d) % p;
+                const size_t n = tc_shm_ag_bytes(sz, j);
+                if (n == 0)
+                    continue;
+                tc_atomic_u64_t *line = tc_shm_ready(s, j, bank);
+                io->put(io->state, j, 0, (char *)(line + 1), n);
+                /* release (seq_cst): pairs with the acquire below in j;
+                 * publishes the payload written just above. */
+                tc_shm_publish(s, line, j, seq);
+            }
+        } else if (tc_shm_ag_bytes(sz, me) > 0) {
+            tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
+            /* acquire: pairs with the publication above in the root. */
+            tc_shm_wait_ge(s, line, me, seq, "shm scatter: wait for a block", root);
+            io->get(io->state, me, 0, (const char *)(line + 1), tc_shm_ag_bytes(sz, me));
+        }
+        s->bank_frags[bank] = seq;
+        tc_shm_ag_done(s, u);
+        return;
+    }
+    size_t bank_span, f, chunk;
+    tc_shm_ag_geometry(s, sz->max, &bank_span, &f, &chunk);
+    for (size_t done = 0; done < sz->max; done += chunk) {
+        const uint64_t u = s->uses;
+        const int bank = (int)(u % (uint64_t)q);
+        const uint64_t base = s->bank_frags[bank];
+        if (me == root) {
+            tc_shm_ag_wait_bank_free(s, u);
+            for (int d = 1; d < p; d++) {
+                const int j = (me + d) % p;
+                const size_t m = tc_shm_ag_bytes(sz, j);
+                if (m > done)
+                    tc_shm_ag_copy_in(s, io, j, tc_shm_ready(s, j, bank), j, base,
+                                      tc_shm_queue(s, j) + (size_t)bank * bank_span, done,
+                                      tc_shm_ag_min(m - done, chunk), f);
+            }
+        } else {
+            const size_t m = tc_shm_ag_bytes(sz, me);
+            if (m > done)
+                tc_shm_ag_copy_out(s, io, me, root, tc_shm_ready(s, me, bank), me, base,
+                                   tc_shm_queue(s, me) + (size_t)bank * bank_span, done,
+                                   tc_shm_ag_min(m - done, chunk), f);
+        }
+        s->bank_frags[bank] = base + (uint64_t)((tc_shm_ag_min(sz->max - done, chunk) + f - 1) / f);
+        tc_shm_ag_done(s, u);
+    }
+}

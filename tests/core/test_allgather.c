@@ -1,0 +1,752 @@
+/* MPI tests of TC_Allgather and TC_Allgatherv (public header + MPI only).
+ *
+ * Every result is compared with a locally computed image of the whole
+ * receive buffer: sentinel bytes everywhere, and the value of primitive k of
+ * block j (a pure function of case, j, k) at the byte position the receive
+ * type puts it. Gaps between blocks and holes inside elements must keep the
+ * sentinel; the send buffer must come back unchanged. The MPI's own
+ * collective is only a second opinion, run where the installed MPIs are
+ * known to get it right: every rank with the same send and receive type
+ * (MPICH 4.0.2's MPI_Allgatherv fails when ranks receive with different
+ * types of one signature; Open MPI 4.1.4's hangs when a rank's send and
+ * receive types differ in size), and never Allgatherv on one process
+ * (MPICH ignores displs[0] there); for Gather(v)/Scatter(v) contiguous types
+ * only (MPICH's MPI_Scatter fails on a resized int, see run_rooted).
+ *
+ * Type kinds, by signature family:
+ *   bytes:  MPI_BYTE
+ *   ints:   MPI_INT; int resized to 8 bytes (a strided receiver of a
+ *           contiguous sender); vector(2 x 1 int, stride 3); contiguous(2
+ *           ints); subarray (2 of 4 ints: the flattener does not know it, so
+ *           it is staged through MPI_Pack)
+ *   pairs:  struct {int; double} with padding (extent 16); the same packed
+ *           (offsets 0 and 4, extent 12)
+ * Blocks are counted in units: 1 byte, 2 ints, or 1 (int, double) pair.
+ * Communicators: world, a duplicate, a split in two, and world reversed.
+ *
+ * Options: --quick 1 (fewer sizes: the slow oversubscribed runs).
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_test_common.h"
+#include "topocoll.h"
+
+enum { F_BYTES, F_INTS, F_PAIRS, F_LAST };
+enum { K_BYTE, K_INT, K_STRIDED, K_VEC, K_PAIR, K_SUB, K_SID, K_SIDP, K_LAST };
+
+typedef struct kind {
+    const char *name;
+    int family;
+    int per_unit; /* elements per unit */
+    int nprim;    /* primitives per element */
+    int off[2];   /* their byte offsets in the element */
+    MPI_Aint ext; /* extent */
+    MPI_Datatype type;
+} kind_t;
+
+static kind_t kinds[K_LAST] = {
+    [K_BYTE] = {"byte", F_BYTES, 1, 1, {0, 0}, 1, MPI_DATATYPE_NULL},
+    [K_INT] = {"int", F_INTS, 2, 1, {0, 0}, 4, MPI_DATATYPE_NULL},
+    [K_STRIDED] = {"int/8", F_INTS, 2, 1, {0, 0}, 8, MPI_DATATYPE_NULL},
+    [K_VEC] = {"vector", F_INTS, 1, 2, {0, 12}, 16, MPI_DATATYPE_NULL},
+    [K_PAIR] = {"contig2", F_INTS, 1, 2, {0, 4}, 8, MPI_DATATYPE_NULL},
+    [K_SUB] = {"subarray", F_INTS, 1, 2, {4, 8}, 16, MPI_DATATYPE_NULL},
+    [K_SID] = {"struct", F_PAIRS, 1, 2, {0, 8}, 16, MPI_DATATYPE_NULL},
+    [K_SIDP] = {"struct-packed", F_PAIRS, 1, 2, {0, 4}, 12, MPI_DATATYPE_NULL},
+};
+static const int family_kinds[F_LAST][5] = {
+    {K_BYTE, -1}, {K_INT, K_STRIDED, K_VEC, K_PAIR, K_SUB}, {K_SID, K_SIDP, -1}};
+static const int family_nkinds[F_LAST] = {1, 5, 2};
+
+static void types_create(void)
+{
+    MPI_Datatype t;
+    kinds[K_BYTE].type = MPI_BYTE;
+    kinds[K_INT].type = MPI_INT;
+    MPI_Type_create_resized(MPI_INT, 0, 8, &kinds[K_STRIDED].type);
+    MPI_Type_vector(2, 1, 3, MPI_INT, &kinds[K_VEC].type);
+    MPI_Type_contiguous(2, MPI_INT, &kinds[K_PAIR].type);
+    int sizes[1] = {4}, sub[1] = {2}, start[1] = {1};
+    MPI_Type_create_subarray(1, sizes, sub, start, MPI_ORDER_C, MPI_INT, &kinds[K_SUB].type);
+    int bl[2] = {1, 1};
+    MPI_Datatype tt[2] = {MPI_INT, MPI_DOUBLE};
+    MPI_Aint d1[2] = {0, 8}, d2[2] = {0, 4};
+    MPI_Type_create_struct(2, bl, d1, tt, &t);
+    MPI_Type_create_resized(t, 0, 16, &kinds[K_SID].type);
+    MPI_Type_free(&t);
+    MPI_Type_create_struct(2, bl, d2, tt, &t);
+    MPI_Type_create_resized(t, 0, 12, &kinds[K_SIDP].type);
+    MPI_Type_free(&t);
+    for (int k = K_STRIDED; k < K_LAST; k++)
+        MPI_Type_commit(&kinds[k].type);
+}
+
+static void types_free(void)
+{
+    for (int k = K_STRIDED; k < K_LAST; k++)
+        MPI_Type_free(&kinds[k].type);
+}
+
+static uint32_t mix(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t x = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full ^
+                 (c + 1) * 0x165667B19E3779F9ull;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 32;
+    return (uint32_t)x;
+}
+
+/* Primitive @p k of block @p j written at @p p (family decides its kind:
+ * bytes, ints, or int/double alternating). */
+static void prim_write(int family, uint64_t cid, int j, size_t k, char *p)
+{
+    uint32_t m = mix(cid, (uint64_t)j, k);
+    if (family == F_BYTES) {
+        unsigned char b = (unsigned char)m;
+        *p = (char)(b == TT_SENTINEL ? 0x5A : b);
+    } else if (family == F_INTS || k % 2 == 0) {
+        int32_t v = (int32_t)(m | 1u); /* no byte pattern of all sentinels */
+        memcpy(p, &v, 4);
+    } else {
+        double v = (double)(m % 1000003) + 0.25;
+        memcpy(p, &v, 8);
+    }
+}
+
+/* The image of @p count elements of kind @p kd at @p base (units: the
+ * block's primitive numbering starts at 0). */
+static void block_write(const kind_t *kd, uint64_t cid, int j, int count, char *base)
+{
+    size_t k = 0;
+    for (int e = 0; e < count; e++)
+        for (int i = 0; i < kd->nprim; i++, k++)
+            prim_write(kd->family, cid, j, k, base + (size_t)e * (size_t)kd->ext + kd->off[i]);
+}
+
+/* Span in bytes of count elements of kd (0 for none). */
+static size_t span(const kind_t *kd, int count)
+{
+    return count ? (size_t)count * (size_t)kd->ext : 0;
+}
+
+static long calls_tc, calls_ok;
+
+typedef struct ccase {
+    int v; /* Allgatherv */
+    int in_place;
+    int family;
+    int skind, rkind; /* this rank's */
+    int uniform;      /* every rank uses the same kinds, send == recv */
+    int unit_base;    /* Allgather: units per block */
+    uint64_t cid;
+} ccase_t;
+
+/* One call on @p comm: build, call TC, compare; the MPI's own second. */
+static void run_case(MPI_Comm comm, const char *cname, const ccase_t *cc, const int *units,
+                     const int *order, const int *gaps)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    const kind_t *sk = &kinds[cc->skind], *rk = &kinds[cc->rkind];
+    int *rcounts = tt_xmalloc((size_t)size * sizeof(int));
+    int *displs = tt_xmalloc((size_t)size * sizeof(int));
+    /* Blocks in the order given, each followed by its gap (elements). */
+    int at = 0;
+    for (int i = 0; i < size; i++) {
+        int j = order[i];
+        rcounts[j] = units[j] * rk->per_unit;
+        displs[j] = at;
+        at += rcounts[j] + gaps[i];
+    }
+    if (!cc->v)
+        for (int j = 0; j < size; j++)
+            displs[j] = j * rcounts[0];
+    size_t rbytes = span(rk, at + (cc->v ? 0 : size * rcounts[0])) + 64;
+    char *rbuf = tt_xmalloc(rbytes), *expect = tt_xmalloc(rbytes);
+    int scount = units[rank] * sk->per_unit;
+    size_t sbytes = span(sk, scount) + 64;
+    char *sbuf = tt_xmalloc(sbytes), *sref = tt_xmalloc(sbytes);
+    memset(sbuf, TT_SENTINEL, sbytes);
+    block_write(sk, cc->cid, rank, scount, sbuf);
+    memcpy(sref, sbuf, sbytes);
+    memset(expect, TT_SENTINEL, rbytes);
+    for (int j = 0; j < size; j++)
+        block_write(rk, cc->cid, j, rcounts[j], expect + (size_t)displs[j] * (size_t)rk->ext);
+    memset(rbuf, TT_SENTINEL, rbytes);
+    const void *send = sbuf;
+    if (cc->in_place) {
+        send = MPI_IN_PLACE;
+        block_write(rk, cc->cid, rank, rcounts[rank],
+                    rbuf + (size_t)displs[rank] * (size_t)rk->ext);
+    }
+    int rc;
+    calls_tc++;
+    if (cc->v)
+        rc = TC_Allgatherv(send, scount, sk->type, rbuf, rcounts, displs, rk->type, comm);
+    else
+        rc = TC_Allgather(send, scount, sk->type, rbuf, rcounts[0], rk->type, comm);
+    char what[200];
+    snprintf(what, sizeof what, "%s %s%s on %s (np %d): send %s x %d, recv %s, units[0] %d",
+             cc->v ? "TC_Allgatherv" : "TC_Allgather", cc->in_place ? "in place " : "", "", cname,
+             size, sk->name, scount, rk->name, units[0]);
+    CHECK(rc == MPI_SUCCESS, "%s returned %d", what, rc);
+    size_t bad = 0, first = 0;
+    for (size_t b = 0; b < rbytes; b++)
+        if (rbuf[b] != expect[b] && bad++ == 0)
+            first = b;
+    CHECK(bad == 0, "%s: %zu bytes wrong, first at %zu (got 0x%02x, want 0x%02x)", what, bad, first,
+          bad ? (unsigned char)rbuf[first] : 0, bad ? (unsigned char)expect[first] : 0);
+    CHECK(memcmp(sbuf, sref, sbytes) == 0, "%s changed the send buffer", what);
+    if (bad == 0 && rc == MPI_SUCCESS)
+        calls_ok++;
+    tt_case_done();
+    if (cc->uniform && !(cc->v && size == 1)) {
+        memset(rbuf, TT_SENTINEL, rbytes);
+        if (cc->in_place)
+            block_write(rk, cc->cid, rank, rcounts[rank],
+                        rbuf + (size_t)displs[rank] * (size_t)rk->ext);
+        if (cc->v)
+            rc = PMPI_Allgatherv(send, scount, sk->type, rbuf, rcounts, displs, rk->type, comm);
+        else
+            rc = PMPI_Allgather(send, scount, sk->type, rbuf, rcounts[0], rk->type, comm);
+        CHECK(rc == MPI_SUCCESS && memcmp(rbuf, expect, rbytes) == 0,
+              "%s: the MPI's own result differs from the expected image (second opinion)", what);
+    }
+    free(rcounts);
+    free(displs);
+    free(rbuf);
+    free(expect);
+    free(sbuf);
+    free(sref);
+}
+
+/* Deterministic per-case random numbers, the same on every rank. */
+static uint32_t rnd(uint64_t cid, int i)
+{
+    return mix(cid, 0x5eed, (uint64_t)i);
+}
+
+static void run_comm(MPI_Comm comm, const char *cname, size_t f, size_t bank, int quick)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int *units = tt_xmalloc((size_t)size * sizeof(int));
+    int *order = tt_xmalloc((size_t)size * sizeof(int));
+    int *gaps = tt_xmalloc((size_t)size * sizeof(int));
+    /* Bytes per block: 0, 1, the inline boundary (56 = a line minus the
+     * sequence number), a fragment and around it, a bank and beyond. */
+    size_t bsizes[] = {0, 1, 55, 56, 57, f - 1, f, f + 1, bank + 3, 3 * bank + 1000};
+    int nb = (int)(sizeof bsizes / sizeof bsizes[0]);
+    uint64_t cid = 1;
+    for (int fam = 0; fam < F_LAST; fam++) {
+        const int unit_bytes = fam == F_BYTES ? 1 : fam == F_INTS ? 8 : 12;
+        for (int si = 0; si < nb; si++) {
+            if (quick && si % 3 != 0 && si != nb - 1)
+                continue;
+            const int u = (int)(bsizes[si] / (size_t)unit_bytes) + (bsizes[si] && fam ? 1 : 0);
+            for (int mode = 0; mode < 4; mode++, cid++) {
+                /* mode: 0 Allgather, 1 Allgather in place, 2 Allgatherv,
+                 * 3 Allgatherv in place. */
+                ccase_t cc = {0};
+                cc.v = mode >= 2;
+                cc.in_place = mode & 1;
+                cc.family = fam;
+                cc.cid = cid * 7919 + (uint64_t)fam;
+                int nk = family_nkinds[fam];
+                /* Alternate: everyone the same kind (second opinion), or
+                 * kinds that differ by rank and between send and receive. */
+                cc.uniform = (si + mode) % 2 == 0 || nk == 1;
+                int k0 = (int)(rnd(cc.cid, 99) % (uint32_t)nk);
+                if (cc.uniform) {
+                    cc.skind = cc.rkind = family_kinds[fam][k0];
+                } else {
+                    cc.skind = family_kinds[fam][(k0 + rank) % nk];
+                    cc.rkind = family_kinds[fam][(k0 + rank + 1) % nk];
+                }
+                for (int j = 0; j < size; j++) {
+                    order[j] = j;
+                    gaps[j] = 0;
+                    units[j] = u;
+                }
+                if (cc.v) {
+                    /* Random counts up to the size (zeros included), a
+                     * random order of the blocks, random gaps. */
+                    for (int j = 0; j < size; j++) {
+                        uint32_t r = rnd(cc.cid, j);
+                        units[j] = r % 5 == 0 ? 0 : (int)(r % (uint32_t)(u + 1));
+                        gaps[j] = (int)(rnd(cc.cid, 100 + j) % 3);
+                    }
+                    if (cid % 3 == 0) {
+                        for (int j = 0; j < size; j++)
+                            order[j] = size - 1 - j; /* reversed displacements */
+                    } else {
+                        for (int j = size - 1; j > 0; j--) {
+                            int x = (int)(rnd(cc.cid, 200 + j) % (uint32_t)(j + 1));
+                            int t = order[j];
+                            order[j] = order[x];
+                            order[x] = t;
+                        }
+                    }
+                }
+                run_case(comm, cname, &cc, units, order, gaps);
+            }
+        }
+    }
+    free(units);
+    free(order);
+    free(gaps);
+}
+
+/* ---- Gather(v), Scatter(v) ----------------------------------------------------------- */
+
+enum { R_GATHER, R_GATHERV, R_SCATTER, R_SCATTERV, R_LAST };
+static const char *const rooted_names[R_LAST] = {"TC_Gather", "TC_Gatherv", "TC_Scatter",
+                                                 "TC_Scatterv"};
+
+/* One rooted call. The "many" side (the root's receive buffer of a gather,
+ * its send buffer of a scatter) holds block j at displs[j] elements of kind
+ * mk; each process's own block is count elements of kind ok. */
+static void run_rooted(MPI_Comm comm, const char *cname, int op, int in_place, int root, int mkind,
+                       int okind, int uniform, const int *units, const int *order, const int *gaps,
+                       uint64_t cid)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    const int v = op == R_GATHERV || op == R_SCATTERV, gather = op <= R_GATHERV;
+    const kind_t *mk = &kinds[mkind], *ok = &kinds[okind];
+    int *counts = tt_xmalloc((size_t)size * sizeof(int));
+    int *displs = tt_xmalloc((size_t)size * sizeof(int));
+    int at = 0;
+    for (int i = 0; i < size; i++) {
+        int j = order[i];
+        counts[j] = units[j] * mk->per_unit;
+        displs[j] = v ? at : j * units[0] * mk->per_unit;
+        at += counts[j] + gaps[i];
+    }
+    size_t mbytes = span(mk, at > size * counts[0] ? at : size * counts[0]) + 64;
+    const int ocount = units[rank] * ok->per_unit;
+    size_t obytes = span(ok, ocount) + 64;
+    char *many = tt_xmalloc(mbytes), *mexp = tt_xmalloc(mbytes);
+    char *own = tt_xmalloc(obytes), *oexp = tt_xmalloc(obytes);
+    memset(many, TT_SENTINEL, mbytes);
+    memset(own, TT_SENTINEL, obytes);
+    memset(mexp, TT_SENTINEL, mbytes);
+    memset(oexp, TT_SENTINEL, obytes);
+    /* The images every buffer must hold after the call. */
+    if (rank == root || !gather)
+        for (int j = 0; j < size; j++)
+            if (rank == root)
+                block_write(mk, cid, j, counts[j], mexp + (size_t)displs[j] * (size_t)mk->ext);
+    if (!(in_place && rank == root))
+        block_write(ok, cid, rank, ocount, oexp);
+    /* Inputs: gather: own (and, in place, the root's block in many);
+     * scatter: the root's many. */
+    if (gather) {
+        memcpy(own, oexp, obytes);
+        if (in_place && rank == root)
+            block_write(mk, cid, rank, counts[rank], many + (size_t)displs[rank] * (size_t)mk->ext);
+    } else if (rank == root) {
+        memcpy(many, mexp, mbytes);
+    }
+    void *ownp = in_place && rank == root ? MPI_IN_PLACE : own;
+    int rc;
+    switch (op) {
+    case R_GATHER:
+        rc = TC_Gather(ownp, ocount, ok->type, many, counts[0], mk->type, root, comm);
+        break;
+    case R_GATHERV:
+        rc = TC_Gatherv(ownp, ocount, ok->type, many, counts, displs, mk->type, root, comm);
+        break;
+    case R_SCATTER:
+        rc = TC_Scatter(many, counts[0], mk->type, ownp, ocount, ok->type, root, comm);
+        break;
+    default:
+        rc = TC_Scatterv(many, counts, displs, mk->type, ownp, ocount, ok->type, root, comm);
+        break;
+    }
+    calls_tc++;
+    char what[200];
+    snprintf(what, sizeof what, "%s%s root %d on %s (np %d): many %s, own %s x %d, units[0] %d",
+             rooted_names[op], in_place ? " in place" : "", root, cname, size, mk->name, ok->name,
+             ocount, units[0]);
+    CHECK(rc == MPI_SUCCESS, "%s returned %d", what, rc);
+    size_t bad = 0, first = 0;
+    for (size_t b = 0; b < mbytes; b++)
+        if (many[b] != mexp[b] && bad++ == 0)
+            first = b;
+    CHECK(bad == 0,
+          "%s: %zu bytes of the root's buffer wrong (or a non-root's touched), first at %zu", what,
+          bad, first);
+    size_t bad2 = 0;
+    for (size_t b = 0; b < obytes; b++)
+        bad2 += own[b] != oexp[b];
+    CHECK(bad2 == 0, "%s: %zu bytes of this process's own block wrong", what, bad2);
+    if (bad == 0 && bad2 == 0 && rc == MPI_SUCCESS)
+        calls_ok++;
+    tt_case_done();
+    /* MPICH 4.0.2's MPI_Scatter (binomial) reports "Message truncated" for
+     * types whose extent exceeds their size (int resized to 8 bytes, seen
+     * here): the second opinion of the rooted operations takes contiguous
+     * types only. */
+    const int contiguous = (size_t)mk->ext == (size_t)mk->nprim * (mk->family == F_BYTES ? 1 : 4) &&
+                           mk->family != F_PAIRS;
+    if (uniform && contiguous && !(v && size == 1)) {
+        /* Second opinion: the MPI's own on the same inputs. */
+        memset(many, TT_SENTINEL, mbytes);
+        memset(own, TT_SENTINEL, obytes);
+        if (gather) {
+            memcpy(own, oexp, obytes);
+            if (in_place && rank == root)
+                block_write(mk, cid, rank, counts[rank],
+                            many + (size_t)displs[rank] * (size_t)mk->ext);
+        } else if (rank == root) {
+            memcpy(many, mexp, mbytes);
+        }
+        if (op == R_GATHER)
+            rc = PMPI_Gather(ownp, ocount, ok->type, many, counts[0], mk->type, root, comm);
+        else if (op == R_GATHERV)
+            rc = PMPI_Gatherv(ownp, ocount, ok->type, many, counts, displs, mk->type, root, comm);
+        else if (op == R_SCATTER)
+            rc = PMPI_Scatter(many, counts[0], mk->type, ownp, ocount, ok->type, root, comm);
+        else
+            rc = PMPI_Scatterv(many, counts, displs, mk->type, ownp, ocount, ok->type, root, comm);
+        CHECK(rc == MPI_SUCCESS && memcmp(many, mexp, mbytes) == 0 &&
+                  memcmp(own, oexp, obytes) == 0,
+              "%s: the MPI's own result differs from the expected images (second opinion)", what);
+    }
+    free(counts);
+    free(displs);
+    free(many);
+    free(mexp);
+    free(own);
+    free(oexp);
+}
+
+/* Every root, a few sizes per signature family, every operation with and
+ * without MPI_IN_PLACE. */
+static void run_comm_rooted(MPI_Comm comm, const char *cname, size_t f, size_t bank, int quick)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int *units = tt_xmalloc((size_t)size * sizeof(int));
+    int *order = tt_xmalloc((size_t)size * sizeof(int));
+    int *gaps = tt_xmalloc((size_t)size * sizeof(int));
+    size_t bsizes[] = {0, 1, 56, 57, f + 1, 2 * bank + 100};
+    int nb = (int)(sizeof bsizes / sizeof bsizes[0]);
+    uint64_t cid = 77;
+    for (int root = 0; root < size; root++)
+        for (int fam = 0; fam < F_LAST; fam++) {
+            const int unit_bytes = fam == F_BYTES ? 1 : fam == F_INTS ? 8 : 12;
+            for (int si = 0; si < nb; si++) {
+                if (quick && (si + root + fam) % 2)
+                    continue;
+                const int u = (int)(bsizes[si] / (size_t)unit_bytes) + (bsizes[si] && fam ? 1 : 0);
+                for (int op = 0; op < R_LAST; op++)
+                    for (int in_place = 0; in_place < 2; in_place++, cid++) {
+                        const uint64_t c = cid * 104729 + (uint64_t)fam;
+                        const int v = op == R_GATHERV || op == R_SCATTERV;
+                        const int nk = family_nkinds[fam];
+                        const int uniform = (si + op + in_place) % 2 == 0 || nk == 1;
+                        const int k0 = (int)(rnd(c, 99) % (uint32_t)nk);
+                        int mkind = family_kinds[fam][k0], okind = mkind;
+                        if (!uniform) {
+                            mkind = family_kinds[fam][(k0 + rank) % nk];
+                            okind = family_kinds[fam][(k0 + rank + 1) % nk];
+                        }
+                        for (int j = 0; j < size; j++) {
+                            order[j] = j;
+                            gaps[j] = 0;
+                            units[j] = u;
+                        }
+                        if (v) {
+                            for (int j = 0; j < size; j++) {
+                                uint32_t r = rnd(c, j);
+                                units[j] = r % 5 == 0 ? 0 : (int)(r % (uint32_t)(u + 1));
+                                gaps[j] = (int)(rnd(c, 100 + j) % 3);
+                                order[j] = size - 1 - j; /* reversed displacements */
+                            }
+                            if (cid % 2)
+                                for (int j = size - 1; j > 0; j--) {
+                                    int x = (int)(rnd(c, 200 + j) % (uint32_t)(j + 1));
+                                    int t = order[j];
+                                    order[j] = order[x];
+                                    order[x] = t;
+                                }
+                        }
+                        run_rooted(comm, cname, op, in_place, root, mkind, okind, uniform, units,
+                                   order, gaps, c);
+                    }
+            }
+        }
+    free(units);
+    free(order);
+    free(gaps);
+}
+
+/* The Bcast and these operations share the segment's bank uses and ready
+ * lines (docs/allgather.md): interleave them, with sizes from one line to
+ * several banks and every root, and check each result. */
+static void run_mixed(MPI_Comm comm, size_t bank)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    const int nmax = (int)(2 * bank / sizeof(int)) + 100;
+    int *buf = tt_xmalloc((size_t)nmax * (size_t)size * sizeof(int));
+    int *mine = tt_xmalloc((size_t)nmax * sizeof(int));
+    int *counts = tt_xmalloc((size_t)size * sizeof(int));
+    int *displs = tt_xmalloc((size_t)size * sizeof(int));
+    const int ns[] = {1, 13, 14, 1000, nmax / 3, nmax};
+    for (int it = 0; it < 48; it++) {
+        const int n = ns[it % 6], root = (it / 6) % size, op = it % 4;
+        const uint64_t cid = 900000 + (uint64_t)it;
+        int ok = 1, rc;
+        /* A Bcast of a size the gathering call below does not use. */
+        const int nb = ns[(it + 3) % 6];
+        for (int i = 0; i < nb; i++)
+            buf[i] = rank == root ? (int)mix(cid, (uint64_t)root, (uint64_t)i) : -1;
+        rc = TC_Bcast(buf, nb, MPI_INT, root, comm);
+        for (int i = 0; i < nb; i++)
+            ok &= buf[i] == (int)mix(cid, (uint64_t)root, (uint64_t)i);
+        CHECK(rc == MPI_SUCCESS && ok, "mixed %d: TC_Bcast of %d ints from %d", it, nb, root);
+        for (int i = 0; i < n; i++)
+            mine[i] = (int)mix(cid + 1, (uint64_t)rank, (uint64_t)i);
+        for (int j = 0; j < size; j++) {
+            counts[j] = (j + it) % 3 == 0 ? n / 2 : n;
+            displs[j] = (size - 1 - j) * n; /* reversed */
+        }
+        for (long i = 0; i < (long)n * size; i++)
+            buf[i] = -1;
+        const char *what = "";
+        ok = 1;
+        switch (op) {
+        case 0:
+            what = "TC_Allgather";
+            rc = TC_Allgather(mine, n, MPI_INT, buf, n, MPI_INT, comm);
+            for (int j = 0; j < size; j++)
+                for (int i = 0; i < n; i++)
+                    ok &= buf[j * n + i] == (int)mix(cid + 1, (uint64_t)j, (uint64_t)i);
+            break;
+        case 1:
+            what = "TC_Gatherv";
+            rc = TC_Gatherv(mine, counts[rank], MPI_INT, buf, counts, displs, MPI_INT, root, comm);
+            for (int j = 0; j < size && rank == root; j++)
+                for (int i = 0; i < counts[j]; i++)
+                    ok &= buf[displs[j] + i] == (int)mix(cid + 1, (uint64_t)j, (uint64_t)i);
+            break;
+        case 2:
+            what = "TC_Scatterv";
+            for (int j = 0; j < size && rank == root; j++)
+                for (int i = 0; i < counts[j]; i++)
+                    buf[displs[j] + i] = (int)mix(cid + 2, (uint64_t)j, (uint64_t)i);
+            for (int i = 0; i < n; i++)
+                mine[i] = -1;
+            rc = TC_Scatterv(buf, counts, displs, MPI_INT, mine, counts[rank], MPI_INT, root, comm);
+            for (int i = 0; i < counts[rank]; i++)
+                ok &= mine[i] == (int)mix(cid + 2, (uint64_t)rank, (uint64_t)i);
+            break;
+        default:
+            what = "TC_Allgatherv";
+            rc = TC_Allgatherv(mine, counts[rank], MPI_INT, buf, counts, displs, MPI_INT, comm);
+            for (int j = 0; j < size; j++)
+                for (int i = 0; i < counts[j]; i++)
+                    ok &= buf[displs[j] + i] == (int)mix(cid + 1, (uint64_t)j, (uint64_t)i);
+            break;
+        }
+        CHECK(rc == MPI_SUCCESS && ok, "mixed %d: %s of %d ints, root %d, after a Bcast", it, what,
+              n, root);
+        tt_case_done();
+    }
+    free(buf);
+    free(mine);
+    free(counts);
+    free(displs);
+}
+
+/* Bad arguments: the right class through the communicator's handler, no
+ * byte moved. Every rank makes the same mistake (a check failing on one
+ * rank only would leave the others in the collective). */
+static int handler_calls;
+static void count_handler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    (void)code;
+    handler_calls++;
+}
+
+static void run_errors(void)
+{
+    MPI_Comm comm;
+    MPI_Errhandler eh;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_create_errhandler(count_handler, &eh);
+    MPI_Comm_set_errhandler(comm, eh);
+    int size;
+    MPI_Comm_size(comm, &size);
+    int sb[4] = {1, 2, 3, 4};
+    int *rb = tt_xmalloc((size_t)size * 4 * sizeof(int));
+    int *counts = tt_xmalloc((size_t)size * sizeof(int));
+    int *displs = tt_xmalloc((size_t)size * sizeof(int));
+    for (int j = 0; j < size; j++) {
+        counts[j] = 1;
+        displs[j] = j;
+    }
+    for (int j = 0; j < 4 * size; j++)
+        rb[j] = -7;
+    struct {
+        const char *what;
+        int want, rc;
+    } t[20];
+    int n = 0, cls;
+#define ERR_CASE(text, cls_want, call)                                                             \
+    do {                                                                                           \
+        int before = handler_calls;                                                                \
+        t[n].what = text;                                                                          \
+        t[n].want = cls_want;                                                                      \
+        t[n].rc = call;                                                                            \
+        CHECK(handler_calls == before + 1, "%s: the handler was called %d times", text,            \
+              handler_calls - before);                                                             \
+        n++;                                                                                       \
+    } while (0)
+    ERR_CASE("negative sendcount", MPI_ERR_COUNT,
+             TC_Allgather(sb, -1, MPI_INT, rb, 1, MPI_INT, comm));
+    ERR_CASE("negative recvcount", MPI_ERR_COUNT,
+             TC_Allgather(sb, 1, MPI_INT, rb, -1, MPI_INT, comm));
+    ERR_CASE("null sendtype", MPI_ERR_TYPE,
+             TC_Allgather(sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, comm));
+    ERR_CASE("null recvtype", MPI_ERR_TYPE,
+             TC_Allgather(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, comm));
+    ERR_CASE("aliased buffers", MPI_ERR_BUFFER, TC_Allgather(rb, 1, MPI_INT, rb, 1, MPI_INT, comm));
+    ERR_CASE("send larger than the block", MPI_ERR_TRUNCATE,
+             TC_Allgather(sb, 2, MPI_INT, rb, 1, MPI_INT, comm));
+    ERR_CASE("v: NULL recvcounts", MPI_ERR_ARG,
+             TC_Allgatherv(sb, 1, MPI_INT, rb, NULL, displs, MPI_INT, comm));
+    ERR_CASE("v: NULL displs", MPI_ERR_ARG,
+             TC_Allgatherv(sb, 1, MPI_INT, rb, counts, NULL, MPI_INT, comm));
+    counts[size - 1] = -1;
+    ERR_CASE("v: negative recvcounts", MPI_ERR_COUNT,
+             TC_Allgatherv(sb, 1, MPI_INT, rb, counts, displs, MPI_INT, comm));
+    counts[size - 1] = 1;
+    ERR_CASE("v: send smaller than the block", MPI_ERR_TRUNCATE,
+             TC_Allgatherv(sb, 0, MPI_INT, rb, counts, displs, MPI_INT, comm));
+    ERR_CASE("gather: root -1", MPI_ERR_ROOT, TC_Gather(sb, 1, MPI_INT, rb, 1, MPI_INT, -1, comm));
+    ERR_CASE("gatherv: root = size", MPI_ERR_ROOT,
+             TC_Gatherv(sb, 1, MPI_INT, rb, counts, displs, MPI_INT, size, comm));
+    ERR_CASE("gather: negative sendcount", MPI_ERR_COUNT,
+             TC_Gather(sb, -1, MPI_INT, rb, 1, MPI_INT, 0, comm));
+    ERR_CASE("scatter: root = size", MPI_ERR_ROOT,
+             TC_Scatter(sb, 1, MPI_INT, rb, 1, MPI_INT, size, comm));
+    ERR_CASE("scatterv: root -1", MPI_ERR_ROOT,
+             TC_Scatterv(sb, counts, displs, MPI_INT, rb, 1, MPI_INT, -1, comm));
+    ERR_CASE("scatter: negative recvcount", MPI_ERR_COUNT,
+             TC_Scatter(sb, 1, MPI_INT, rb, -1, MPI_INT, 0, comm));
+    ERR_CASE("scatter: null recvtype", MPI_ERR_TYPE,
+             TC_Scatter(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, 0, comm));
+#undef ERR_CASE
+    for (int i = 0; i < n; i++) {
+        MPI_Error_class(t[i].rc, &cls);
+        CHECK(cls == t[i].want, "%s: error class %d, want %d", t[i].what, cls, t[i].want);
+    }
+    int untouched = 1;
+    for (int j = 0; j < 4 * size; j++)
+        untouched &= rb[j] == -7;
+    CHECK(untouched, "a call with bad arguments wrote into the receive buffer");
+    /* MPI_COMM_NULL: MPI_COMM_WORLD's handler. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = TC_Allgather(sb, 1, MPI_INT, rb, 1, MPI_INT, MPI_COMM_NULL);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_COMM, "MPI_COMM_NULL: error class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    /* The communicator is still usable after the errors. */
+    rc = TC_Allgather(sb, 1, MPI_INT, rb, 1, MPI_INT, comm);
+    int ok = rc == MPI_SUCCESS;
+    for (int j = 0; j < size; j++)
+        ok &= rb[j] == 1;
+    CHECK(ok, "a good call after the errors failed");
+    MPI_Errhandler_free(&eh);
+    MPI_Comm_free(&comm);
+    free(rb);
+    free(counts);
+    free(displs);
+}
+
+/* An intercommunicator goes to the MPI's own: each side receives the other
+ * side's blocks. */
+static void run_intercomm(void)
+{
+    if (tt_size < 2)
+        return;
+    MPI_Comm half, inter;
+    int color = tt_rank % 2;
+    MPI_Comm_split(MPI_COMM_WORLD, color, tt_rank, &half);
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - color, 77, &inter);
+    int rsize;
+    MPI_Comm_remote_size(inter, &rsize);
+    int mine = 1000 + tt_rank, *rb = tt_xmalloc((size_t)rsize * sizeof(int));
+    int rc = TC_Allgather(&mine, 1, MPI_INT, rb, 1, MPI_INT, inter);
+    int ok = rc == MPI_SUCCESS;
+    for (int j = 0; j < rsize; j++)
+        ok &= rb[j] == 1000 + 2 * j + (1 - color); /* remote rank j = world 2j + other color */
+    CHECK(ok, "TC_Allgather on an intercommunicator");
+    int *counts = tt_xmalloc((size_t)rsize * sizeof(int));
+    int *displs = tt_xmalloc((size_t)rsize * sizeof(int));
+    for (int j = 0; j < rsize; j++) {
+        counts[j] = 1;
+        displs[j] = rsize - 1 - j;
+    }
+    rc = TC_Allgatherv(&mine, 1, MPI_INT, rb, counts, displs, MPI_INT, inter);
+    ok = rc == MPI_SUCCESS;
+    for (int j = 0; j < rsize; j++)
+        ok &= rb[rsize - 1 - j] == 1000 + 2 * j + (1 - color);
+    CHECK(ok, "TC_Allgatherv on an intercommunicator");
+    free(counts);
+    free(displs);
+    free(rb);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+}
+
+int main(int argc, char **argv)
+{
+    size_t f, S;
+    tt_init(&argc, &argv, "test_allgather", 4096, 256, &f, &S);
+    int quick = tt_arg_long(argc, argv, "--quick", 0) != 0;
+    const char *qenv = getenv("TC_SHM_BANKS");
+    long q = qenv && atol(qenv) > 0 ? atol(qenv) : 16;
+    size_t bank = S * f / (size_t)q;
+    if (bank > (size_t)1 << 20)
+        bank = (size_t)1 << 20;
+    types_create();
+
+    MPI_Comm dup, split, rev;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_split(MPI_COMM_WORLD, tt_rank % 2, tt_rank, &split);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, tt_size - tt_rank, &rev);
+    run_comm(MPI_COMM_WORLD, "world", f, bank, quick);
+    run_comm(rev, "reversed", f, bank, 1);
+    run_comm(split, "split", f, bank, 1);
+    run_comm(dup, "dup", f, bank, 1);
+    run_comm_rooted(MPI_COMM_WORLD, "world", f, bank, quick);
+    run_comm_rooted(rev, "reversed", f, bank, 1);
+    run_comm_rooted(split, "split", f, bank, 1);
+    run_mixed(MPI_COMM_WORLD, bank);
+    run_mixed(rev, bank);
+    run_errors();
+    run_intercomm();
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&split);
+    MPI_Comm_free(&rev);
+    types_free();
+    if (tt_rank == 0)
+        printf("test_allgather: %ld TC calls, %ld right\n", calls_tc, calls_ok);
+    return tt_finish();
+}
