@@ -584,11 +584,12 @@ TC_API int TC_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
  * MPI_ERR_COUNT through the handler, never a wrapped positive int); a count
  * beyond INT_MAX goes to the MPI's own PMPI_*_c unchanged (never truncated),
  * counted in TC_STATS as pmpi_large_count. The choice is each process's on
- * its own counts: for TC_Bcast_c, (count, datatype) pairs of one call that
- * fall on both sides of INT_MAX on different processes are not supported
- * (use the same datatype everywhere for more than INT_MAX elements).
- * Intercommunicators: TC_Reduce_scatter_c passes them to PMPI_Reduce_scatter_c,
- * the others as their TC_* functions do.
+ * the counts significant to it: for TC_Bcast_c and the gathering calls,
+ * (count, datatype) pairs of one call that fall on both sides of INT_MAX on
+ * different processes are not supported (use the same datatype everywhere
+ * for more than INT_MAX elements).
+ * Intercommunicators: TC_Reduce_scatter_c and TC_Allgatherv_c pass them to
+ * the MPI's own, the others as their TC_* functions do.
  */
 #if defined(TOPOCOLL_HAVE_MPI_COUNT_C) || (defined(MPI_VERSION) && MPI_VERSION >= 4)
 #define TC_HAVE_LARGE_COUNT 1
@@ -614,6 +615,25 @@ TC_API int TC_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 /** TC_Exscan with an MPI_Count @p count (MPI_Exscan_c). */
 TC_API int TC_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                        MPI_Op op, MPI_Comm comm);
+/** TC_Allgather with MPI_Count counts (MPI_Allgather_c). */
+TC_API int TC_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+/** TC_Allgatherv with MPI_Count counts and MPI_Aint displacements
+ *  (MPI_Allgatherv_c); the arrays are copied to ints when every element fits. */
+TC_API int TC_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                           MPI_Datatype recvtype, MPI_Comm comm);
+/** TC_Gather with MPI_Count counts (MPI_Gather_c): only the counts significant
+ *  on this process decide. */
+TC_API int TC_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm);
+/** TC_Scatter with MPI_Count counts (MPI_Scatter_c): only the counts
+ *  significant on this process decide. (No TC_Gatherv_c, TC_Scatterv_c: their
+ *  counts are the root's alone, so the processes could not agree locally.) */
+TC_API int TC_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm);
 #endif
 
 #ifdef __cplusplus

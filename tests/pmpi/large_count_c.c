@@ -1,10 +1,11 @@
 /*
  * An unmodified MPI program calling the MPI-4 large-count collectives
  * (MPI_Bcast_c, MPI_Reduce_c, MPI_Allreduce_c, MPI_Reduce_scatter_block_c,
- * MPI_Reduce_scatter_c, MPI_Scan_c, MPI_Exscan_c) with small counts. Run with
+ * MPI_Reduce_scatter_c, MPI_Scan_c, MPI_Exscan_c, MPI_Allgather_c,
+ * MPI_Allgatherv_c, MPI_Gather_c, MPI_Scatter_c) with small counts. Run with
  * LD_PRELOAD=libtopocoll_pmpi.so by run_with_stats.sh, which checks from
- * TC_STATS=1 output that every MPI_Bcast_c went through the library's
- * shared-memory path, that the other calls reached the library (shm > 0 for
+ * TC_STATS=1 output that every MPI_Bcast_c and gathering call went through
+ * the library's shared-memory path, that the other calls reached the library (shm > 0 for
  * the reduce-scatters and scans from two processes on), and that none was
  * handed to the MPI as a large count (large_counts=0).
  *
@@ -161,6 +162,87 @@ static void check_scan(MPI_Comm comm, MPI_Count n, int exclusive, int salt)
     free(recv);
 }
 
+static long long allgathers, allgathervs, gathers, scatters;
+
+/* Block of rank r, element i: input(r, i, salt). Allgather_c (root < 0),
+ * Gather_c or Scatter_c at @p root, @p n elements per block. */
+static void check_gather(MPI_Comm comm, MPI_Count n, int root, int salt)
+{
+    const size_t bn = (size_t)n;
+    int *mine = ints(bn), *all = ints(bn * (size_t)np);
+    memset(all, 0xA5, bn * (size_t)np * sizeof(int));
+    const char *fn;
+    int rc;
+    if (root < 0) {
+        fn = "MPI_Allgather_c";
+        fill(mine, bn, me, salt);
+        rc = MPI_Allgather_c(mine, n, MPI_INT, all, n, MPI_INT, comm);
+        allgathers++;
+    } else if (salt % 2) {
+        fn = "MPI_Gather_c";
+        fill(mine, bn, me, salt);
+        rc = MPI_Gather_c(mine, n, MPI_INT, all, n, MPI_INT, root, comm);
+        gathers++;
+    } else {
+        fn = "MPI_Scatter_c";
+        if (me == root)
+            for (int r = 0; r < np; r++)
+                fill(all + (size_t)r * bn, bn, r, salt);
+        memset(mine, 0xA5, bn * sizeof(int));
+        rc = MPI_Scatter_c(all, n, MPI_INT, mine, n, MPI_INT, root, comm);
+        scatters++;
+    }
+    CHECK(rc == MPI_SUCCESS, "%s returned %d", fn, rc);
+    if (root >= 0 && !(salt % 2)) {
+        for (size_t i = 0; i < bn; i++)
+            if (mine[i] != input(me, i, salt)) {
+                CHECK(0, "%s n=%lld rank %d: element %zu wrong", fn, (long long)n, me, i);
+                break;
+            }
+    } else if (root < 0 || me == root) {
+        for (int r = 0; r < np; r++)
+            for (size_t i = 0; i < bn; i++)
+                if (all[(size_t)r * bn + i] != input(r, i, salt)) {
+                    CHECK(0, "%s n=%lld: block %d element %zu wrong", fn, (long long)n, r, i);
+                    r = np;
+                    break;
+                }
+    }
+    free(mine);
+    free(all);
+}
+
+/* Allgatherv_c: rank r contributes (r + v) % 3 * unit elements; blocks in
+ * reverse rank order with a gap of one element, MPI_Aint displacements. */
+static void check_allgatherv(MPI_Comm comm, int v, int unit, int salt)
+{
+    MPI_Count *counts = tt_xmalloc(sizeof(MPI_Count) * (size_t)np);
+    MPI_Aint *displs = tt_xmalloc(sizeof(MPI_Aint) * (size_t)np);
+    size_t at = 0;
+    for (int r = np - 1; r >= 0; r--) {
+        counts[r] = (MPI_Count)(((r + v) % 3) * unit);
+        displs[r] = (MPI_Aint)at;
+        at += (size_t)counts[r] + 1;
+    }
+    int *mine = ints((size_t)counts[me]), *all = ints(at);
+    fill(mine, (size_t)counts[me], me, salt);
+    memset(all, 0xA5, at * sizeof(int));
+    int rc = MPI_Allgatherv_c(mine, counts[me], MPI_INT, all, counts, displs, MPI_INT, comm);
+    allgathervs++;
+    CHECK(rc == MPI_SUCCESS, "MPI_Allgatherv_c returned %d", rc);
+    for (int r = 0; r < np; r++)
+        for (size_t i = 0; i < (size_t)counts[r]; i++)
+            if (all[(size_t)displs[r] + i] != input(r, i, salt)) {
+                CHECK(0, "MPI_Allgatherv_c: block %d element %zu wrong", r, i);
+                r = np;
+                break;
+            }
+    free(counts);
+    free(displs);
+    free(mine);
+    free(all);
+}
+
 /* A negative count must be reported, not wrapped into a valid int. Erroneous
  * calls are not counted (TC_STATS counts calls that ran). */
 static void check_negative(MPI_Comm comm)
@@ -208,6 +290,11 @@ int main(int argc, char **argv)
                 check_reduce(comm, sizes[z], root, 0, ++salt);
             }
             check_reduce(comm, sizes[z], 0, 1, ++salt);
+            check_gather(comm, sizes[z], -1, ++salt);
+            for (int root = 0; root < np; root++) {
+                check_gather(comm, sizes[z], root, 2 * ++salt + 1); /* Gather_c */
+                check_gather(comm, sizes[z], root, 2 * ++salt);     /* Scatter_c */
+            }
             check_rs(comm, &sizes[z], 1, ++salt);
             check_scan(comm, sizes[z], 0, ++salt);
             check_scan(comm, sizes[z], 1, ++salt);
@@ -218,6 +305,7 @@ int main(int argc, char **argv)
             for (int r = 0; r < np; r++)
                 counts[r] = (MPI_Count)(((r + v) % 3) * (v == 3 ? 20000 : 7 + v));
             check_rs(comm, counts, 0, ++salt);
+            check_allgatherv(comm, v, v == 3 ? 20000 : 7 + v, ++salt);
         }
         free(counts);
     }
@@ -225,10 +313,12 @@ int main(int argc, char **argv)
     check_negative(dup);
     MPI_Comm_free(&dup);
     const long all_errors = tt_failures_all();
-    printf("tc-pmpi-test rank=%d bcasts=%lld reduces=%lld allreduces=%lld "
-           "reduce_scatter_blocks=%lld reduce_scatters=%lld scans=%lld exscans=%lld "
-           "large_counts=0 errors=%ld\n",
-           me, bcasts, reduces, allreduces, rsbs, rss, scans, exscans, tt_failures());
+    printf(
+        "tc-pmpi-test rank=%d bcasts=%lld reduces=%lld allreduces=%lld "
+        "reduce_scatter_blocks=%lld reduce_scatters=%lld scans=%lld exscans=%lld "
+        "allgathers=%lld allgathervs=%lld gathers=%lld scatters=%lld large_counts=0 errors=%ld\n",
+        me, bcasts, reduces, allreduces, rsbs, rss, scans, exscans, allgathers, allgathervs,
+        gathers, scatters, tt_failures());
     fflush(stdout);
     MPI_Finalize();
     return all_errors == 0 ? 0 : 1;

@@ -82,6 +82,29 @@ int main(int argc, char **argv)
     rc = MPI_Exscan_c(sbuf, rbuf, big, empty, nop, MPI_COMM_WORLD);
     large++;
     CHECK(rc == MPI_SUCCESS, "MPI_Exscan_c returned %d", rc);
+    rc = MPI_Allgather_c(sbuf, big, empty, rbuf, big, empty, MPI_COMM_WORLD);
+    large++;
+    CHECK(rc == MPI_SUCCESS, "MPI_Allgather_c returned %d", rc);
+    MPI_Count *vcounts = tt_xmalloc(sizeof(MPI_Count) * (size_t)np);
+    MPI_Aint *displs = tt_xmalloc(sizeof(MPI_Aint) * (size_t)np);
+    for (int r = 0; r < np; r++) {
+        vcounts[r] = r == np - 1 ? big : 1; /* only the last one too large */
+        displs[r] = 0;
+    }
+    rc = MPI_Allgatherv_c(sbuf, vcounts[tt_rank], empty, rbuf, vcounts, displs, empty,
+                          MPI_COMM_WORLD);
+    large++;
+    CHECK(rc == MPI_SUCCESS, "MPI_Allgatherv_c returned %d", rc);
+    free(vcounts);
+    free(displs);
+    for (int root = 0; root < np; root++) {
+        rc = MPI_Gather_c(sbuf, big, empty, rbuf, big, empty, root, MPI_COMM_WORLD);
+        large++;
+        CHECK(rc == MPI_SUCCESS, "MPI_Gather_c root %d returned %d", root, rc);
+        rc = MPI_Scatter_c(sbuf, big, empty, rbuf, big, empty, root, MPI_COMM_WORLD);
+        large++;
+        CHECK(rc == MPI_SUCCESS, "MPI_Scatter_c root %d returned %d", root, rc);
+    }
     MPI_Op_free(&nop);
     MPI_Type_free(&empty);
 
