@@ -573,6 +573,69 @@ TC_API int TC_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 TC_API int TC_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm);
 
+/* ---- MPI-4 large counts (MPI_Count), issue 19 -----------------------------------
+ *
+ * The _c variants of the collectives above, declared where the MPI has them
+ * (an MPI-4 mpi.h: MPICH 4 yes, Open MPI 4.1 no; TC_HAVE_LARGE_COUNT is then
+ * defined). Same arguments and semantics as MPI_Bcast_c, ... A call whose
+ * counts all fit an int (count <= INT_MAX; for TC_Reduce_scatter_c every
+ * element of recvcounts) runs the TC_* function without the _c, with the same
+ * algorithms, checks, errors and fallbacks (a negative count gives
+ * MPI_ERR_COUNT through the handler, never a wrapped positive int); a count
+ * beyond INT_MAX goes to the MPI's own PMPI_*_c unchanged (never truncated),
+ * counted in TC_STATS as pmpi_large_count. The choice is each process's on
+ * the counts significant to it: for TC_Bcast_c and the gathering calls,
+ * (count, datatype) pairs of one call that fall on both sides of INT_MAX on
+ * different processes are not supported (use the same datatype everywhere
+ * for more than INT_MAX elements).
+ * Intercommunicators: TC_Reduce_scatter_c and TC_Allgatherv_c pass them to
+ * the MPI's own, the others as their TC_* functions do.
+ */
+#if defined(TOPOCOLL_HAVE_MPI_COUNT_C) || (defined(MPI_VERSION) && MPI_VERSION >= 4)
+#define TC_HAVE_LARGE_COUNT 1
+
+/** TC_Bcast with an MPI_Count @p count (MPI_Bcast_c). */
+TC_API int TC_Bcast_c(void *buf, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm);
+/** TC_Reduce with an MPI_Count @p count (MPI_Reduce_c). */
+TC_API int TC_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm);
+/** TC_Allreduce with an MPI_Count @p count (MPI_Allreduce_c). */
+TC_API int TC_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+/** TC_Reduce_scatter_block with an MPI_Count @p recvcount (MPI_Reduce_scatter_block_c). */
+TC_API int TC_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+/** TC_Reduce_scatter with MPI_Count @p recvcounts (MPI_Reduce_scatter_c); the
+ *  array is copied to ints when every element fits. */
+TC_API int TC_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+/** TC_Scan with an MPI_Count @p count (MPI_Scan_c). */
+TC_API int TC_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm);
+/** TC_Exscan with an MPI_Count @p count (MPI_Exscan_c). */
+TC_API int TC_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm);
+/** TC_Allgather with MPI_Count counts (MPI_Allgather_c). */
+TC_API int TC_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+/** TC_Allgatherv with MPI_Count counts and MPI_Aint displacements
+ *  (MPI_Allgatherv_c); the arrays are copied to ints when every element fits. */
+TC_API int TC_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                           MPI_Datatype recvtype, MPI_Comm comm);
+/** TC_Gather with MPI_Count counts (MPI_Gather_c): only the counts significant
+ *  on this process decide. */
+TC_API int TC_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm);
+/** TC_Scatter with MPI_Count counts (MPI_Scatter_c): only the counts
+ *  significant on this process decide. (No TC_Gatherv_c, TC_Scatterv_c: their
+ *  counts are the root's alone, so the processes could not agree locally.) */
+TC_API int TC_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

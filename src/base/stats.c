@@ -23,7 +23,8 @@ static const char *const tc_stats_path_names[TC_PATH_LAST] = {"shm",
                                                               "pmpi_no_segment",
                                                               "pmpi_intercomm",
                                                               "pmpi_op",
-                                                              "pmpi_race"};
+                                                              "pmpi_race",
+                                                              "pmpi_large_count"};
 
 const char *tc_stats_path_name(tc_path_t path)
 {
@@ -56,16 +57,17 @@ void tc_stats_print(void)
             continue;
         unsigned long long pmpi = c[TC_PATH_PMPI_MULTINODE] + c[TC_PATH_PMPI_SHM_OFF] +
                                   c[TC_PATH_PMPI_NO_SEGMENT] + c[TC_PATH_PMPI_INTERCOMM] +
-                                  c[TC_PATH_PMPI_OP] + c[TC_PATH_PMPI_RACE];
+                                  c[TC_PATH_PMPI_OP] + c[TC_PATH_PMPI_RACE] +
+                                  c[TC_PATH_PMPI_LARGE_COUNT];
         /* key=value on one line: stable for scripts (tests/pmpi greps it). */
         fprintf(stderr,
                 "topocoll-stats rank=%d op=%s calls=%llu shm=%llu hier=%llu trivial=%llu "
                 "pmpi=%llu pmpi_multinode=%llu pmpi_shm_off=%llu pmpi_no_segment=%llu "
-                "pmpi_intercomm=%llu pmpi_op=%llu pmpi_race=%llu\n",
+                "pmpi_intercomm=%llu pmpi_op=%llu pmpi_race=%llu pmpi_large_count=%llu\n",
                 tc_log_rank, tc_stats_op_names[op], calls, c[TC_PATH_SHM], c[TC_PATH_HIER],
                 c[TC_PATH_TRIVIAL], pmpi, c[TC_PATH_PMPI_MULTINODE], c[TC_PATH_PMPI_SHM_OFF],
                 c[TC_PATH_PMPI_NO_SEGMENT], c[TC_PATH_PMPI_INTERCOMM], c[TC_PATH_PMPI_OP],
-                c[TC_PATH_PMPI_RACE]);
+                c[TC_PATH_PMPI_RACE], c[TC_PATH_PMPI_LARGE_COUNT]);
     }
     /* How this process waited (base/wait.h): totals, then the stages that
      * waited past the spin, most time first. */

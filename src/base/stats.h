@@ -35,6 +35,8 @@ typedef enum {
     TC_PATH_PMPI_OP,         /* (datatype, op) the library does not reduce itself, or a
                                 non-commutative op across several levels */
     TC_PATH_PMPI_RACE,       /* the MPI's own, measured faster for this size (core/race.h) */
+    /* an MPI-4 _c call with a count beyond INT_MAX: PMPI_*_c (core/large_count.c) */
+    TC_PATH_PMPI_LARGE_COUNT,
     TC_PATH_LAST
 } tc_path_t;
 

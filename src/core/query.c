@@ -52,7 +52,8 @@ static const char *path_text(tc_path_t path)
         [TC_PATH_PMPI_MULTINODE] = "PMPI_Bcast: the communicator spans several nodes",
         [TC_PATH_PMPI_SHM_OFF] = "PMPI_Bcast: TC_SHM=0 on some rank",
         [TC_PATH_PMPI_NO_SEGMENT] = "PMPI_Bcast: the segment could not be created on some rank",
-        [TC_PATH_PMPI_INTERCOMM] = "PMPI_Bcast: intercommunicator"};
+        [TC_PATH_PMPI_INTERCOMM] = "PMPI_Bcast: intercommunicator",
+        [TC_PATH_PMPI_LARGE_COUNT] = "PMPI_Bcast_c: a count beyond INT_MAX"};
     return (int)path >= 0 && path < TC_PATH_LAST && names[path] ? names[path] : "?";
 }
 

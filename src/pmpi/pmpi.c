@@ -13,7 +13,8 @@
  * C: MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Barrier, MPI_Allgather,
  * MPI_Allgatherv, MPI_Gather, MPI_Gatherv, MPI_Scatter, MPI_Scatterv
  * (Fortran: the same names, as below). The MPI-4 large-count variants
- * (MPI_Bcast_c, ...), the nonblocking and persistent ones (MPI_Ibcast,
+ * (MPI_Bcast_c, ...) of the operations listed at the end of the file, where
+ * the MPI declares them. The nonblocking and persistent ones (MPI_Ibcast,
  * MPI_Reduce_init, ...) and MPI_Reduce_local are NOT intercepted.
  *
  * Fortran, Open MPI (checked with nm -D and objdump on 4.1.4).
@@ -69,9 +70,10 @@
  * the mpifcmb/mpipriv common blocks; MPIR_F08_MPI_IN_PLACE and
  * MPIR_F08_MPI_BOTTOM for mpi_f08) and (f08) descriptors. The C symbols are
  * therefore enough and no Fortran symbol is defined for MPICH or other MPIs: a
- * second conversion here could only get a sentinel wrong. Not intercepted on
- * MPICH: mpi_*_f08ts_large_ (INTEGER(MPI_COUNT_KIND) counts), which call the
- * MPI_*_c large-count functions. The exception is MPI_Barrier from mpi_f08:
+ * second conversion here could only get a sentinel wrong. Likewise MPICH's
+ * mpi_*_f08ts_large_ (INTEGER(MPI_COUNT_KIND) counts) call the C MPI_*_c
+ * large-count functions (defined at the end of the file, where the MPI has
+ * them). The exception is MPI_Barrier from mpi_f08:
  * mpi_barrier_f08_ (no buffer, so not a "ts" wrapper) calls PMPI_Barrier
  * directly, so that one Fortran name is defined for MPICH too (its argument
  * is the handle's integer, as in Open MPI's f08 ABI).
@@ -664,3 +666,111 @@ TC_PMPI_SCAN_ALIAS(MPI_Exscan_f08, "tc_pmpi_exscan_f");
 TC_PMPI_SCAN_ALIAS(MPI_Exscan_f, "tc_pmpi_exscan_f");
 #endif
 #endif /* OPEN_MPI */
+
+/* ---- MPI-4 large counts: MPI_Bcast_c, ... (issue 19) ---------------------------
+ * Defined where the MPI declares them (TOPOCOLL_HAVE_MPI_COUNT_C, a CMake
+ * check: MPICH 4 yes, Open MPI 4.1 no, so nothing here for Open MPI). Each
+ * calls TC_*_c (src/core/large_count.c): the library's path when every count
+ * fits an int, the MPI's own PMPI_*_c otherwise (TC_STATS: pmpi_large_count).
+ * Fortran: no symbol of ours. MPICH's large-count Fortran wrappers
+ * (mpi_*_f08ts_large_, INTEGER(MPI_COUNT_KIND) counts) call the C MPI_*_c
+ * through the PLT (objdump -R on libmpichfort.so 4.0.2), so they reach these
+ * definitions. */
+#ifdef TOPOCOLL_HAVE_MPI_COUNT_C
+TC_PMPI_EXPORT int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                               MPI_Comm comm);
+int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return TC_Bcast_c(buffer, count, datatype, root, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
+int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, int root, MPI_Comm comm)
+{
+    return TC_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm)
+{
+    return TC_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                              MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+                                              MPI_Comm comm);
+int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return TC_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                        const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                        MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return TC_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+               MPI_Op op, MPI_Comm comm)
+{
+    return TC_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm)
+{
+    return TC_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+/* Allgather(v), Gather, Scatter. MPI_Gatherv_c and MPI_Scatterv_c are not
+ * defined (the MPI's own runs them): see src/core/large_count.c. */
+TC_PMPI_EXPORT int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm);
+int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return TC_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, const MPI_Count recvcounts[],
+                                    const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm)
+{
+    return TC_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                           comm);
+}
+
+TC_PMPI_EXPORT int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                                MPI_Comm comm);
+int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return TC_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                 int root, MPI_Comm comm);
+int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return TC_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+#endif /* TOPOCOLL_HAVE_MPI_COUNT_C */

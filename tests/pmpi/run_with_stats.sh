@@ -23,6 +23,9 @@
 #   reduce_scatter_blocks=N, reduce_scatters=N, scans=N, exscans=N: as reduces=N, and S > 0 when
 #                 NP >= 2 (the shared-memory path ran; not checked with
 #                 TC_PMPI_EXPECT_PATH=hier, where they go to the MPI's own).
+#   large_counts=N: the pmpi_large_count counters of all this process's
+#                 lines add up to N (MPI_*_c calls handed to the MPI's own
+#                 because a count is beyond INT_MAX; 0: none was).
 # The launcher fails if any rank fails, so every rank is checked. The preload
 # is set here rather than for the whole test so that the launcher, this shell
 # and awk do not load the library.
@@ -71,12 +74,13 @@ awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" "$(cat "$tc_s
         want["gatherv"] = tc_stats_field($0, "gathervs")
         want["scatter"] = tc_stats_field($0, "scatters")
         want["scatterv"] = tc_stats_field($0, "scattervs")
+        want_large = tc_stats_field($0, "large_counts")
     }
     END {
         if (prog_rc == "") { print "run_with_stats.sh: no exit status from the program"; exit 1 }
         if (prog_rc != 0) { print "run_with_stats.sh: the program exited with " prog_rc; exit prog_rc }
         if (nprog != 1) { print "run_with_stats.sh: expected one tc-pmpi-test line, got " nprog + 0; exit 1 }
-        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "" && want["barrier"] == "" && want["reduce_scatter_block"] == "" && want["reduce_scatter"] == "" && want["scan"] == "" && want["exscan"] == "" && want["allgather"] == "" && want["allgatherv"] == "" && want["gather"] == "" && want["scatter"] == "") {
+        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "" && want["barrier"] == "" && want["reduce_scatter_block"] == "" && want["reduce_scatter"] == "" && want["scan"] == "" && want["exscan"] == "" && want["allgather"] == "" && want["allgatherv"] == "" && want["gather"] == "" && want["scatter"] == "" && want_large == "") {
             print "run_with_stats.sh: the program reported no call counts"; exit 1
         }
         bad = ""; summary = ""; checked = 0
@@ -109,8 +113,17 @@ awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" "$(cat "$tc_s
             }
             summary = summary " " op ": " want[op] " calls, stats calls=" tc_stats_field(s, "calls") " shm=" tc_stats_field(s, "shm") " hier=" tc_stats_field(s, "hier") " trivial=" tc_stats_field(s, "trivial") " pmpi=" tc_stats_field(s, "pmpi") ";"
         }
+        if (want_large != "") {
+            large = 0
+            for (k = 1; k <= nops; k++)
+                if (tc_stats_nop[ops[k]] > 0)
+                    large += tc_stats_field(tc_stats_lineop[ops[k]], "pmpi_large_count")
+            if (large != want_large + 0) bad = bad " pmpi_large_count=" large " in all, want " want_large ";"
+            checked++
+            summary = summary " large counts to the MPI: " large ";"
+        }
         if (bad == "" && checked == 0) bad = " nothing to check (all counts 0);"
         if (bad != "") { print "run_with_stats.sh: rank " rank ":" bad; exit 1 }
-        print "run_with_stats.sh: rank " rank ": all through the library:" summary
+        print "run_with_stats.sh: rank " rank ": " (want_large + 0 > 0 ? "as expected:" : "all through the library:") summary
     }
 ' "$log"
