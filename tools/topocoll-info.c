@@ -224,21 +224,23 @@ static void print_plans(MPI_Comm comm)
     for (int op = 0; op < TC_QUERY_PLAN_LAST; op++) {
         query_ok(tc_query_plan(comm, op, &pl), "tc_query_plan");
         printf("%-20s %s\n", pl.name, pl.shm ? "shared memory" : "the MPI's own");
-        printf("%-20s   protocol: %s\n", "", pl.protocol);
+        printf("%-20s   protocol%s: %s\n", "", pl.shm ? "" : " (in a segment, not used here)",
+               pl.protocol);
         printf("%-20s   race: %s\n", "", pl.race);
         if (!pl.modeled) {
             printf("%-20s   model: no model cost yet\n", "");
             continue;
         }
-        printf("%-20s   model (%s):", "", pl.bytes);
-        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-            double us;
-            query_ok(tc_query_plan_cost(comm, op, sizes[i], &us), "tc_query_plan_cost");
-            if (us < 0)
-                printf(" %s: - (the MPI's own)", size_names[i]);
-            else
-                printf(" %s: %.3f", size_names[i], us);
+        double us[sizeof sizes / sizeof sizes[0]];
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+            query_ok(tc_query_plan_cost(comm, op, sizes[i], &us[i]), "tc_query_plan_cost");
+        if (us[0] < 0) { /* -1 at every size: the MPI's own runs */
+            printf("%-20s   model: none here (the MPI's own runs: no model of it)\n", "");
+            continue;
         }
+        printf("%-20s   model (%s):", "", pl.bytes);
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+            printf(" %s: %.3f", size_names[i], us[i]);
         printf("\n");
     }
 }
@@ -626,9 +628,9 @@ int main(int argc, char **argv)
         print_choices(comm, &qc);
         print_rma(comm);
     }
+    print_hierarchy(comm, rank, size, report, dot);
     if (rank == 0 && report)
         print_plans(comm);
-    print_hierarchy(comm, rank, size, report, dot);
     if (comm != MPI_COMM_WORLD)
         MPI_Comm_free(&comm);
     MPI_Finalize();
