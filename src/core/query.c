@@ -439,6 +439,10 @@ static const char *plan_path_text(tc_path_t path)
     return (int)path >= 0 && path < TC_PATH_LAST && names[path] ? names[path] : "?";
 }
 
+/* What the reductions among them hand to the MPI's own even on the segment. */
+static const char tc_query_plan_reduce_note[] =
+    "; (datatype, op) pairs TC_Reduce does not reduce itself go to the MPI's own";
+
 int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
 {
     static const char *const names[TC_QUERY_PLAN_LAST] = {
@@ -502,16 +506,16 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
         snprintf(p, n,
                  "the Allreduce's slices cut at the counts: every process publishes its "
                  "contribution fragment by fragment, each folds its own slice from all slots in "
-                 "rank order into its buffer: messages <= %d B whole in the inline line",
-                 inl);
+                 "rank order into its buffer: messages <= %d B whole in the inline line%s",
+                 inl, tc_query_plan_reduce_note);
         break;
     default: /* Scan, Exscan */
         snprintf(p, n,
                  "rank-ordered chain: process i waits for i-1's prefix, folds its own on the "
                  "right, publishes it, fragment by fragment: messages <= %d B in the inline "
-                 "lines%s",
-                 inl,
-                 op == TC_QUERY_PLAN_EXSCAN ? " (result: the previous prefix, none at 0)" : "");
+                 "lines%s%s",
+                 inl, op == TC_QUERY_PLAN_EXSCAN ? " (result: the previous prefix, none at 0)" : "",
+                 tc_query_plan_reduce_note);
         break;
     }
     if (op >= TC_QUERY_PLAN_REDUCE_SCATTER_BLOCK) {
