@@ -8,7 +8,9 @@
  * NUMA placement check of every rank's queue, the notification tree for
  * root R, and the hierarchy the library built for the communicator (every
  * rank's locality vector, the active levels, each rank's groups and their
- * leaders, the shared-memory level and each level's algorithms). With
+ * leaders, the shared-memory level and each level's algorithms), and the
+ * plan of each gathering and scanning operation (path, protocol, race,
+ * predicted time). With
  * `--dot FILE` it also writes the groups as a Graphviz digraph; `--dot` alone
  * prints only the graph. Everything it knows of the library comes through
  * the query interface (src/core/query.h): no internal struct is read here.
@@ -201,6 +203,45 @@ static void print_choices(MPI_Comm comm, const tc_query_ctx_t *qc)
         if (g.level == highest)
             for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
                 print_choice_row(comm, "allreduce", i, name, TC_QUERY_ALLREDUCE, sizes[s]);
+    }
+}
+
+/* The plans of the gathering and scanning operations (issues 18, 19): for
+ * each, the path on this communicator (the segment, or the MPI's own and
+ * why), the segment's protocol in a few words, which calls race the MPI's
+ * own (TC_PMPI_RACE_MIN), and the model's predicted time for a few sizes
+ * where the model has a cost. */
+static void print_plans(MPI_Comm comm)
+{
+    static const size_t sizes[] = {4, 1024, 64 * 1024, 1024 * 1024};
+    static const char *const size_names[] = {"4", "1K", "64K", "1M"};
+    tc_query_plan_t pl;
+    query_ok(tc_query_plan(comm, TC_QUERY_PLAN_ALLGATHER, &pl), "tc_query_plan");
+    printf("\n## Other collectives: path, protocol, race, predicted us\n");
+    printf("path (all of them): %s\n", pl.path);
+    printf("race threshold: TC_PMPI_RACE_MIN = %s (agreed%s)\n", pl.race_min_text,
+           pl.race_min ? "" : ": the race is off");
+    for (int op = 0; op < TC_QUERY_PLAN_LAST; op++) {
+        query_ok(tc_query_plan(comm, op, &pl), "tc_query_plan");
+        printf("%-20s %s\n", pl.name, pl.shm ? "shared memory" : "the MPI's own");
+        printf("%-20s   protocol%s: %s\n", "", pl.shm ? "" : " (in a segment, not used here)",
+               pl.protocol);
+        printf("%-20s   race: %s\n", "", pl.race);
+        if (!pl.modeled) {
+            printf("%-20s   model: no model cost yet\n", "");
+            continue;
+        }
+        double us[sizeof sizes / sizeof sizes[0]];
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+            query_ok(tc_query_plan_cost(comm, op, sizes[i], &us[i]), "tc_query_plan_cost");
+        if (us[0] < 0) { /* -1 at every size: the MPI's own runs */
+            printf("%-20s   model: none here (the MPI's own runs: no model of it)\n", "");
+            continue;
+        }
+        printf("%-20s   model (%s):", "", pl.bytes);
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+            printf(" %s: %.3f", size_names[i], us[i]);
+        printf("\n");
     }
 }
 
@@ -588,6 +629,8 @@ int main(int argc, char **argv)
         print_rma(comm);
     }
     print_hierarchy(comm, rank, size, report, dot);
+    if (rank == 0 && report)
+        print_plans(comm);
     if (comm != MPI_COMM_WORLD)
         MPI_Comm_free(&comm);
     MPI_Finalize();

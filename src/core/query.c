@@ -17,6 +17,7 @@
 #include "rma/settings.h"
 #include "select.h"
 #include "settings.h"
+#include "topocoll.h"
 
 /* ---- accessors: what this file reads of the context --------------------- */
 
@@ -416,4 +417,132 @@ int tc_query_choice(MPI_Comm comm, int i, tc_query_op_t qop, size_t bytes, tc_qu
     out->choice_cost = tc_select_cost(op, (tc_select_cand_t){alg, k}, bytes, l->size, h->gamma, &p);
     out->why = tc_hier_why_name((tc_hier_why_t)why);
     return MPI_SUCCESS;
+}
+
+/* ---- the plans of the gathering and scanning operations ----------------- */
+
+/* The path of these operations on a context, in words (core/allgather.c,
+ * gather.c, scatter.c, reduce_scatter.c, scan.c: all follow bcast_path, and
+ * none goes through the hierarchy's groups yet). */
+static const char *plan_path_text(tc_path_t path)
+{
+    static const char *const names[TC_PATH_LAST] = {
+        [TC_PATH_SHM] = "shared memory (one segment spans the communicator)",
+        [TC_PATH_HIER] = "the MPI's own: the communicator spans several hierarchy levels "
+                         "(the hierarchical version is not there yet)",
+        [TC_PATH_TRIVIAL] = "trivial (one process: its own block, copied locally)",
+        [TC_PATH_PMPI_MULTINODE] = "the MPI's own: the communicator spans several nodes "
+                                   "(TC_HIER=0, or no hierarchy)",
+        [TC_PATH_PMPI_SHM_OFF] = "the MPI's own: TC_SHM=0 on some rank",
+        [TC_PATH_PMPI_NO_SEGMENT] = "the MPI's own: no segment (it could not be created on "
+                                    "some rank, or was over the cap)",
+        [TC_PATH_PMPI_INTERCOMM] = "the MPI's own: intercommunicator (arguments unchanged)"};
+    return (int)path >= 0 && path < TC_PATH_LAST && names[path] ? names[path] : "?";
+}
+
+/* What the reductions among them hand to the MPI's own even on the segment. */
+static const char tc_query_plan_reduce_note[] =
+    "; (datatype, op) pairs TC_Reduce does not reduce itself go to the MPI's own";
+
+int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
+{
+    static const char *const names[TC_QUERY_PLAN_LAST] = {
+        "Allgather", "Allgatherv",           "Gather",         "Gatherv", "Scatter",
+        "Scatterv",  "Reduce_scatter_block", "Reduce_scatter", "Scan",    "Exscan"};
+    const int inl = (int)TC_SHM_INLINE_MAX;
+    if (op < 0 || op >= TC_QUERY_PLAN_LAST)
+        return MPI_ERR_ARG;
+    tc_ctx_t *ctx;
+    int rc = tc_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    memset(out, 0, sizeof *out);
+    out->name = names[op];
+    out->shm = ctx->bcast_path == TC_PATH_SHM && q_segment(ctx) != NULL;
+    out->path = plan_path_text(ctx->bcast_path);
+    out->race_min = ctx->race.min;
+    tc_hier_size_format(out->race_min, out->race_min_text, sizeof out->race_min_text);
+    char *p = out->protocol;
+    const size_t n = sizeof out->protocol;
+    switch (op) {
+    case TC_QUERY_PLAN_ALLGATHER:
+    case TC_QUERY_PLAN_ALLGATHERV:
+        snprintf(p, n,
+                 "each process copies its block into its own slots once, every other copies "
+                 "it out: blocks <= %d B in the ready line, larger fragment by fragment%s",
+                 inl,
+                 op == TC_QUERY_PLAN_ALLGATHERV ? " (every process makes the largest block's "
+                                                  "bank uses)"
+                                                : "");
+        out->race = "calls of at least TC_PMPI_RACE_MIN bytes in all blocks";
+        break;
+    case TC_QUERY_PLAN_GATHER:
+    case TC_QUERY_PLAN_GATHERV:
+        snprintf(p, n,
+                 "%severy process but the root copies its block into its own slots, the root "
+                 "copies them out: blocks <= %d B in the ready line, larger fragment by fragment",
+                 op == TC_QUERY_PLAN_GATHERV ? "the root broadcasts the largest block's size "
+                                               "(8 B inline), then "
+                                             : "",
+                 inl);
+        out->race = op == TC_QUERY_PLAN_GATHER
+                        ? "calls of at least TC_PMPI_RACE_MIN bytes in all blocks"
+                        : "never (only the root knows the size, and all must decide alike)";
+        break;
+    case TC_QUERY_PLAN_SCATTER:
+    case TC_QUERY_PLAN_SCATTERV:
+        snprintf(p, n,
+                 "%sthe root writes block j into process j's slots and ready line, j copies it "
+                 "out: blocks <= %d B in the ready line, larger fragment by fragment",
+                 op == TC_QUERY_PLAN_SCATTERV ? "the root broadcasts the largest block's size "
+                                                "(8 B inline), then "
+                                              : "",
+                 inl);
+        out->race = op == TC_QUERY_PLAN_SCATTER
+                        ? "calls of at least TC_PMPI_RACE_MIN bytes in all blocks"
+                        : "never (only the root knows the size, and all must decide alike)";
+        break;
+    case TC_QUERY_PLAN_REDUCE_SCATTER_BLOCK:
+    case TC_QUERY_PLAN_REDUCE_SCATTER:
+        snprintf(p, n,
+                 "the Allreduce's slices cut at the counts: every process publishes its "
+                 "contribution fragment by fragment, each folds its own slice from all slots in "
+                 "rank order into its buffer: messages <= %d B whole in the inline line%s",
+                 inl, tc_query_plan_reduce_note);
+        break;
+    default: /* Scan, Exscan */
+        snprintf(p, n,
+                 "rank-ordered chain: process i waits for i-1's prefix, folds its own on the "
+                 "right, publishes it, fragment by fragment: messages <= %d B in the inline "
+                 "lines%s%s",
+                 inl, op == TC_QUERY_PLAN_EXSCAN ? " (result: the previous prefix, none at 0)" : "",
+                 tc_query_plan_reduce_note);
+        break;
+    }
+    if (op >= TC_QUERY_PLAN_REDUCE_SCATTER_BLOCK) {
+        out->race = "calls of at least TC_PMPI_RACE_MIN bytes whose result cannot depend on the "
+                    "algorithm: integer and logical ops (on 2 processes also float sums and "
+                    "products); other float ops never";
+        out->bytes = "the whole message";
+    } else {
+        out->modeled = op != TC_QUERY_PLAN_GATHERV && op != TC_QUERY_PLAN_SCATTERV;
+        out->bytes = op == TC_QUERY_PLAN_ALLGATHERV ? "one process's block, equal counts"
+                                                    : "one process's block";
+    }
+    if (!out->shm)
+        out->race = "none (the MPI's own runs every call)";
+    else if (out->race_min == 0)
+        out->race = "off (TC_PMPI_RACE_MIN=0)";
+    return MPI_SUCCESS;
+}
+
+int tc_query_plan_cost(MPI_Comm comm, int op, size_t bytes, double *usec)
+{
+    static const int coll[TC_QUERY_PLAN_LAST] = {[TC_QUERY_PLAN_ALLGATHER] = TC_COLL_ALLGATHER,
+                                                 [TC_QUERY_PLAN_ALLGATHERV] = TC_COLL_ALLGATHER,
+                                                 [TC_QUERY_PLAN_GATHER] = TC_COLL_GATHER,
+                                                 [TC_QUERY_PLAN_SCATTER] = TC_COLL_SCATTER};
+    if (op < 0 || op >= TC_QUERY_PLAN_LAST || coll[op] == 0)
+        return MPI_ERR_ARG;
+    return TC_Comm_predict(comm, coll[op], bytes, 0, usec);
 }

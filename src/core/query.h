@@ -244,4 +244,49 @@ typedef struct tc_query_choice {
  * parameters). @return MPI_SUCCESS, MPI_ERR_ARG. */
 int tc_query_choice(MPI_Comm comm, int i, tc_query_op_t op, size_t bytes, tc_query_choice_t *out);
 
+/* ---- the plans of the gathering and scanning operations (issues 18, 19) -- */
+
+/** The operations of tc_query_plan(). */
+typedef enum {
+    TC_QUERY_PLAN_ALLGATHER,
+    TC_QUERY_PLAN_ALLGATHERV,
+    TC_QUERY_PLAN_GATHER,
+    TC_QUERY_PLAN_GATHERV,
+    TC_QUERY_PLAN_SCATTER,
+    TC_QUERY_PLAN_SCATTERV,
+    TC_QUERY_PLAN_REDUCE_SCATTER_BLOCK,
+    TC_QUERY_PLAN_REDUCE_SCATTER,
+    TC_QUERY_PLAN_SCAN,
+    TC_QUERY_PLAN_EXSCAN,
+    TC_QUERY_PLAN_LAST
+} tc_query_plan_op_t;
+
+/** What the library would do for one operation on a communicator: the
+ * path the context agreed on (the same for every operation of the family:
+ * the segment when one spans the communicator, else the MPI's own and why),
+ * the segment's protocol in a few words, which calls race the MPI's own,
+ * and whether the model has a cost for it (tc_query_plan_cost). */
+typedef struct tc_query_plan {
+    const char *name;   /**< "Allgather" */
+    int shm;            /**< 1: through the segment on this communicator */
+    const char *path;   /**< "shared memory (...)" or "the MPI's own: <why>" */
+    char protocol[360]; /**< the segment's protocol (even when another path runs) */
+    size_t race_min;    /**< agreed TC_PMPI_RACE_MIN, bytes; 0: the race is off */
+    char race_min_text[TC_QUERY_NAME_MAX]; /**< it as a size ("64K") */
+    const char *race;                      /**< which calls race, or why none does */
+    int modeled;                           /**< 1: tc_query_plan_cost() gives the model's time */
+    const char *bytes;                     /**< what the cost's size is ("one process's block") */
+} tc_query_plan_t;
+
+/** The plan of operation @p op (a tc_query_plan_op_t) on @p comm.
+ * @return MPI_SUCCESS, MPI_ERR_ARG (@p op out of range). */
+int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out);
+
+/** The model's predicted time of @p op on @p comm for @p bytes (what
+ * tc_query_plan's `bytes` says), in microseconds (TC_Comm_predict with
+ * root 0): 0 when nothing moves, -1 when the MPI's own would run (no model
+ * of it). @return MPI_SUCCESS, MPI_ERR_ARG (@p op out of range or without a
+ * model cost: plan.modeled 0), or TC_Comm_predict's error. */
+int tc_query_plan_cost(MPI_Comm comm, int op, size_t bytes, double *usec);
+
 #endif /* TC_CORE_QUERY_H */

@@ -14,14 +14,17 @@
 static const tc_cfg_desc_t tc_core_cfg_table[] = {
     [TC_CORE_CFG_PMPI_RACE_MIN] =
         {"TC_PMPI_RACE_MIN", TC_CFG_TYPE_SIZE, "64K", NULL, 0, 1 * GiB,
-         "TC_Bcast, TC_Reduce and TC_Allreduce of at least this many bytes time the "
-         "library's path and the MPI's own on the caller's calls, per size class (powers "
+         "TC_Bcast, TC_Reduce, TC_Allreduce, TC_Allgather(v), TC_Gather, TC_Scatter, "
+         "TC_Reduce_scatter(_block), TC_Scan and TC_Exscan of at least this many bytes (in "
+         "all) time the library's path and the MPI's own on the caller's calls, per size "
+         "class (powers "
          "of two), and use the faster: both alternate for the first calls of a class, "
          "then the faster runs, the other again every 32nd call (every 256th when it was "
          "1.5x slower or more). Times are agreed over the processes, so all run the same "
          "one. Reductions race only when every algorithm gives the same bits: integer and "
          "logical operations, and on two processes sums and products of floats and "
-         "doubles; other floating-point reductions always take the library's path. 0: "
+         "doubles; other floating-point reductions always take the library's path. "
+         "TC_Gatherv and TC_Scatterv never race (only the root knows their size). 0: "
          "never race."},
 };
 TC_CFG_MODULE(tc_core_config, "core", tc_core_cfg_table, TC_CORE_CFG_LAST, NULL);

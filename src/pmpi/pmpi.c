@@ -1,21 +1,24 @@
 /*
  * PMPI drop-in: `LD_PRELOAD=libtopocoll_pmpi.so mpiexec ... ./app` makes an
- * unmodified application's MPI_Bcast, MPI_Reduce and MPI_Allreduce run
- * TC_Bcast, TC_Reduce and TC_Allreduce.
+ * unmodified application's MPI_Bcast, MPI_Reduce, MPI_Allreduce, ... (the
+ * list below) run TC_Bcast, TC_Reduce, TC_Allreduce, ...
  *
  * How it binds. This library defines MPI_Bcast, MPI_Reduce, MPI_Allreduce
- * (and, for Open MPI, the Fortran entry points below) with default
- * visibility. The dynamic linker searches the preloaded objects before the
- * application's libmpi, so the application and every library that calls them
- * through the PLT bind to these definitions. libtopocoll itself calls PMPI_*
- * only, so nothing recurses.
+ * and the others below (and, for Open MPI, the Fortran entry points below)
+ * with default visibility. The dynamic linker searches the preloaded objects
+ * before the application's libmpi, so the application and every library that
+ * calls them through the PLT bind to these definitions. libtopocoll itself
+ * calls PMPI_* only, so nothing recurses.
  *
  * C: MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Barrier, MPI_Allgather,
- * MPI_Allgatherv, MPI_Gather, MPI_Gatherv, MPI_Scatter, MPI_Scatterv
- * (Fortran: the same names, as below). The MPI-4 large-count variants
- * (MPI_Bcast_c, ...) of the operations listed at the end of the file, where
- * the MPI declares them. The nonblocking and persistent ones (MPI_Ibcast,
- * MPI_Reduce_init, ...) and MPI_Reduce_local are NOT intercepted.
+ * MPI_Allgatherv, MPI_Gather, MPI_Gatherv, MPI_Scatter, MPI_Scatterv,
+ * MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Scan, MPI_Exscan
+ * (Fortran: the same names, as below). NOT intercepted (the MPI's own runs
+ * them): MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw, MPI_Reduce_local, the
+ * nonblocking and persistent collectives (MPI_Ibcast, MPI_Reduce_init, ...)
+ * and the neighbourhood ones.
+ * Also the MPI-4 large-count variants (MPI_Bcast_c, ...) of the operations listed
+ * at the end of the file, where the MPI declares them.
  *
  * Fortran, Open MPI (checked with nm -D and objdump on 4.1.4).
  * libmpi_mpifh.so's mpi_bcast_ and friends call PMPI_Bcast in C, bypassing a

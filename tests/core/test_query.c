@@ -4,7 +4,8 @@
  * checks the contract they rely on: sizes and ranks, a consistent segment
  * and tree, one choice per barrier and per table entry (or an explicit one
  * outside the candidates), groups that contain their rank, the same
- * localities on every rank, MPI_ERR_ARG for an index out of range. */
+ * localities on every rank, a plan per gathering or scanning operation,
+ * MPI_ERR_ARG for an index out of range. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -162,6 +163,37 @@ static void check_hier(MPI_Comm comm, int rank, int size)
     }
 }
 
+/* The plans of the gathering and scanning operations: every one named,
+ * with a path, a protocol and a race rule; the segment's path exactly when
+ * the broadcast's is; a model cost (finite, >= 0 on the segment, -1 on the
+ * MPI's own) exactly where plan.modeled says, MPI_ERR_ARG elsewhere. */
+static void check_plans(MPI_Comm comm, int size)
+{
+    tc_query_ctx_t c;
+    tc_query_plan_t p;
+    CHECK(tc_query_ctx(comm, &c) == MPI_SUCCESS);
+    for (int op = 0; op < TC_QUERY_PLAN_LAST; op++) {
+        CHECK(tc_query_plan(comm, op, &p) == MPI_SUCCESS, "plan %d", op);
+        CHECK(p.name && p.path && p.race && p.bytes && p.protocol[0], "plan %d", op);
+        CHECK(p.shm == c.bcast_shm, "%s: shm %d, bcast_shm %d", p.name, p.shm, c.bcast_shm);
+        CHECK(p.race_min_text[0] != '\0', "%s", p.name);
+        double us = -2;
+        if (!p.modeled) {
+            CHECK(tc_query_plan_cost(comm, op, 1024, &us) == MPI_ERR_ARG, "%s", p.name);
+            continue;
+        }
+        CHECK(tc_query_plan_cost(comm, op, 1024, &us) == MPI_SUCCESS, "%s", p.name);
+        if (size == 1)
+            CHECK(us == 0, "%s: %g us on one process", p.name, us);
+        else if (p.shm)
+            CHECK(isfinite(us) && us > 0, "%s: %g us", p.name, us);
+        else
+            CHECK(us == -1, "%s: %g us on the MPI's own", p.name, us);
+    }
+    CHECK(tc_query_plan(comm, TC_QUERY_PLAN_LAST, &p) == MPI_ERR_ARG);
+    CHECK(tc_query_plan(comm, -1, &p) == MPI_ERR_ARG);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -176,6 +208,8 @@ int main(int argc, char **argv)
     check_model(MPI_COMM_WORLD, size);
     tt_case_done();
     check_hier(MPI_COMM_WORLD, rank, size);
+    tt_case_done();
+    check_plans(MPI_COMM_WORLD, size);
     tt_case_done();
     unsigned nesting, redundant;
     int rc = tc_query_topo_nesting(&nesting, &redundant);
