@@ -138,6 +138,24 @@ static int tc_ag_pmpi(const tc_ag_call_t *c, MPI_Comm comm)
     const size_t mine = tc_ag_block_bytes(c, c->rank);
     int *counts = NULL, *displs = NULL;
     const char *rbase = NULL;
+    /* Bytes in an int count or an int displacement into the staged copy: the
+     * block sizes and their total are the same on every process, so when they
+     * do not fit, every process hands the MPI the call as the user made it
+     * (MPI allows such calls with derived types); otherwise the byte form
+     * below always fits (staged when the receive type or the addresses of
+     * this process's blocks are not expressible), so no process can fail
+     * alone while the others wait in the MPI's collective. */
+    bool big = c->bytes ? c->total > INT_MAX : c->block > INT_MAX;
+    for (int j = 0; c->bytes && !big && j < c->size; j++)
+        big = c->bytes[j] > INT_MAX;
+    if (big) {
+        if (c->recvcounts)
+            return PMPI_Allgatherv(c->in_place ? MPI_IN_PLACE : c->sendbuf, c->sendcount,
+                                   c->sendtype, c->recvbuf, c->recvcounts, c->displs, c->recvtype,
+                                   comm);
+        return PMPI_Allgather(c->in_place ? MPI_IN_PLACE : c->sendbuf, c->sendcount, c->sendtype,
+                              c->recvbuf, c->recvcount, c->recvtype, comm);
+    }
     int rc = tc_ag_blocks(&st, c, TC_BLOCKS_STAGE, TC_BLOCKS_STAGE, comm);
     if (rc != MPI_SUCCESS)
         goto fn_exit;
@@ -152,9 +170,7 @@ static int tc_ag_pmpi(const tc_ag_call_t *c, MPI_Comm comm)
         displs = counts + c->size;
         uintptr_t lo = UINTPTR_MAX, hi = 0;
         for (int j = 0; j < c->size; j++) {
-            if (c->bytes[j] > INT_MAX)
-                rc = tc_err(TC_ERR_COUNT); /* the same on every process */
-            counts[j] = (int)c->bytes[j];
+            counts[j] = (int)c->bytes[j]; /* fits: checked above */
             if (c->bytes[j] == 0)
                 continue;
             uintptr_t a = (uintptr_t)tc_blocks_data(&st.recv, j);
@@ -162,10 +178,12 @@ static int tc_ag_pmpi(const tc_ag_call_t *c, MPI_Comm comm)
             hi = a > hi ? a : hi;
         }
         if (!direct || hi - lo > INT_MAX) {
+            /* Staged: the total fits (checked above), so do the offsets. A
+             * contiguous type whose blocks lie far apart is staged here. */
+            if (direct && (rc = tc_blocks_stage_contig(&st.recv, false)) != TC_OK)
+                goto fn_exit;
             direct = false;
             lo = (uintptr_t)st.recv.staged;
-            if (c->total > INT_MAX)
-                rc = tc_err(TC_ERR_COUNT);
         }
         for (int j = 0; j < c->size; j++)
             displs[j] = c->bytes[j] == 0 ? 0
@@ -173,12 +191,8 @@ static int tc_ag_pmpi(const tc_ag_call_t *c, MPI_Comm comm)
                                          : (int)st.recv.prefix[j];
         rbase = (const char *)lo;
     } else {
-        if (c->block > INT_MAX)
-            rc = tc_err(TC_ERR_COUNT); /* the same on every process */
         rbase = direct ? tc_blocks_data(&st.recv, 0) : st.recv.staged;
     }
-    if (rc != MPI_SUCCESS)
-        goto fn_exit;
     const void *send = tc_blocks_data(&st.send, 0);
     if (c->in_place) {
         send = MPI_IN_PLACE;

@@ -103,6 +103,28 @@ tc_err_t tc_blocks_init(tc_blocks_t *b, const void *buf, int n, int count, const
     return rc;
 }
 
+tc_err_t tc_blocks_stage_contig(tc_blocks_t *b, bool read)
+{
+    size_t *prefix = b->n > 1 ? malloc(((size_t)b->n + 1) * sizeof *prefix) : b->prefix_one;
+    if (!prefix)
+        return tc_err(TC_ERR_NOMEM);
+    prefix[0] = 0;
+    for (int j = 0; j < b->n; j++)
+        prefix[j + 1] = prefix[j] + tc_blocks_bytes(b, j);
+    char *staged = malloc(prefix[b->n] > 0 ? prefix[b->n] : 1);
+    if (!staged) {
+        if (prefix != b->prefix_one)
+            free(prefix);
+        return tc_err(TC_ERR_NOMEM);
+    }
+    for (int j = 0; read && j < b->n; j++)
+        memcpy(staged + prefix[j], tc_blocks_data(b, j), tc_blocks_bytes(b, j));
+    b->prefix = prefix;
+    b->staged = staged;
+    b->mode = TC_BLOCKS_STAGED;
+    return TC_OK;
+}
+
 void tc_blocks_free(tc_blocks_t *b)
 {
     if (b->mode == TC_BLOCKS_MAPPED)

@@ -62,6 +62,13 @@ tc_err_t tc_blocks_init(tc_blocks_t *b, const void *buf, int n, int count, const
                         const int *displs, MPI_Datatype type, int flags, MPI_Comm comm);
 void tc_blocks_free(tc_blocks_t *b);
 
+/* A CONTIG set whose blocks lie too far apart for the MPI's int displacements:
+ * stage it like an unknown type (blocks back to back in b->staged, at
+ * b->prefix[j]; copied in when @p read), so it can be handed to the MPI as one
+ * run of bytes and unpacked by tc_blocks_finish. The caller has checked that the
+ * blocks' total fits. Returns TC_OK or TC_ERR_NOMEM (the set stays CONTIG). */
+tc_err_t tc_blocks_stage_contig(tc_blocks_t *b, bool read);
+
 static inline int tc_blocks_count(const tc_blocks_t *b, int j)
 {
     return b->counts ? b->counts[j] : b->count;

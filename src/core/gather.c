@@ -110,6 +110,31 @@ static int tc_ga_shm(tc_ctx_t *ctx, const tc_ga_call_t *c)
     return rc;
 }
 
+/* Whether the MPI gets the call as the user made it instead of as bytes: when
+ * a block or the root's byte positions do not fit MPI's int counts and
+ * displacements (MPI allows such calls with derived types). Every process must
+ * decide the same. For a Gather every fact is known everywhere (every block has
+ * the same size). For a Gatherv only the root knows the blocks, so it
+ * broadcasts its decision: one small broadcast more on this path (the MPI's
+ * own: several nodes, no segment), so that no process can fail alone while the
+ * others wait in PMPI_Gatherv. */
+static bool tc_ga_user_form(const tc_ga_call_t *c, MPI_Comm comm)
+{
+    if (c->op != TC_OP_GATHERV)
+        return c->mine > INT_MAX;
+    int big = 0;
+    if (c->rank == c->root) {
+        /* The staged copy holds every block at its prefix: the total bounds
+         * every offset, direct or staged. */
+        big = c->total > INT_MAX;
+        for (int j = 0; !big && j < c->size; j++)
+            big = c->bytes[j] > INT_MAX;
+    }
+    if (PMPI_Bcast(&big, 1, MPI_INT, c->root, comm) != MPI_SUCCESS)
+        return true; /* the MPI's own reports its own failure the same way */
+    return big != 0;
+}
+
 /* The MPI's own, as bytes (see allgather.c). */
 static int tc_ga_pmpi(const tc_ga_call_t *c, MPI_Comm comm)
 {
@@ -118,11 +143,16 @@ static int tc_ga_pmpi(const tc_ga_call_t *c, MPI_Comm comm)
     const char *rbase = NULL;
     const bool root = c->rank == c->root;
     bool direct = true;
+    if (tc_ga_user_form(c, comm))
+        return c->op == TC_OP_GATHERV
+                   ? PMPI_Gatherv(c->in_place ? MPI_IN_PLACE : c->sendbuf, c->sendcount,
+                                  c->sendtype, c->recvbuf, c->recvcounts, c->displs, c->recvtype,
+                                  c->root, comm)
+                   : PMPI_Gather(c->in_place ? MPI_IN_PLACE : c->sendbuf, c->sendcount, c->sendtype,
+                                 c->recvbuf, c->recvcount, c->recvtype, c->root, comm);
     int rc = tc_ga_blocks(&st, c, TC_BLOCKS_STAGE, comm);
     if (rc != MPI_SUCCESS)
         goto fn_exit;
-    if (c->mine > INT_MAX)
-        rc = tc_err(TC_ERR_COUNT); /* Gather: the same on every process */
     if (root) {
         direct = st.recv.mode == TC_BLOCKS_CONTIG;
         if (c->op == TC_OP_GATHERV) {
@@ -133,9 +163,7 @@ static int tc_ga_pmpi(const tc_ga_call_t *c, MPI_Comm comm)
             displs = counts + c->size;
             uintptr_t lo = UINTPTR_MAX, hi = 0;
             for (int j = 0; j < c->size; j++) {
-                if (c->bytes[j] > INT_MAX)
-                    rc = tc_err(TC_ERR_COUNT);
-                counts[j] = (int)c->bytes[j];
+                counts[j] = (int)c->bytes[j]; /* fits: tc_ga_user_form */
                 if (c->bytes[j] == 0)
                     continue;
                 uintptr_t a = (uintptr_t)tc_blocks_data(&st.recv, j);
@@ -143,10 +171,12 @@ static int tc_ga_pmpi(const tc_ga_call_t *c, MPI_Comm comm)
                 hi = a > hi ? a : hi;
             }
             if (!direct || hi - lo > INT_MAX) {
+                /* Staged: the offsets fit (tc_ga_user_form). A contiguous type
+                 * whose blocks lie far apart is staged here. */
+                if (direct && (rc = tc_blocks_stage_contig(&st.recv, false)) != TC_OK)
+                    goto fn_exit;
                 direct = false;
                 lo = (uintptr_t)st.recv.staged;
-                if (c->total > INT_MAX)
-                    rc = tc_err(TC_ERR_COUNT);
             }
             for (int j = 0; j < c->size; j++)
                 displs[j] = c->bytes[j] == 0 ? 0

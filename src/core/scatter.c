@@ -123,10 +123,50 @@ static int tc_sc_pmpi(const tc_sc_call_t *c, MPI_Comm comm)
     const char *sbase = NULL;
     const bool root = c->rank == c->root;
     int rc = tc_sc_blocks(&st, c, TC_BLOCKS_STAGE, comm);
+    /* Whether the MPI gets the call as the user made it instead of as bytes:
+     * when a block or the root's byte displacements do not fit MPI's ints (MPI
+     * allows such calls with derived types). Every process must decide the
+     * same: for a Scatter every block has the same size, known everywhere; for
+     * a Scatterv only the root knows the blocks and where they are, so it
+     * broadcasts its decision (one small broadcast more on this path, the MPI's
+     * own), and no process can fail alone while the others wait in
+     * PMPI_Scatterv. The root decides on the blocks as tc_sc_blocks laid them
+     * out (the user's buffer, or the staged copy when the type is not
+     * contiguous); if that failed, the user's form needs no copy. */
+    int big = c->mine > INT_MAX;
+    if (c->op == TC_OP_SCATTERV) {
+        big = 0;
+        if (root) {
+            uintptr_t lo = UINTPTR_MAX, hi = 0;
+            big = rc != MPI_SUCCESS;
+            for (int j = 0; !big && j < c->size; j++) {
+                big = c->bytes[j] > INT_MAX;
+                if (c->bytes[j] == 0)
+                    continue;
+                uintptr_t a = (uintptr_t)tc_blocks_data(&st.send, j);
+                lo = a < lo ? a : lo;
+                hi = a > hi ? a : hi;
+            }
+            big = big || (lo != UINTPTR_MAX && hi - lo > INT_MAX);
+        }
+        int brc = PMPI_Bcast(&big, 1, MPI_INT, c->root, comm);
+        if (brc != MPI_SUCCESS) {
+            rc = brc;
+            goto fn_exit;
+        }
+    }
+    if (big) {
+        rc = c->op == TC_OP_SCATTERV
+                 ? PMPI_Scatterv(c->sendbuf, c->sendcounts, c->displs, c->sendtype,
+                                 c->in_place ? MPI_IN_PLACE : c->recvbuf, c->recvcount, c->recvtype,
+                                 c->root, comm)
+                 : PMPI_Scatter(c->sendbuf, c->sendcount, c->sendtype,
+                                c->in_place ? MPI_IN_PLACE : c->recvbuf, c->recvcount, c->recvtype,
+                                c->root, comm);
+        goto fn_exit;
+    }
     if (rc != MPI_SUCCESS)
         goto fn_exit;
-    if (c->mine > INT_MAX)
-        rc = tc_err(TC_ERR_COUNT); /* Scatter: the same on every process */
     if (root) {
         /* The send buffer directly when its type is contiguous (else
          * tc_blocks_init staged it) and the displacements fit an int. */
@@ -139,17 +179,13 @@ static int tc_sc_pmpi(const tc_sc_call_t *c, MPI_Comm comm)
             displs = counts + c->size;
             uintptr_t lo = UINTPTR_MAX, hi = 0;
             for (int j = 0; j < c->size; j++) {
-                if (c->bytes[j] > INT_MAX)
-                    rc = tc_err(TC_ERR_COUNT);
-                counts[j] = (int)c->bytes[j];
+                counts[j] = (int)c->bytes[j]; /* fits: decided above */
                 if (c->bytes[j] == 0)
                     continue;
                 uintptr_t a = (uintptr_t)tc_blocks_data(&st.send, j);
                 lo = a < lo ? a : lo;
                 hi = a > hi ? a : hi;
             }
-            if (hi - lo > INT_MAX && lo != UINTPTR_MAX)
-                rc = tc_err(TC_ERR_COUNT); /* blocks further apart than MPI's int displacements */
             for (int j = 0; j < c->size; j++)
                 displs[j] =
                     c->bytes[j] == 0 ? 0 : (int)((uintptr_t)tc_blocks_data(&st.send, j) - lo);
