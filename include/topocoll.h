@@ -619,7 +619,10 @@ TC_API int TC_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 TC_API int TC_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                           void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 /** TC_Allgatherv with MPI_Count counts and MPI_Aint displacements
- *  (MPI_Allgatherv_c); the arrays are copied to ints when every element fits. */
+ *  (MPI_Allgatherv_c). The counts alone choose the path (every count and
+ *  their sum fit an int: TC_Allgatherv), never the displacements, which are
+ *  each process's own; displacements beyond an int are rebased to the lowest
+ *  block, or received through a contiguous temporary buffer. */
 TC_API int TC_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                            void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                            MPI_Datatype recvtype, MPI_Comm comm);

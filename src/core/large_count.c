@@ -11,13 +11,21 @@
  * counted in TC_STATS as pmpi_large_count: the internal paths index
  * elements with int, and nothing is ever truncated.
  *
- * The choice is each process's, on its own arguments. For the reductions
- * every process passes the same count (and recvcounts), so all choose the
- * same. Bcast allows different (count, datatype) pairs with the same type
- * signature (so do the gathering calls); pairs that fall on both sides of
- * INT_MAX (2^31 bytes as MPI_BYTE on one process, 2^28 doubles on another)
- * are not supported: use the same datatype everywhere for messages of more
- * than INT_MAX elements.
+ * The choice must be the same on every process (else one process runs the
+ * library's path and another the MPI's own: a deadlock), so it is made on
+ * what every process passes alike: the counts, never the displacements of
+ * MPI_Allgatherv_c (they place blocks in each process's own receive buffer
+ * and may differ between processes; see TC_Allgatherv_c). For the
+ * reductions, scans and reduce-scatters every process passes the same count
+ * (and recvcounts) and datatype, so all choose the same. Bcast allows
+ * different (count, datatype) pairs with the same type signature (so do the
+ * gathering calls: sendcount/sendtype against recvcount(s)/recvtype); pairs
+ * that fall on both sides of INT_MAX (2^31 bytes as MPI_BYTE on one process,
+ * 2^28 doubles on another) are not supported: use the same datatype
+ * everywhere for messages of more than INT_MAX elements. (Deciding on the
+ * byte count instead would agree there, but would disagree with a process
+ * that calls the int MPI_Bcast for the same message, and would move messages
+ * of more than 2 GiB with int counts off the library's path.)
  *
  * Built only where the MPI declares the _c calls (TOPOCOLL_HAVE_MPI_COUNT_C,
  * set by CMake: MPICH 4 yes, Open MPI 4.1 no).
@@ -163,7 +171,10 @@ int TC_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 /* ---- Allgather(v), Gather, Scatter ---------------------------------------
  * Only the counts the MPI reads on this process decide (an insignificant one,
  * e.g. a non-root's recvcount in Gather or sendcount with MPI_IN_PLACE, may
- * be anything: it is passed on as 0 when it does not fit). MPI_Gatherv_c and
+ * be anything: it is passed on as 0 when it does not fit). The root of
+ * MPI_Gather_c decides on its recvcount, the others on their sendcount (and
+ * conversely for MPI_Scatter_c): the same number when the datatypes are the
+ * same, which is all this supports beyond INT_MAX (above). MPI_Gatherv_c and
  * MPI_Scatterv_c are not defined: their counts are the root's alone, so a
  * non-root could not tell that one of its peers' counts is beyond INT_MAX,
  * and the processes would take different paths. */
@@ -196,6 +207,83 @@ int TC_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     return TC_Allgather(sendbuf, sc, sendtype, recvbuf, rc, recvtype, comm);
 }
 
+/* Moves @p n elements of @p type from @p src to @p dst (both laid out with the
+ * type's extent, non-overlapping) through its type map only, in chunks packed
+ * into @p pack (@p packsize bytes, room for @p chunk elements): the holes of a
+ * derived type in @p dst are never written. */
+static int tc_lc_move(const char *src, char *dst, MPI_Count n, MPI_Datatype type, MPI_Aint extent,
+                      char *pack, MPI_Count packsize, MPI_Count chunk, MPI_Comm comm)
+{
+    for (MPI_Count done = 0; done < n; done += chunk) {
+        const MPI_Count k = n - done < chunk ? n - done : chunk;
+        MPI_Count pos = 0;
+        int rc = PMPI_Pack_c(src + done * extent, k, type, pack, packsize, &pos, comm);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        const MPI_Count used = pos;
+        pos = 0;
+        rc = PMPI_Unpack_c(pack, used, &pos, dst + done * extent, k, type, comm);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* TC_Allgatherv with displacements that do not fit an int, laid out
+ * contiguously in a temporary buffer (block i at prefix[i] elements: @p sum
+ * fits an int), then each block moved to recvbuf + displs[i] * extent by the
+ * type map (tc_lc_move). */
+static int tc_lc_allgatherv_tmp(const void *sendbuf, int sc, MPI_Datatype sendtype, void *recvbuf,
+                                const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                MPI_Datatype recvtype, MPI_Comm comm, int size, int *counts,
+                                int *prefix, MPI_Count sum)
+{
+    MPI_Aint lb, extent, tlb, textent;
+    int rank, rc;
+    if ((rc = PMPI_Type_get_extent(recvtype, &lb, &extent)) != MPI_SUCCESS ||
+        (rc = PMPI_Type_get_true_extent(recvtype, &tlb, &textent)) != MPI_SUCCESS ||
+        (rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS)
+        return TC_Allgatherv(sendbuf, sc, sendtype, recvbuf, counts, prefix, recvtype, comm);
+    (void)lb;
+    /* Elements k = 0..sum-1 at tmp + k * extent, each touching
+     * [true_lb, true_lb + true_extent) from there (extent may be negative). */
+    const MPI_Aint span = (MPI_Aint)(sum > 0 ? sum - 1 : 0) * extent;
+    const MPI_Aint lo = tlb + (span < 0 ? span : 0), hi = tlb + (span > 0 ? span : 0) + textent;
+    char *mem = malloc(hi > lo ? (size_t)(hi - lo) : 1);
+    MPI_Count chunk = 0, packsize = 0;
+    if (mem && sum > 0) {
+        MPI_Count one = 0;
+        if ((rc = PMPI_Pack_size_c(1, recvtype, comm, &one)) != MPI_SUCCESS) {
+            free(mem);
+            return rc;
+        }
+        /* About 1 MiB packed at a time (at least one element; all of an
+         * empty type's at once). */
+        chunk = one <= 0 ? sum : one < ((MPI_Count)1 << 20) ? ((MPI_Count)1 << 20) / one : 1;
+        packsize = one <= 0 ? 1 : chunk * one;
+    }
+    char *pack = mem ? malloc(packsize > 0 ? (size_t)packsize : 1) : NULL;
+    if (!pack) {
+        free(mem);
+        return tc_ctx_error(comm, tc_err(TC_ERR_NOMEM), "MPI_Allgatherv_c: displacements copy");
+    }
+    char *tmp = mem - lo;
+    char *const rbuf = recvbuf;
+    rc = MPI_SUCCESS;
+    if (sendbuf == MPI_IN_PLACE && recvcounts[rank] > 0)
+        rc = tc_lc_move(rbuf + displs[rank] * extent, tmp + (MPI_Aint)prefix[rank] * extent,
+                        recvcounts[rank], recvtype, extent, pack, packsize, chunk, comm);
+    if (rc == MPI_SUCCESS)
+        rc = TC_Allgatherv(sendbuf, sc, sendtype, tmp, counts, prefix, recvtype, comm);
+    for (int i = 0; rc == MPI_SUCCESS && i < size; i++)
+        if (recvcounts[i] > 0 && !(i == rank && sendbuf == MPI_IN_PLACE))
+            rc = tc_lc_move(tmp + (MPI_Aint)prefix[i] * extent, rbuf + displs[i] * extent,
+                            recvcounts[i], recvtype, extent, pack, packsize, chunk, comm);
+    free(pack);
+    free(mem);
+    return rc;
+}
+
 int TC_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                     MPI_Comm comm)
@@ -219,24 +307,71 @@ int TC_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
         return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                  recvtype, comm);
     }
+    /* The path is chosen on the counts alone, which every process passes alike
+     * (recvcounts; sendcount is this process's recvcounts[rank]): every count
+     * and their sum fit an int. The displacements are this process's own
+     * (they locate blocks in its receive buffer, and may differ between
+     * processes), so they never decide the path: they only decide below how
+     * this process expresses its receive buffer to TC_Allgatherv. */
     bool fits = tc_lc_arg(sendcount, sendbuf != MPI_IN_PLACE, &sc);
-    for (int i = 0; fits && i < size; i++)
-        fits = !tc_lc_large(recvcounts[i]) && tc_lc_disp(displs[i]);
-    if (!fits) {
+    MPI_Count sum = 0;
+    for (int i = 0; fits && i < size; i++) {
+        fits = !tc_lc_large(recvcounts[i]);
+        sum += recvcounts[i] > 0 ? recvcounts[i] : 0;
+    }
+    if (!fits || tc_lc_large(sum)) {
         tc_lc_fallback(TC_OP_ALLGATHERV);
         return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                  recvtype, comm);
+    }
+    /* The displacements of the blocks with data (a negative count is an
+     * error TC_Allgatherv reports on every process alike). */
+    bool disp_fit = true, any = false;
+    MPI_Aint dmin = 0, dmax = 0;
+    for (int i = 0; i < size; i++) {
+        if (recvcounts[i] <= 0)
+            continue;
+        disp_fit = disp_fit && tc_lc_disp(displs[i]);
+        dmin = any && dmin < displs[i] ? dmin : displs[i];
+        dmax = any && dmax > displs[i] ? dmax : displs[i];
+        any = true;
     }
     int small[2 * 64];
     int *counts = size <= 64 ? small : malloc(2 * sizeof(int) * (size_t)size);
     if (!counts)
         return tc_ctx_error(comm, tc_err(TC_ERR_NOMEM), "MPI_Allgatherv_c: recvcounts copy");
     int *idispls = counts + size;
-    for (int i = 0; i < size; i++) {
-        counts[i] = tc_lc_int(recvcounts[i]);
-        idispls[i] = (int)displs[i];
+    int rc;
+    if (disp_fit) {
+        /* (a) as given (a block without data keeps its displacement when it
+         * fits, else 0: nothing is read or written there). */
+        for (int i = 0; i < size; i++) {
+            counts[i] = tc_lc_int(recvcounts[i]);
+            idispls[i] = tc_lc_disp(displs[i]) ? (int)displs[i] : 0;
+        }
+        rc = TC_Allgatherv(sendbuf, sc, sendtype, recvbuf, counts, idispls, recvtype, comm);
+    } else if (dmax - dmin <= (MPI_Aint)INT_MAX) {
+        /* (b) relative to the lowest block: recvbuf + dmin * extent. */
+        MPI_Aint lb, extent;
+        rc = PMPI_Type_get_extent(recvtype, &lb, &extent);
+        for (int i = 0; i < size; i++) {
+            counts[i] = tc_lc_int(recvcounts[i]);
+            idispls[i] = recvcounts[i] > 0 ? (int)(displs[i] - dmin) : 0;
+        }
+        /* A failure (an invalid recvtype) is TC_Allgatherv's to report. */
+        char *base = (char *)recvbuf + (rc == MPI_SUCCESS ? dmin * extent : 0);
+        rc = TC_Allgatherv(sendbuf, sc, sendtype, base, counts, idispls, recvtype, comm);
+    } else {
+        /* (c) through a contiguous temporary buffer. */
+        int at = 0;
+        for (int i = 0; i < size; i++) {
+            counts[i] = tc_lc_int(recvcounts[i]);
+            idispls[i] = at;
+            at += counts[i] > 0 ? counts[i] : 0; /* at most sum: fits */
+        }
+        rc = tc_lc_allgatherv_tmp(sendbuf, sc, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                  comm, size, counts, idispls, sum);
     }
-    const int rc = TC_Allgatherv(sendbuf, sc, sendtype, recvbuf, counts, idispls, recvtype, comm);
     if (counts != small)
         free(counts);
     return rc;

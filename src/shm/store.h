@@ -15,21 +15,24 @@
  * Consistency: everything is read and written under the lock. Besides, the
  * leader makes the control line's sequence number odd while it changes the
  * area and even afterwards, and every record carries a checksum of its value,
- * so a writer that died half-way (a robust mutex then reports EOWNERDEAD) is
- * detected and never yields a torn value.
+ * so a writer that died half-way (a robust-mutex lock then returns
+ * TC_ERR_OWNERDEAD) is detected and never yields a torn value.
  *
- * Robustness (rwlock.h): a lock call that returns EOWNERDEAD with a consistent
- * area is logged and carries on (robust-mutex schemes: a dead reader does not
- * wedge the leader). Any other lock failure (ETIMEDOUT after the context's
- * wait timeout, N-MCS's broken lock, a half-written area) is logged once and
- * marks the store unusable in shared memory: every later call in every process
- * returns ENOTRECOVERABLE, and callers compute the value locally.
+ * Robustness (rwlock.h): a lock call that returns TC_ERR_OWNERDEAD with a
+ * consistent area is logged and carries on (robust-mutex schemes: a dead reader
+ * does not wedge the leader). Any other lock failure (TC_ERR_TIMEOUT after the
+ * context's wait timeout, N-MCS's broken lock, a half-written area: odd
+ * sequence or checksum mismatch, cause EIO) is logged once and marks the store
+ * unusable in shared memory: every later call in every process returns
+ * TC_ERR_NOTRECOVERABLE, and callers compute the value locally.
  *
- * Return codes (errno values): 0; ENOENT no such key; ENOBUFS buffer too small
- * (*len says how much is needed); ENOSPC the area is full (nothing changed);
- * EINVAL bad key (empty or longer than TC_SHM_STORE_KEY_MAX) or argument;
- * EPERM put by a process other than the leader; ENOTRECOVERABLE the store is
- * unusable (or absent).
+ * Return values (tc_err_t, base/err.h; the cause in parentheses): TC_OK;
+ * TC_ERR_NOTFOUND no such key; TC_ERR_BUFFER (ENOBUFS) buffer too small (*len
+ * says how much is needed); TC_ERR_LIMIT (ENOSPC) the area is full (nothing
+ * changed); TC_ERR_ARG bad key (empty or longer than TC_SHM_STORE_KEY_MAX) or
+ * argument, or (EPERM) a put by a process other than the leader;
+ * TC_ERR_NOTRECOVERABLE the store is unusable (or absent), with the cause of
+ * the failure that made it so when this call found it.
  *
  * Thread-safety: one thread per process at a time per segment (the reader
  * index is the process's segment rank).

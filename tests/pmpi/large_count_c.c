@@ -15,9 +15,15 @@
  * communicator's error handler (MPI_ERRORS_RETURN on a duplicate), and so
  * must a negative element of MPI_Reduce_scatter_c's recvcounts.
  *
+ * MPI_Allgatherv_c where one process's displacements are beyond INT_MAX and
+ * the others' small (check_allgatherv_far) must run the library's path on
+ * every process too: the counts, not the displacements, choose the path.
+ *
  * Where mpi.h has no _c calls (Open MPI 4.1; TOPOCOLL_HAVE_MPI_COUNT_C unset
  * by CMake) the program exits 77: skipped.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
+#include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +33,8 @@
 #include "tc_test_common.h"
 
 #ifdef TOPOCOLL_HAVE_MPI_COUNT_C
+
+#include <sys/mman.h>
 
 static int input(int rank, size_t i, int salt)
 {
@@ -243,6 +251,109 @@ static void check_allgatherv(MPI_Comm comm, int v, int unit, int salt)
     free(all);
 }
 
+/* Allgatherv_c where one process (far = mode % np) has displacements beyond
+ * INT_MAX and the others small ones: the path is chosen on the counts, which
+ * all share, so every process runs the library's (checked from TC_STATS by
+ * run_with_stats.sh). The far process receives into a 7 GiB
+ * MAP_NORESERVE mapping (only the touched pages cost memory):
+ *   mode 0: every block beyond INT_MAX elements (rebased: span fits an int);
+ *   mode 1: one block at 2^20, the others beyond INT_MAX (rebased), IN_PLACE;
+ *   mode 2: one block at 64, the others beyond INT_MAX (the span does not
+ *           fit: through a contiguous temporary buffer);
+ *   mode 3: as 2 with MPI_IN_PLACE.
+ * holey: the receive type is 2 bytes with a hole between them (extent 3,
+ * sent as 2 MPI_BYTE): the hole bytes must stay untouched. Around every block
+ * SENT bytes of sentinel must stay too. */
+#define FAR_SENT 64
+static unsigned char far_byte(int r, size_t k, int salt)
+{
+    return (unsigned char)(r * 131 + (int)(k * 7) + salt * 13 + (int)(k >> 8));
+}
+
+static void check_allgatherv_far(MPI_Comm comm, int mode, int holey, int salt)
+{
+    const int far = mode % np, in_place = mode == 1 || mode == 3;
+    const MPI_Aint ext = holey ? 3 : 1;
+    const size_t per = holey ? 2 : 1; /* data bytes per element */
+    MPI_Datatype rtype = MPI_BYTE;
+    if (holey) {
+        MPI_Type_vector(2, 1, 2, MPI_BYTE, &rtype);
+        MPI_Type_commit(&rtype);
+    }
+    MPI_Count *counts = tt_xmalloc(sizeof(MPI_Count) * (size_t)np);
+    MPI_Aint *displs = tt_xmalloc(sizeof(MPI_Aint) * (size_t)np);
+    const MPI_Aint step = 4096; /* elements between block starts: > block + 2 * SENT */
+    for (int r = 0; r < np; r++)
+        counts[r] = 1000 + 37 * r + 11 * mode;
+    for (int r = 0; r < np; r++) {
+        const MPI_Aint k = np - 1 - r; /* reverse rank order */
+        if (me != far)
+            displs[r] = FAR_SENT + k * step;
+        else if (mode == 0)
+            displs[r] = (MPI_Aint)INT_MAX + 1000 + k * step;
+        else if (r == 0)
+            displs[r] = mode == 1 ? (MPI_Aint)1 << 20 : FAR_SENT;
+        else
+            displs[r] = (MPI_Aint)INT_MAX + (mode == 1 ? (MPI_Aint)1 << 19 : 1000) + k * step;
+    }
+    size_t bytes = (size_t)(FAR_SENT + np * step) * (size_t)ext;
+    if (me == far)
+        bytes = (size_t)7 << 30;
+    unsigned char *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (buf == MAP_FAILED) {
+        CHECK(0, "mmap of %zu bytes failed", bytes);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    /* Sentinel over every block and SENT bytes either side. */
+    for (int r = 0; r < np; r++) {
+        const size_t off = (size_t)(displs[r] * ext);
+        memset(buf + off - FAR_SENT, 0xA5, (size_t)counts[r] * (size_t)ext + 2 * FAR_SENT);
+    }
+    const size_t nsend = (size_t)counts[me] * per;
+    unsigned char *mine = tt_xmalloc(nsend);
+    for (size_t k = 0; k < nsend; k++)
+        mine[k] = far_byte(me, k, salt);
+    if (in_place) {
+        unsigned char *own = buf + displs[me] * ext;
+        for (size_t k = 0; k < nsend; k++)
+            own[k / per * (size_t)ext + (holey ? k % 2 * 2 : 0)] = mine[k];
+    }
+    int rc = MPI_Allgatherv_c(in_place ? MPI_IN_PLACE : mine, (MPI_Count)nsend, MPI_BYTE, buf,
+                              counts, displs, rtype, comm);
+    allgathervs++;
+    CHECK(rc == MPI_SUCCESS, "MPI_Allgatherv_c (far mode %d) returned %d", mode, rc);
+    for (int r = 0; r < np; r++) {
+        const unsigned char *b = buf + displs[r] * ext;
+        const size_t n = (size_t)counts[r] * (size_t)ext;
+        long bad = -1;
+        for (size_t j = 0; bad < 0 && j < FAR_SENT; j++)
+            if (b[-1 - (long)j] != 0xA5 || b[n + j] != 0xA5)
+                bad = (long)j;
+        CHECK(bad < 0,
+              "MPI_Allgatherv_c far mode %d holey %d: sentinel %ld around block %d "
+              "written",
+              mode, holey, bad, r);
+        for (size_t j = 0; j < n; j++) {
+            const size_t e = j / (size_t)ext, o = j % (size_t)ext;
+            const int want = holey && o == 1 ? 0xA5 : far_byte(r, e * per + (o ? 1 : 0), salt);
+            if (b[j] != want) {
+                CHECK(0,
+                      "MPI_Allgatherv_c far mode %d holey %d (rank %d far): block %d byte %zu "
+                      "is %d, not %d",
+                      mode, holey, far, r, j, b[j], want);
+                break;
+            }
+        }
+    }
+    munmap(buf, bytes);
+    free(mine);
+    free(counts);
+    free(displs);
+    if (holey)
+        MPI_Type_free(&rtype);
+}
+
 /* A negative count must be reported, not wrapped into a valid int. Erroneous
  * calls are not counted (TC_STATS counts calls that ran). */
 static void check_negative(MPI_Comm comm)
@@ -309,6 +420,9 @@ int main(int argc, char **argv)
         }
         free(counts);
     }
+    for (int mode = 0; mode < 4; mode++)
+        for (int holey = 0; holey < 2; holey++)
+            check_allgatherv_far(dup, mode, holey, ++salt);
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     check_negative(dup);
     MPI_Comm_free(&dup);
