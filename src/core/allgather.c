@@ -215,16 +215,6 @@ fn_exit:
 
 /* ---- checks and entry points --------------------------------------------------------- */
 
-/* "fn: what" through the handler of @p comm. Out of line, so the checks
- * build no message. */
-static __attribute__((cold, noinline)) int tc_ag_fail(MPI_Comm comm, tc_err_t err, const char *fn,
-                                                      const char *what)
-{
-    char msg[128];
-    snprintf(msg, sizeof msg, "%s: %s", fn, what);
-    return tc_ctx_error(comm, err, msg);
-}
-
 /* Blocks of at most this many processes' sizes live on the stack. */
 #define TC_AG_STACK_BLOCKS 64
 
@@ -244,7 +234,7 @@ static int tc_ag_check(tc_ag_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
 {
     int ssize = 0;
     if (comm == MPI_COMM_NULL)
-        return tc_ag_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "MPI_COMM_NULL");
+        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "MPI_COMM_NULL");
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (!ctx)
         ctx = tc_ctx_peek(comm);
@@ -252,19 +242,19 @@ static int tc_ag_check(tc_ag_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
     if (ctx)
         *inter = ctx->is_inter;
     else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS)
-        return tc_ag_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "invalid communicator");
+        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "invalid communicator");
     c->in_place = c->sendbuf == MPI_IN_PLACE;
     if (!c->in_place) {
         if (c->sendcount < 0)
-            return tc_ag_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative sendcount");
+            return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative sendcount");
         if (c->sendtype == MPI_DATATYPE_NULL ||
             tc_datatype_size(c->sendtype, &ssize) != MPI_SUCCESS)
-            return tc_ag_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid sendtype");
+            return tc_ctx_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid sendtype");
     }
     if (c->op == TC_OP_ALLGATHER && c->recvcount < 0)
-        return tc_ag_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcount");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcount");
     if (c->recvtype == MPI_DATATYPE_NULL || tc_datatype_size(c->recvtype, &c->rsize) != MPI_SUCCESS)
-        return tc_ag_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid recvtype");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid recvtype");
     if (*inter)
         return MPI_SUCCESS; /* the MPI's own, unchanged */
     if (ctx) {
@@ -277,15 +267,15 @@ static int tc_ag_check(tc_ag_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
     size_t mine;
     if (c->op == TC_OP_ALLGATHERV) {
         if (!c->recvcounts || !c->displs)
-            return tc_ag_fail(comm, tc_err(TC_ERR_ARG), c->fn, "recvcounts or displs is NULL");
+            return tc_ctx_fail(comm, tc_err(TC_ERR_ARG), c->fn, "recvcounts or displs is NULL");
         c->bytes = stack_bytes;
         c->total = 0;
         for (int j = 0; j < c->size; j++)
             if (c->recvcounts[j] < 0)
-                return tc_ag_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcounts[j]");
+                return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcounts[j]");
         if (c->size > TC_AG_STACK_BLOCKS &&
             !(c->bytes = malloc((size_t)c->size * sizeof *c->bytes)))
-            return tc_ag_fail(comm, tc_err(TC_ERR_NOMEM), c->fn, "out of memory");
+            return tc_ctx_fail(comm, tc_err(TC_ERR_NOMEM), c->fn, "out of memory");
         for (int j = 0; j < c->size; j++) {
             c->bytes[j] = (size_t)c->recvcounts[j] * (size_t)c->rsize;
             c->total += c->bytes[j];
@@ -297,12 +287,12 @@ static int tc_ag_check(tc_ag_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
     }
     int rc = MPI_SUCCESS;
     if (!c->in_place && (size_t)c->sendcount * (size_t)ssize != mine)
-        rc = tc_ag_fail(comm, MPI_ERR_TRUNCATE, c->fn,
-                        "sendcount x sendtype differs in size from this process's block of the "
-                        "receive buffer");
+        rc = tc_ctx_fail(comm, MPI_ERR_TRUNCATE, c->fn,
+                         "sendcount x sendtype differs in size from this process's block of the "
+                         "receive buffer");
     else if (!c->in_place && c->sendbuf == c->recvbuf && c->total > 0)
-        rc = tc_ag_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
-                        "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
+        rc = tc_ctx_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
+                         "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
     if (rc != MPI_SUCCESS && c->bytes != stack_bytes)
         free(c->bytes);
     return rc;
@@ -386,9 +376,9 @@ static int tc_ag_run(tc_ag_call_t *c, MPI_Comm comm)
                               c->recvtype, comm);
     }
     if (!ctx && (rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS)
-        rc = tc_ag_fail(comm, rc, c->fn, "could not create the context");
+        rc = tc_ctx_fail(comm, rc, c->fn, "could not create the context");
     else if ((rc = tc_ag_dispatch(ctx, c)) != MPI_SUCCESS)
-        rc = tc_ag_fail(comm, rc, c->fn, "failed");
+        rc = tc_ctx_fail(comm, rc, c->fn, "failed");
     if (c->bytes && c->bytes != stack_bytes)
         free(c->bytes);
     return rc;

@@ -543,3 +543,10 @@ int tc_ctx_error(MPI_Comm comm, tc_err_t err, const char *what)
     PMPI_Comm_call_errhandler(comm, errclass);
     return errclass;
 }
+
+int tc_ctx_fail(MPI_Comm comm, tc_err_t err, const char *fn, const char *what)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg, "%s: %s", fn, what);
+    return tc_ctx_error(comm, err, msg);
+}

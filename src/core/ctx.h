@@ -122,4 +122,9 @@ tc_err_t tc_ctx_release(MPI_Comm comm);
  * the handler returns). */
 int tc_ctx_error(MPI_Comm comm, tc_err_t err, const char *what);
 
+/* tc_ctx_error with the message "fn: what" (an entry point's failed check). Out
+ * of line and cold, so the checks on the fast path build no message. */
+int tc_ctx_fail(MPI_Comm comm, tc_err_t err, const char *fn, const char *what)
+    __attribute__((cold, noinline));
+
 #endif /* TC_CORE_CTX_H */

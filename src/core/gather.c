@@ -217,14 +217,6 @@ fn_exit:
 
 /* ---- checks and entry points --------------------------------------------------------- */
 
-static __attribute__((cold, noinline)) int tc_ga_fail(MPI_Comm comm, tc_err_t err, const char *fn,
-                                                      const char *what)
-{
-    char msg[128];
-    snprintf(msg, sizeof msg, "%s: %s", fn, what);
-    return tc_ctx_error(comm, err, msg);
-}
-
 #define TC_GA_STACK_BLOCKS 64
 
 /* What is checked (docs/allgather.md): as for Allgather(v), plus the root
@@ -235,7 +227,7 @@ static int tc_ga_check(tc_ga_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
 {
     int ssize = 0, rsize = 0;
     if (comm == MPI_COMM_NULL)
-        return tc_ga_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "MPI_COMM_NULL");
+        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "MPI_COMM_NULL");
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (!ctx)
         ctx = tc_ctx_peek(comm);
@@ -243,7 +235,7 @@ static int tc_ga_check(tc_ga_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
     if (ctx)
         *inter = ctx->is_inter;
     else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS)
-        return tc_ga_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "invalid communicator");
+        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "invalid communicator");
     if (*inter)
         return MPI_SUCCESS; /* root semantics differ (MPI_ROOT, MPI_PROC_NULL): the MPI's own */
     if (ctx) {
@@ -254,38 +246,38 @@ static int tc_ga_check(tc_ga_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
         PMPI_Comm_rank(comm, &c->rank);
     }
     if (c->root < 0 || c->root >= c->size)
-        return tc_ga_fail(comm, tc_err(TC_ERR_ROOT), c->fn, "root out of range");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_ROOT), c->fn, "root out of range");
     const bool root = c->rank == c->root;
     c->in_place = c->sendbuf == MPI_IN_PLACE;
     if (c->in_place && !root)
-        return tc_ga_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
-                          "MPI_IN_PLACE at a process other than the root");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
+                           "MPI_IN_PLACE at a process other than the root");
     if (!c->in_place) {
         if (c->sendcount < 0)
-            return tc_ga_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative sendcount");
+            return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative sendcount");
         if (c->sendtype == MPI_DATATYPE_NULL ||
             tc_datatype_size(c->sendtype, &ssize) != MPI_SUCCESS)
-            return tc_ga_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid sendtype");
+            return tc_ctx_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid sendtype");
         c->mine = (size_t)c->sendcount * (size_t)ssize;
     }
     c->total = c->mine * (size_t)c->size;
     if (!root)
         return MPI_SUCCESS;
     if (c->op == TC_OP_GATHER && c->recvcount < 0)
-        return tc_ga_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcount");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcount");
     if (c->recvtype == MPI_DATATYPE_NULL || tc_datatype_size(c->recvtype, &rsize) != MPI_SUCCESS)
-        return tc_ga_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid recvtype");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid recvtype");
     size_t own;
     if (c->op == TC_OP_GATHERV) {
         if (!c->recvcounts || !c->displs)
-            return tc_ga_fail(comm, tc_err(TC_ERR_ARG), c->fn, "recvcounts or displs is NULL");
+            return tc_ctx_fail(comm, tc_err(TC_ERR_ARG), c->fn, "recvcounts or displs is NULL");
         for (int j = 0; j < c->size; j++)
             if (c->recvcounts[j] < 0)
-                return tc_ga_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcounts[j]");
+                return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcounts[j]");
         c->bytes = stack_bytes;
         if (c->size > TC_GA_STACK_BLOCKS &&
             !(c->bytes = malloc((size_t)c->size * sizeof *c->bytes)))
-            return tc_ga_fail(comm, tc_err(TC_ERR_NOMEM), c->fn, "out of memory");
+            return tc_ctx_fail(comm, tc_err(TC_ERR_NOMEM), c->fn, "out of memory");
         c->total = 0;
         for (int j = 0; j < c->size; j++) {
             c->bytes[j] = (size_t)c->recvcounts[j] * (size_t)rsize;
@@ -300,11 +292,11 @@ static int tc_ga_check(tc_ga_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
     if (c->in_place)
         c->mine = own;
     else if (c->mine != own)
-        rc = tc_ga_fail(comm, MPI_ERR_TRUNCATE, c->fn,
-                        "sendcount x sendtype differs in size from the root's own block");
+        rc = tc_ctx_fail(comm, MPI_ERR_TRUNCATE, c->fn,
+                         "sendcount x sendtype differs in size from the root's own block");
     else if (c->sendbuf == c->recvbuf && c->total > 0)
-        rc = tc_ga_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
-                        "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
+        rc = tc_ctx_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
+                         "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
     if (rc != MPI_SUCCESS && c->bytes != stack_bytes)
         free(c->bytes);
     if (rc != MPI_SUCCESS)
@@ -376,9 +368,9 @@ static int tc_ga_run(tc_ga_call_t *c, MPI_Comm comm)
                            c->recvtype, c->root, comm);
     }
     if (!ctx && (rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS)
-        rc = tc_ga_fail(comm, rc, c->fn, "could not create the context");
+        rc = tc_ctx_fail(comm, rc, c->fn, "could not create the context");
     else if ((rc = tc_ga_dispatch(ctx, c)) != MPI_SUCCESS)
-        rc = tc_ga_fail(comm, rc, c->fn, "failed");
+        rc = tc_ctx_fail(comm, rc, c->fn, "failed");
     if (c->bytes && c->bytes != stack_bytes)
         free(c->bytes);
     return rc;

@@ -12,17 +12,6 @@
 #include "hier/hier_coll.h"
 #include "topocoll.h"
 
-/* The error path of tc_reduce_check(): "fn: what" through the handler.
- * Out of line, so the checks themselves build no message and need no stack
- * buffer. */
-static __attribute__((cold, noinline)) int tc_reduce_fail(MPI_Comm comm, tc_err_t err,
-                                                          const char *fn, const char *what)
-{
-    char msg[96];
-    snprintf(msg, sizeof msg, "%s: %s", fn, what);
-    return tc_ctx_error(comm, err, msg);
-}
-
 /* Checks shared by both operations; has_root false for Allreduce. Returns
  * MPI_SUCCESS or the error class (handler already called); *inter tells the
  * caller to hand the call to PMPI. Once the communicator has a context its
@@ -37,7 +26,7 @@ tc_reduce_check(const char *fn, const void *sendbuf, const void *recvbuf, int co
 {
     int size, rank;
     if (comm == MPI_COMM_NULL)
-        return tc_reduce_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "MPI_COMM_NULL");
+        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "MPI_COMM_NULL");
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (!ctx)
         ctx = tc_ctx_peek(comm);
@@ -45,14 +34,14 @@ tc_reduce_check(const char *fn, const void *sendbuf, const void *recvbuf, int co
     if (ctx) {
         *inter = ctx->is_inter;
     } else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS) {
-        return tc_reduce_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "invalid communicator");
+        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "invalid communicator");
     }
     if (count < 0)
-        return tc_reduce_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative count");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative count");
     if (dt == MPI_DATATYPE_NULL)
-        return tc_reduce_fail(comm, tc_err(TC_ERR_TYPE), fn, "invalid datatype");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_TYPE), fn, "invalid datatype");
     if (op == MPI_OP_NULL)
-        return tc_reduce_fail(comm, tc_err(TC_ERR_OP), fn, "MPI_OP_NULL");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_OP), fn, "MPI_OP_NULL");
     if (*inter)
         return MPI_SUCCESS; /* root semantics differ (MPI_ROOT, ...): MPI's */
     if (ctx) {
@@ -63,14 +52,14 @@ tc_reduce_check(const char *fn, const void *sendbuf, const void *recvbuf, int co
         PMPI_Comm_rank(comm, &rank);
     }
     if (has_root && (root < 0 || root >= size))
-        return tc_reduce_fail(comm, tc_err(TC_ERR_ROOT), fn, "root out of range");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_ROOT), fn, "root out of range");
     bool receives = !has_root || rank == root;
     if (sendbuf == MPI_IN_PLACE && !receives)
-        return tc_reduce_fail(comm, tc_err(TC_ERR_BUFFER), fn,
-                              "MPI_IN_PLACE at a process other than the root");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_BUFFER), fn,
+                           "MPI_IN_PLACE at a process other than the root");
     if (receives && count > 0 && sendbuf == recvbuf)
-        return tc_reduce_fail(comm, tc_err(TC_ERR_BUFFER), fn,
-                              "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_BUFFER), fn,
+                           "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
     return MPI_SUCCESS;
 }
 

@@ -30,15 +30,6 @@
 #include "shm/reduce_scatter.h"
 #include "topocoll.h"
 
-/* The error path of tc_rs_check(): "fn: what" through the handler. */
-static __attribute__((cold, noinline)) int tc_rs_fail(MPI_Comm comm, tc_err_t err, const char *fn,
-                                                      const char *what)
-{
-    char msg[96];
-    snprintf(msg, sizeof msg, "%s: %s", fn, what);
-    return tc_ctx_error(comm, err, msg);
-}
-
 /* Checks of both operations, before anything moves. Returns MPI_SUCCESS or
  * the error class (handler already called); *inter tells the caller to hand
  * the call to PMPI (whose recvcounts are over the remote group: not read
@@ -49,7 +40,7 @@ static int tc_rs_check(const char *fn, const void *sendbuf, const void *recvbuf,
 {
     int size;
     if (comm == MPI_COMM_NULL)
-        return tc_rs_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "MPI_COMM_NULL");
+        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "MPI_COMM_NULL");
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (!ctx)
         ctx = tc_ctx_peek(comm);
@@ -57,16 +48,16 @@ static int tc_rs_check(const char *fn, const void *sendbuf, const void *recvbuf,
     if (ctx) {
         *inter = ctx->is_inter;
     } else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS) {
-        return tc_rs_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "invalid communicator");
+        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "invalid communicator");
     }
     if (!counts)
-        return tc_rs_fail(comm, tc_err(TC_ERR_ARG), fn, "recvcounts is NULL");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_ARG), fn, "recvcounts is NULL");
     if (dt == MPI_DATATYPE_NULL)
-        return tc_rs_fail(comm, tc_err(TC_ERR_TYPE), fn, "invalid datatype");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_TYPE), fn, "invalid datatype");
     if (op == MPI_OP_NULL)
-        return tc_rs_fail(comm, tc_err(TC_ERR_OP), fn, "MPI_OP_NULL");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_OP), fn, "MPI_OP_NULL");
     if (stride == 0 && counts[0] < 0)
-        return tc_rs_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative recvcount");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative recvcount");
     if (*inter)
         return MPI_SUCCESS;
     if (ctx)
@@ -77,12 +68,12 @@ static int tc_rs_check(const char *fn, const void *sendbuf, const void *recvbuf,
     for (int i = 0; i < size; i++) {
         const int c = counts[(size_t)i * (size_t)stride];
         if (c < 0)
-            return tc_rs_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative count in recvcounts");
+            return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative count in recvcounts");
         *total += c;
     }
     if (*total > 0 && sendbuf == recvbuf)
-        return tc_rs_fail(comm, tc_err(TC_ERR_BUFFER), fn,
-                          "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_BUFFER), fn,
+                           "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
     return MPI_SUCCESS;
 }
 

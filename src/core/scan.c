@@ -24,14 +24,6 @@
 #include "shm/scan.h"
 #include "topocoll.h"
 
-static __attribute__((cold, noinline)) int tc_scan_fail(MPI_Comm comm, tc_err_t err, const char *fn,
-                                                        const char *what)
-{
-    char msg[96];
-    snprintf(msg, sizeof msg, "%s: %s", fn, what);
-    return tc_ctx_error(comm, err, msg);
-}
-
 /* Checks of both operations, before anything moves. Returns MPI_SUCCESS or
  * the error class (handler already called); *inter tells the caller to hand
  * the call to PMPI. */
@@ -39,7 +31,7 @@ static int tc_scan_check(const char *fn, const void *sendbuf, const void *recvbu
                          MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int *inter, tc_ctx_t **cached)
 {
     if (comm == MPI_COMM_NULL)
-        return tc_scan_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "MPI_COMM_NULL");
+        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "MPI_COMM_NULL");
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (!ctx)
         ctx = tc_ctx_peek(comm);
@@ -47,17 +39,17 @@ static int tc_scan_check(const char *fn, const void *sendbuf, const void *recvbu
     if (ctx) {
         *inter = ctx->is_inter;
     } else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS) {
-        return tc_scan_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "invalid communicator");
+        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "invalid communicator");
     }
     if (count < 0)
-        return tc_scan_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative count");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative count");
     if (dt == MPI_DATATYPE_NULL)
-        return tc_scan_fail(comm, tc_err(TC_ERR_TYPE), fn, "invalid datatype");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_TYPE), fn, "invalid datatype");
     if (op == MPI_OP_NULL)
-        return tc_scan_fail(comm, tc_err(TC_ERR_OP), fn, "MPI_OP_NULL");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_OP), fn, "MPI_OP_NULL");
     if (!*inter && count > 0 && sendbuf == recvbuf)
-        return tc_scan_fail(comm, tc_err(TC_ERR_BUFFER), fn,
-                            "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_BUFFER), fn,
+                           "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
     return MPI_SUCCESS;
 }
 

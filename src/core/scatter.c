@@ -213,14 +213,6 @@ fn_exit:
 
 /* ---- checks and entry points --------------------------------------------------------- */
 
-static __attribute__((cold, noinline)) int tc_sc_fail(MPI_Comm comm, tc_err_t err, const char *fn,
-                                                      const char *what)
-{
-    char msg[128];
-    snprintf(msg, sizeof msg, "%s: %s", fn, what);
-    return tc_ctx_error(comm, err, msg);
-}
-
 #define TC_SC_STACK_BLOCKS 64
 
 /* What is checked (docs/allgather.md): the mirror of Gather(v): the root
@@ -231,7 +223,7 @@ static int tc_sc_check(tc_sc_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
 {
     int ssize = 0, rsize = 0;
     if (comm == MPI_COMM_NULL)
-        return tc_sc_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "MPI_COMM_NULL");
+        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "MPI_COMM_NULL");
     tc_ctx_t *ctx = tc_ctx_lookup(comm);
     if (!ctx)
         ctx = tc_ctx_peek(comm);
@@ -239,7 +231,7 @@ static int tc_sc_check(tc_sc_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
     if (ctx)
         *inter = ctx->is_inter;
     else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS)
-        return tc_sc_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "invalid communicator");
+        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "invalid communicator");
     if (*inter)
         return MPI_SUCCESS; /* root semantics differ (MPI_ROOT, MPI_PROC_NULL): the MPI's own */
     if (ctx) {
@@ -250,38 +242,38 @@ static int tc_sc_check(tc_sc_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
         PMPI_Comm_rank(comm, &c->rank);
     }
     if (c->root < 0 || c->root >= c->size)
-        return tc_sc_fail(comm, tc_err(TC_ERR_ROOT), c->fn, "root out of range");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_ROOT), c->fn, "root out of range");
     const bool root = c->rank == c->root;
     c->in_place = c->recvbuf == MPI_IN_PLACE;
     if (c->in_place && !root)
-        return tc_sc_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
-                          "MPI_IN_PLACE at a process other than the root");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
+                           "MPI_IN_PLACE at a process other than the root");
     if (!c->in_place) {
         if (c->recvcount < 0)
-            return tc_sc_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcount");
+            return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcount");
         if (c->recvtype == MPI_DATATYPE_NULL ||
             tc_datatype_size(c->recvtype, &rsize) != MPI_SUCCESS)
-            return tc_sc_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid recvtype");
+            return tc_ctx_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid recvtype");
         c->mine = (size_t)c->recvcount * (size_t)rsize;
     }
     c->total = c->mine * (size_t)c->size;
     if (!root)
         return MPI_SUCCESS;
     if (c->op == TC_OP_SCATTER && c->sendcount < 0)
-        return tc_sc_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative sendcount");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative sendcount");
     if (c->sendtype == MPI_DATATYPE_NULL || tc_datatype_size(c->sendtype, &ssize) != MPI_SUCCESS)
-        return tc_sc_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid sendtype");
+        return tc_ctx_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid sendtype");
     size_t own;
     if (c->op == TC_OP_SCATTERV) {
         if (!c->sendcounts || !c->displs)
-            return tc_sc_fail(comm, tc_err(TC_ERR_ARG), c->fn, "sendcounts or displs is NULL");
+            return tc_ctx_fail(comm, tc_err(TC_ERR_ARG), c->fn, "sendcounts or displs is NULL");
         for (int j = 0; j < c->size; j++)
             if (c->sendcounts[j] < 0)
-                return tc_sc_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative sendcounts[j]");
+                return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative sendcounts[j]");
         c->bytes = stack_bytes;
         if (c->size > TC_SC_STACK_BLOCKS &&
             !(c->bytes = malloc((size_t)c->size * sizeof *c->bytes)))
-            return tc_sc_fail(comm, tc_err(TC_ERR_NOMEM), c->fn, "out of memory");
+            return tc_ctx_fail(comm, tc_err(TC_ERR_NOMEM), c->fn, "out of memory");
         c->total = 0;
         for (int j = 0; j < c->size; j++) {
             c->bytes[j] = (size_t)c->sendcounts[j] * (size_t)ssize;
@@ -296,11 +288,11 @@ static int tc_sc_check(tc_sc_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
     if (c->in_place)
         c->mine = own;
     else if (c->mine != own)
-        rc = tc_sc_fail(comm, MPI_ERR_TRUNCATE, c->fn,
-                        "recvcount x recvtype differs in size from the root's own block");
+        rc = tc_ctx_fail(comm, MPI_ERR_TRUNCATE, c->fn,
+                         "recvcount x recvtype differs in size from the root's own block");
     else if (c->sendbuf == c->recvbuf && c->total > 0)
-        rc = tc_sc_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
-                        "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
+        rc = tc_ctx_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
+                         "sendbuf and recvbuf alias (use MPI_IN_PLACE)");
     if (rc != MPI_SUCCESS && c->bytes != stack_bytes)
         free(c->bytes);
     if (rc != MPI_SUCCESS)
@@ -369,9 +361,9 @@ static int tc_sc_run(tc_sc_call_t *c, MPI_Comm comm)
                             c->recvtype, c->root, comm);
     }
     if (!ctx && (rc = tc_ctx_get(comm, &ctx)) != MPI_SUCCESS)
-        rc = tc_sc_fail(comm, rc, c->fn, "could not create the context");
+        rc = tc_ctx_fail(comm, rc, c->fn, "could not create the context");
     else if ((rc = tc_sc_dispatch(ctx, c)) != MPI_SUCCESS)
-        rc = tc_sc_fail(comm, rc, c->fn, "failed");
+        rc = tc_ctx_fail(comm, rc, c->fn, "failed");
     if (c->bytes && c->bytes != stack_bytes)
         free(c->bytes);
     return rc;
