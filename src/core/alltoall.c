@@ -10,7 +10,8 @@
  *
  * Through the segment (shm/alltoall.c): every process copies its p - 1
  * outgoing blocks into its own slots, one notification per bank use, and
- * copies its block out of every other process's slots.
+ * copies its block out of every other process's slots. Contiguous predefined
+ * types on both sides skip the block sets (tc_a2a_shm_direct).
  *
  * Whatever goes to the MPI's own (the race, the paths without a segment)
  * goes as bytes, as in allgather.c: MPI_BYTE on every rank, each side's
