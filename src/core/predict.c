@@ -14,6 +14,7 @@
 #include "model/cost_shm_coll.h"
 #include "select.h"
 #include "shm/allgather.h"
+#include "shm/alltoall.h"
 #include "shm/params.h"
 #include "shm/tree.h"
 #include "topocoll.h"
@@ -75,6 +76,11 @@ static double tc_predict_shm_gather(const tc_ctx_t *ctx, int op, size_t m)
     if (!s || m == 0 || s->p <= 1)
         return 0.0;
     tc_predict_shm_params(ctx, &sp);
+    if (op == TC_COLL_ALLTOALL) {
+        /* p - 1 blocks in the ready line, else a slot per destination. */
+        const size_t slot = (size_t)(s->p - 1) * m <= TC_SHM_INLINE_MAX ? m : tc_shm_a2a_slot(s);
+        return tc_model_shm_alltoall_cost(m, slot ? slot : m, s->p, &sp);
+    }
     const size_t chunk = m <= TC_SHM_INLINE_MAX ? m : tc_shm_ag_chunk(s, m);
     return op == TC_COLL_SCATTER ? tc_model_shm_scatter_cost(m, chunk, s->p, &sp)
                                  : tc_model_shm_allgather_cost(m, chunk, s->p, &sp);
@@ -215,7 +221,7 @@ int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec)
         return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), "TC_Comm_predict: MPI_COMM_NULL");
     if (!usec)
         return tc_ctx_error(comm, tc_err(TC_ERR_ARG), "TC_Comm_predict: usec is NULL");
-    if (op < TC_COLL_BCAST || op > TC_COLL_SCATTER)
+    if (op < TC_COLL_BCAST || op > TC_COLL_ALLTOALL)
         return tc_ctx_error(comm, tc_err(TC_ERR_ARG), "TC_Comm_predict: unknown operation");
     tc_ctx_t *ctx = tc_ctx_peek(comm);
     if (ctx) {

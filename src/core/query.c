@@ -446,9 +446,18 @@ static const char tc_query_plan_reduce_note[] =
 
 int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
 {
-    static const char *const names[TC_QUERY_PLAN_LAST] = {
-        "Allgather", "Allgatherv",           "Gather",         "Gatherv", "Scatter",
-        "Scatterv",  "Reduce_scatter_block", "Reduce_scatter", "Scan",    "Exscan"};
+    static const char *const names[TC_QUERY_PLAN_LAST] = {"Allgather",
+                                                          "Allgatherv",
+                                                          "Gather",
+                                                          "Gatherv",
+                                                          "Scatter",
+                                                          "Scatterv",
+                                                          "Reduce_scatter_block",
+                                                          "Reduce_scatter",
+                                                          "Scan",
+                                                          "Exscan",
+                                                          "Alltoall",
+                                                          "Alltoallv"};
     const int inl = (int)TC_SHM_INLINE_MAX;
     if (op < 0 || op >= TC_QUERY_PLAN_LAST)
         return MPI_ERR_ARG;
@@ -510,6 +519,19 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
                  "rank order into its buffer: messages <= %d B whole in the inline line%s",
                  inl, tc_query_plan_reduce_note);
         break;
+    case TC_QUERY_PLAN_ALLTOALL:
+    case TC_QUERY_PLAN_ALLTOALLV:
+        snprintf(p, n,
+                 "each process copies its p-1 outgoing blocks into its own slots (one per "
+                 "destination), one notification per bank use, and copies its block out of "
+                 "every other's slots; larger blocks over several bank uses%s",
+                 op == TC_QUERY_PLAN_ALLTOALL
+                     ? "; all p-1 blocks in the ready line when they fit its 56 B"
+                     : " (the largest block's size is agreed in the first use's ready lines)");
+        out->race = op == TC_QUERY_PLAN_ALLTOALL
+                        ? "calls of at least TC_PMPI_RACE_MIN bytes in all blocks received"
+                        : "never (each process knows only its own blocks)";
+        break;
     default: /* Scan, Exscan */
         snprintf(p, n,
                  "rank-ordered chain: process i waits for i-1's prefix, folds its own on the "
@@ -519,7 +541,10 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
                  tc_query_plan_reduce_note);
         break;
     }
-    if (op >= TC_QUERY_PLAN_REDUCE_SCATTER_BLOCK) {
+    if (op == TC_QUERY_PLAN_ALLTOALL || op == TC_QUERY_PLAN_ALLTOALLV) {
+        out->modeled = op == TC_QUERY_PLAN_ALLTOALL;
+        out->bytes = "one block (to one process)";
+    } else if (op >= TC_QUERY_PLAN_REDUCE_SCATTER_BLOCK) {
         out->race = "calls of at least TC_PMPI_RACE_MIN bytes whose result cannot depend on the "
                     "algorithm: integer and logical ops (on 2 processes also float sums and "
                     "products); other float ops never";
@@ -541,7 +566,8 @@ int tc_query_plan_cost(MPI_Comm comm, int op, size_t bytes, double *usec)
     static const int coll[TC_QUERY_PLAN_LAST] = {[TC_QUERY_PLAN_ALLGATHER] = TC_COLL_ALLGATHER,
                                                  [TC_QUERY_PLAN_ALLGATHERV] = TC_COLL_ALLGATHER,
                                                  [TC_QUERY_PLAN_GATHER] = TC_COLL_GATHER,
-                                                 [TC_QUERY_PLAN_SCATTER] = TC_COLL_SCATTER};
+                                                 [TC_QUERY_PLAN_SCATTER] = TC_COLL_SCATTER,
+                                                 [TC_QUERY_PLAN_ALLTOALL] = TC_COLL_ALLTOALL};
     if (op < 0 || op >= TC_QUERY_PLAN_LAST || coll[op] == 0)
         return MPI_ERR_ARG;
     return TC_Comm_predict(comm, coll[op], bytes, 0, usec);

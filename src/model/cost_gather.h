@@ -13,6 +13,10 @@
  * Scatter: the root copies the p - 1 blocks in one after the other, the
  * last receiver is notified after the last copy-in and copies its block out:
  *   p m t + t_w + (uses - 1) t_ws.
+ * Alltoall (m bytes per block, uses = ceil(m / slot)): every process copies
+ * its p - 1 blocks in (all at once), then waits once per other writer (one
+ * notification per writer per bank use) and copies p - 1 blocks out:
+ *   2 (p - 1) m t + (p - 1) t_w + (uses - 1) t_ws.
  */
 #ifndef TC_MODEL_COST_GATHER_H
 #define TC_MODEL_COST_GATHER_H
@@ -23,5 +27,6 @@
 
 double tc_model_shm_allgather_cost(size_t m, size_t chunk, int p, const tc_model_shm_t *sp);
 double tc_model_shm_scatter_cost(size_t m, size_t chunk, int p, const tc_model_shm_t *sp);
+double tc_model_shm_alltoall_cost(size_t m, size_t chunk, int p, const tc_model_shm_t *sp);
 
 #endif /* TC_MODEL_COST_GATHER_H */
