@@ -101,8 +101,12 @@ static tc_err_t tc_hag_p2p_gather(const tc_hier_level_t *l, const tc_hier_gblock
         rc = PMPI_Irecv(dst, (int)g->len[k], MPI_BYTE, l->members[k], TC_HIER_TAG_ALLGATHER, priv,
                         &req[nreq++]);
     }
-    if (rc == TC_OK)
-        rc = PMPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+    /* PMPI_Wait in turn, not PMPI_Waitall: gcc >= 11 rejects MPICH's
+     * MPI_STATUSES_IGNORE for Waitall's array parameter (level_bcast.c). */
+    for (int i = 0; i < nreq; i++) {
+        const int w = PMPI_Wait(&req[i], MPI_STATUS_IGNORE);
+        rc = rc == TC_OK ? w : rc;
+    }
     at = 0;
     for (int k = 1; k < g->n && rc == TC_OK; k++) {
         if (g->contig[k] || g->len[k] == 0)
