@@ -554,9 +554,23 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
         out->bytes = op == TC_QUERY_PLAN_ALLGATHERV ? "one process's block, equal counts"
                                                     : "one process's block";
     }
-    if (!out->shm)
+    if (ctx->bcast_path == TC_PATH_HIER && q_hier(ctx) &&
+        (op == TC_QUERY_PLAN_ALLGATHER || op == TC_QUERY_PLAN_ALLGATHERV)) {
+        /* core/allgather.c, hier/hier_allgather.h. */
+        char top[120];
+        tc_hier_top_allgather_describe(q_hier(ctx), top, sizeof top);
+        out->hier = 1;
+        out->path = "hierarchical: the groups of every level below the top gather into their "
+                    "leaders, the top group exchanges, the leaders broadcast the whole result "
+                    "down";
+        snprintf(p, n,
+                 "gather to the leaders (segment or point to point); top group: %s by the "
+                 "result's size; down: the segment's Bcast or the level's; blocks in rank order",
+                 top);
+        out->race = "calls of at least TC_PMPI_RACE_MIN bytes in all blocks";
+    } else if (!out->shm) {
         out->race = "none (the MPI's own runs every call)";
-    else if (out->race_min == 0)
+    } else if (out->race_min == 0)
         out->race = "off (TC_PMPI_RACE_MIN=0)";
     return MPI_SUCCESS;
 }
