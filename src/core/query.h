@@ -270,12 +270,13 @@ typedef struct tc_query_plan {
     const char *name;   /**< "Allgather" */
     int shm;            /**< 1: through the segment on this communicator */
     const char *path;   /**< "shared memory (...)" or "the MPI's own: <why>" */
-    char protocol[360]; /**< the segment's protocol (even when another path runs) */
+    char protocol[720]; /**< the segment's protocol (even when another path runs) */
     size_t race_min;    /**< agreed TC_PMPI_RACE_MIN, bytes; 0: the race is off */
     char race_min_text[TC_QUERY_NAME_MAX]; /**< it as a size ("64K") */
     const char *race;                      /**< which calls race, or why none does */
     int modeled;                           /**< 1: tc_query_plan_cost() gives the model's time */
     const char *bytes;                     /**< what the cost's size is ("one process's block") */
+    int hier;                              /**< 1: hierarchical here (Scan, Exscan) */
 } tc_query_plan_t;
 
 /** The plan of operation @p op (a tc_query_plan_op_t) on @p comm.
