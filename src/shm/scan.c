@@ -56,16 +56,6 @@ static void tc_scan_step(tc_shm_comm_t *s, uint64_t k, const char *own, char *ou
         tc_red_wait(s, line, me - 1, k + 1, "shm scan: wait for the previous rank's prefix",
                     me - 1);
         prev = in_line ? (const char *)(line + 1) : tc_red_contrib(s, me - 1, k);
-        /* The previous rank's next inline line: when it runs ahead (a
-         * stream of small scans: process 0 waits for nobody), that line is
-         * written already and its move to this core overlaps the rest of
-         * this call and the next call's dispatch instead of stalling the
-         * next wait. Only a hint: a line not yet written is fetched again. */
-        if (in_line)
-            __builtin_prefetch(
-                tc_red_line(s, me - 1,
-                            TC_SHM_RLINE_INLINE0 + (int)((k + 1) % TC_SHM_REDUCE_INLINE_SLOTS)),
-                0, 3);
     }
     if (!last) {
         if (in_line)
