@@ -19,6 +19,7 @@
 #include "select.h"
 #include "settings.h"
 #include "shm/params.h"
+#include "shm/scan.h"
 #include "topocoll.h"
 
 /* ---- accessors: what this file reads of the context --------------------- */
@@ -515,10 +516,12 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
     default: /* Scan, Exscan */
     {
         const int tmin = q_shm_params(ctx)->scan_tree_min;
-        char rounds[96] = "";
+        char rounds[160] = "";
         if (tmin > 0)
             snprintf(rounds, sizeof rounds,
-                     "; from %d processes, messages of one slot in log2(p) rounds", tmin);
+                     "; from %d processes, messages of one line (and of one slot where the "
+                     "model finds it cheaper) in log2(p) rounds",
+                     tmin);
         snprintf(p, n,
                  "rank-ordered chain: process i waits for i-1's prefix, folds its own on the "
                  "right, publishes it, fragment by fragment: messages <= %d B in the inline "
@@ -572,7 +575,7 @@ static double q_scan_shm_cost(const tc_ctx_t *ctx, const tc_shm_comm_t *s, size_
         return 0.0;
     tc_model_shm_from_shm_row(&q_logp(ctx)->shm, &sp);
     const double gamma = ctx->hier ? ctx->hier->gamma : 0.0;
-    if (s->scan_tree_min > 0 && s->p >= s->scan_tree_min && m <= s->layout.rslot_bytes)
+    if (tc_shm_scan_rounds(s, m))
         return tc_model_shm_scan_rounds_cost(m, s->p, gamma, &sp);
     const size_t f = m <= TC_SHM_INLINE_MAX
                          ? m

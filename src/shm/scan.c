@@ -168,6 +168,25 @@ static void tc_scan_tree(tc_shm_comm_t *s, const char *own, char *out, size_t n,
         s->red_frags = base + (uint64_t)rounds;
 }
 
+bool tc_shm_scan_rounds(const tc_shm_comm_t *s, size_t m)
+{
+    if (s->scan_tree_min <= 0 || s->p < s->scan_tree_min || s->p < 2 || m > s->layout.rslot_bytes)
+        return false;
+    if (m <= TC_SHM_INLINE_MAX)
+        return true;
+    int rounds = 0;
+    while ((1 << rounds) < s->p)
+        rounds++;
+    const size_t f = tc_shm_params_fragment_for(m, s->tw_over_t, s->layout.rslot_bytes);
+    const double tw = s->tw_over_t, md = (double)m, x = (double)(f < m ? f : m),
+                 nfrag = (double)((m + f - 1) / f);
+    /* In units of t, gamma taken as t: m t + R (t_w + m (2t + gamma))
+     * against 2 x t + (p - 2 + nfrag) (t_w + x (t + gamma)). */
+    const double cost_rounds = md + rounds * (tw + 3.0 * md);
+    const double cost_chain = 2.0 * x + ((double)s->p - 2.0 + nfrag) * (tw + 2.0 * x);
+    return cost_rounds < cost_chain;
+}
+
 tc_err_t tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
                      const tc_redop_t *op, bool exclusive)
 {
@@ -183,7 +202,7 @@ tc_err_t tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_
             memcpy(out, own, nbytes);
         return TC_OK;
     }
-    if (s->scan_tree_min > 0 && s->p >= s->scan_tree_min && nbytes <= s->layout.rslot_bytes) {
+    if (tc_shm_scan_rounds(s, nbytes)) {
         tc_scan_tree(s, own, out, nelem, nbytes, op, exclusive, nbytes <= TC_SHM_INLINE_MAX);
         return TC_OK;
     }
