@@ -257,6 +257,7 @@ static void test_table(void)
                  {"TC_SHM_REDUCE_SLICE_MIN", "TC_SHM_REDUCE_SLICE_MIN"},
                  {"TC_SHM_REDUCE_TREE_MAX", "TC_SHM_REDUCE_TREE_MAX"},
                  {"TC_SHM_REDUCE_TREE_ARITY", "TC_SHM_REDUCE_TREE_ARITY"},
+                 {"TC_SHM_SCAN_TREE_MIN", "TC_SHM_SCAN_TREE_MIN"},
                  {"TC_SHM_REDUCE_COPY", "TC_SHM_REDUCE_COPY"},
                  {"TC_SHM_BCAST_COPY", "TC_SHM_BCAST_COPY"},
                  {"TC_PMPI_RACE_MIN", "TC_PMPI_RACE_MIN"},
