@@ -216,10 +216,16 @@ static void print_plans(MPI_Comm comm)
     static const size_t sizes[] = {4, 1024, 64 * 1024, 1024 * 1024};
     static const char *const size_names[] = {"4", "1K", "64K", "1M"};
     tc_query_plan_t pl;
-    query_ok(tc_query_plan(comm, TC_QUERY_PLAN_ALLGATHER, &pl), "tc_query_plan");
-    const int some_hier = pl.hier;
-    if (some_hier) /* the hierarchical ones say their own path below */
-        query_ok(tc_query_plan(comm, TC_QUERY_PLAN_SCAN, &pl), "tc_query_plan");
+    /* The header names the path of the first operation that is not
+     * hierarchical here; the hierarchical ones say their own path below. */
+    int some_hier = 0, other = -1;
+    for (int op = 0; op < TC_QUERY_PLAN_LAST; op++) {
+        query_ok(tc_query_plan(comm, op, &pl), "tc_query_plan");
+        some_hier |= pl.hier;
+        if (!pl.hier && other < 0)
+            other = op;
+    }
+    query_ok(tc_query_plan(comm, other < 0 ? 0 : other, &pl), "tc_query_plan");
     printf("\n## Other collectives: path, protocol, race, predicted us\n");
     printf("path (%s): %s\n", some_hier ? "all but the hierarchical ones" : "all of them", pl.path);
     printf("race threshold: TC_PMPI_RACE_MIN = %s (agreed%s)\n", pl.race_min_text,
