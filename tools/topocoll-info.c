@@ -223,9 +223,12 @@ static void print_plans(MPI_Comm comm)
            pl.race_min ? "" : ": the race is off");
     for (int op = 0; op < TC_QUERY_PLAN_LAST; op++) {
         query_ok(tc_query_plan(comm, op, &pl), "tc_query_plan");
-        printf("%-20s %s\n", pl.name, pl.shm ? "shared memory" : "the MPI's own");
-        printf("%-20s   protocol%s: %s\n", "", pl.shm ? "" : " (in a segment, not used here)",
-               pl.protocol);
+        printf("%-20s %s\n", pl.name,
+               pl.shm    ? "shared memory"
+               : pl.hier ? "the hierarchy's groups"
+                         : "the MPI's own");
+        printf("%-20s   protocol%s: %s\n", "",
+               pl.shm || pl.hier ? "" : " (in a segment, not used here)", pl.protocol);
         printf("%-20s   race: %s\n", "", pl.race);
         if (!pl.modeled) {
             printf("%-20s   model: no model cost yet\n", "");
