@@ -101,6 +101,40 @@ static double tc_predict_shm_reduce(const tc_ctx_t *ctx, size_t m, double gamma)
     return tc_model_shm_reduce_cost(m, f, s->p, gamma, &cfg, &sp);
 }
 
+/* The hierarchical Gather or Scatter of @p m bytes per process
+ * (hier/level_gather.c) along this rank's groups, as if it led each: the
+ * segment's group as the segment's operation, a point-to-point group as its
+ * collector's (distributor's) n - 1 transfers one after the other, the
+ * members' streams together (u - own) m bytes (u: the ranks of the group's
+ * unit, own: the collector's). The v-variants' sizes messages are left out. */
+static double tc_predict_hier_gather(const tc_ctx_t *ctx, int op, size_t m)
+{
+    const tc_hier_t *h = ctx->hier;
+    double t = 0.0;
+    for (int i = 0; i < h->nlevels; i++) {
+        const tc_hier_level_t *l = &h->level[i];
+        if (l->shm) {
+            t += tc_predict_shm_gather(ctx, op, m);
+            continue;
+        }
+        const int ml = l->model_level;
+        tc_logp_t pl;
+        tc_select_level_params(
+            &ctx->logp.level[ml >= 0 && ml < TC_MODEL_LEVEL_LAST ? ml : TC_MODEL_LEVEL_NODE],
+            ctx->oversubscribed, &pl);
+        int unit = 0, own = 0;
+        for (int y = 0; y < h->p; y++) {
+            unit += l->owner[y] >= 0;
+            own += l->owner[y] == 0;
+        }
+        const double each = (double)(unit - own) / (double)(l->size - 1) * (double)m;
+        const double rdv = pl.E > 0 && each > pl.E ? pl.rdv : 0.0;
+        t += (double)(l->size - 1) * (pl.L + pl.o_s + pl.o_r + rdv) +
+             (double)(unit - own) * (double)m * pl.G;
+    }
+    return t;
+}
+
 enum { TC_PREDICT_BCAST, TC_PREDICT_REDUCE, TC_PREDICT_ALLREDUCE_TOP };
 
 /* One group's part for a piece of @p m bytes. */
@@ -308,11 +342,17 @@ int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec)
     }
     if (op >= TC_COLL_ALLGATHER) {
         /* The gathering operations (bytes: one process's block): through
-         * the segment, else the MPI's own (no model of it). */
-        *usec = ctx->bcast_path == TC_PATH_SHM ? tc_predict_shm_gather(ctx, op, bytes)
-                : ctx->bcast_path == TC_PATH_HIER && ctx->hier && op == TC_COLL_ALLGATHER
-                    ? tc_predict_hier_allgather(ctx, bytes)
-                    : -1.0;
+         * the segment, Allgather, Gather and Scatter through the hierarchy,
+         * else the MPI's own (no model of it). */
+        if (ctx->bcast_path == TC_PATH_SHM)
+            *usec = tc_predict_shm_gather(ctx, op, bytes);
+        else if (ctx->bcast_path == TC_PATH_HIER && ctx->hier && op == TC_COLL_ALLGATHER)
+            *usec = tc_predict_hier_allgather(ctx, bytes);
+        else if (ctx->bcast_path == TC_PATH_HIER && ctx->hier &&
+                 (op == TC_COLL_GATHER || op == TC_COLL_SCATTER))
+            *usec = tc_predict_hier_gather(ctx, op, bytes);
+        else
+            *usec = -1.0;
         return MPI_SUCCESS;
     }
     if (ctx->bcast_path == TC_PATH_SHM) {

@@ -425,8 +425,9 @@ int tc_query_choice(MPI_Comm comm, int i, tc_query_op_t qop, size_t bytes, tc_qu
 /* ---- the plans of the gathering and scanning operations ----------------- */
 
 /* The path of these operations on a context, in words (core/allgather.c,
- * gather.c, scatter.c, reduce_scatter.c, scan.c: all follow bcast_path, and
- * none goes through the hierarchy's groups yet). */
+ * gather.c, scatter.c, reduce_scatter.c, scan.c: all follow bcast_path; on
+ * the hierarchy Gather(v) and Scatter(v) go through its groups, see
+ * tc_query_plan). */
 static const char *plan_path_text(tc_path_t path)
 {
     static const char *const names[TC_PATH_LAST] = {
@@ -582,6 +583,7 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
         out->bytes = op == TC_QUERY_PLAN_ALLGATHERV ? "one process's block, equal counts"
                                                     : "one process's block";
     }
+    const bool rooted = op >= TC_QUERY_PLAN_GATHER && op <= TC_QUERY_PLAN_SCATTERV;
     if (ctx->bcast_path == TC_PATH_HIER && q_hier(ctx) &&
         (op == TC_QUERY_PLAN_ALLGATHER || op == TC_QUERY_PLAN_ALLGATHERV)) {
         /* core/allgather.c, hier/hier_allgather.h. */
@@ -596,6 +598,21 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
                  "result's size; down: the segment's Bcast or the level's; blocks in rank order",
                  top);
         out->race = "calls of at least TC_PMPI_RACE_MIN bytes in all blocks";
+    } else if (rooted && ctx->bcast_path == TC_PATH_HIER && ctx->hier) {
+        /* hier/level_gather.c */
+        out->hier = 1;
+        out->path = "the hierarchy's groups (one gather or scatter per group: the segment's "
+                    "group through it, the others point to point)";
+        snprintf(p, n, "%s",
+                 op <= TC_QUERY_PLAN_GATHERV
+                     ? "the groups without the root gather bottom-up into their leaders, then "
+                       "the root's chain top-down into the member holding the root; blocks "
+                       "travel in rank order (any placement); Gatherv: a collector other than "
+                       "the root learns its members' sizes first"
+                     : "the root's chain bottom-up from the root, then the other groups "
+                       "top-down from their leaders; blocks travel in rank order (any "
+                       "placement); Scatterv: the sizes travel ahead of the blocks");
+        out->race = "none (the hierarchical path does not race)";
     } else if (out->hier) {
         out->race = "none across nodes";
     } else if (!out->shm) {

@@ -27,7 +27,9 @@
  * Options: --quick 1 (fewer sizes: the slow oversubscribed runs);
  * --allgather-only 1 (Allgather(v) on every communicator and the mixed
  * sequence, no Gather(v)/Scatter(v) matrix, error or intercommunicator
- * cases: the posed hierarchies and the emulated cluster).
+ * cases: the posed hierarchies and the emulated cluster); --rooted 1
+ * (Gather(v) and Scatter(v) only, on world, reversed and split: the
+ * hierarchical runs).
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -724,6 +726,7 @@ int main(int argc, char **argv)
     tt_init(&argc, &argv, "test_allgather", 4096, 256, &f, &S);
     int quick = tt_arg_long(argc, argv, "--quick", 0) != 0;
     const int only = tt_arg_long(argc, argv, "--allgather-only", 0) != 0;
+    const int rooted = tt_arg_long(argc, argv, "--rooted", 0) != 0;
     const char *qenv = getenv("TC_SHM_BANKS");
     long q = qenv && atol(qenv) > 0 ? atol(qenv) : 16;
     size_t bank = S * f / (size_t)q;
@@ -735,18 +738,22 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_split(MPI_COMM_WORLD, tt_rank % 2, tt_rank, &split);
     MPI_Comm_split(MPI_COMM_WORLD, 0, tt_size - tt_rank, &rev);
-    run_comm(MPI_COMM_WORLD, "world", f, bank, quick);
-    run_comm(rev, "reversed", f, bank, 1);
-    run_comm(split, "split", f, bank, 1);
-    run_comm(dup, "dup", f, bank, 1);
+    if (!rooted) {
+        run_comm(MPI_COMM_WORLD, "world", f, bank, quick);
+        run_comm(rev, "reversed", f, bank, 1);
+        run_comm(split, "split", f, bank, 1);
+        run_comm(dup, "dup", f, bank, 1);
+    }
     if (!only) {
         run_comm_rooted(MPI_COMM_WORLD, "world", f, bank, quick);
         run_comm_rooted(rev, "reversed", f, bank, 1);
         run_comm_rooted(split, "split", f, bank, 1);
     }
-    run_mixed(MPI_COMM_WORLD, bank);
-    run_mixed(rev, bank);
-    if (!only) {
+    if (!rooted) {
+        run_mixed(MPI_COMM_WORLD, bank);
+        run_mixed(rev, bank);
+    }
+    if (!only && !rooted) {
         run_errors();
         run_intercomm();
     }
