@@ -264,6 +264,19 @@ static bool tc_a2a_plan(const tc_ctx_t *ctx, const tc_a2a_call_t *c, tc_a2a_plan
     return true;
 }
 
+/* Complete @p nreq requests, the first error reported (PMPI_Wait in a loop:
+ * gcc >= 11 rejects MPICH's MPI_STATUSES_IGNORE for Waitall's array). */
+static int tc_a2a_wait(int nreq, MPI_Request *req)
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < nreq; i++) {
+        const int rc_wait = PMPI_Wait(&req[i], MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = rc_wait;
+    }
+    return rc;
+}
+
 /* The aggregated exchange: @p sbase holds this process's p blocks of @p B
  * bytes in rank order, @p rbase receives p blocks (not overlapping
  * sbase). A non-leader hands its whole send row to its node's leader and
@@ -297,7 +310,7 @@ static int tc_a2a_agg(const tc_a2a_plan_t *pl, const char *sbase, char *rbase, s
         if ((rc = PMPI_Irecv(g + (size_t)(i - 1) * row, (int)row, MPI_BYTE, ma[i],
                              TC_A2A_TAG_GATHER, priv, &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
-    if ((rc = PMPI_Waitall(nreq, req, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
+    if ((rc = tc_a2a_wait(nreq, req)) != MPI_SUCCESS)
         goto fn_exit;
     nreq = 0;
     for (int b = 0; b < n; b++) {
@@ -317,7 +330,7 @@ static int tc_a2a_agg(const tc_a2a_plan_t *pl, const char *sbase, char *rbase, s
                              &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     }
-    if ((rc = PMPI_Waitall(nreq, req, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
+    if ((rc = tc_a2a_wait(nreq, req)) != MPI_SUCCESS)
         goto fn_exit;
     nreq = 0;
     for (int j = na - 1; j >= 0; j--) { /* the members' rows first, ours last */
@@ -334,11 +347,11 @@ static int tc_a2a_agg(const tc_a2a_plan_t *pl, const char *sbase, char *rbase, s
             goto fn_exit;
     }
 #undef TC_A2A_ROW
-    rc = PMPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+    rc = tc_a2a_wait(nreq, req);
     nreq = 0;
 fn_exit:
     if (nreq > 0) /* an MPI call failed with requests pending: finish them first */
-        (void)PMPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+        (void)tc_a2a_wait(nreq, req);
     free(req);
     free(g);
     return rc;
