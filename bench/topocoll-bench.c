@@ -334,6 +334,27 @@ static size_t scan_verify(const bench_args_t *a, int rank, uint32_t seed, size_t
     return bad;
 }
 
+static int exscan_tc(const bench_args_t *a)
+{
+    return TC_Exscan(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+static int exscan_mpi(const bench_args_t *a)
+{
+    return PMPI_Exscan(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+/* Every rank: its send buffer unchanged; ranks > 0: the reduction over
+ * ranks 0 .. rank-1 (rank 0 receives nothing). */
+static size_t exscan_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    size_t n = (size_t)a->count;
+    size_t bad = red_check(a->sbuf, a->btype, a->bop, n, seed, rank, 1, bad_at);
+    if (bad == 0 && rank > 0)
+        bad = red_check(a->rbuf, a->btype, a->bop, n, seed, 0, rank, bad_at);
+    return bad;
+}
+
 /* ---- allgather, allgatherv ------------------------------------------------------------ */
 
 /* A size is one process's block (MPI_BYTE); the v-variant with every count
@@ -553,6 +574,7 @@ static const bench_op_t bench_ops[] = {
     {"reduce_scatter_block", "Reduce_scatter_block", 0, 1, 0, rsb_tc, rsb_mpi, rsb_prepare,
      rsb_verify},
     {"scan", "Scan", 0, 1, 0, scan_tc, scan_mpi, red_prepare, scan_verify},
+    {"exscan", "Exscan", 0, 1, 0, exscan_tc, exscan_mpi, red_prepare, exscan_verify},
     {"allgather", "Allgather", 0, 0, TC_COLL_ALLGATHER, allgather_tc, allgather_mpi,
      allgather_prepare, allgather_verify},
     {"allgatherv", "Allgatherv", 0, 0, TC_COLL_ALLGATHER, allgatherv_tc, allgatherv_mpi,

@@ -675,8 +675,7 @@ TC_API int TC_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
                        MPI_Comm comm);
 /** TC_Scatter with MPI_Count counts (MPI_Scatter_c): only the counts
- *  significant on this process decide. (No TC_Gatherv_c, TC_Scatterv_c: their
- *  counts are the root's alone, so the processes could not agree locally.) */
+ *  significant on this process decide. */
 TC_API int TC_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
                         MPI_Comm comm);
@@ -686,6 +685,20 @@ TC_API int TC_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
  *  leaves MPI_Alltoallv_c to the MPI's own.) */
 TC_API int TC_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+/** TC_Gatherv with MPI_Count counts and MPI_Aint displacements
+ *  (MPI_Gatherv_c). The counts are the root's alone, so the root decides and
+ *  broadcasts its decision (one int more per call): TC_Gatherv when every
+ *  count and displacement fits an int, else the MPI's own PMPI_Gatherv_c
+ *  (TC_STATS pmpi_large_count). A non-root sendcount beyond INT_MAX while the
+ *  root's counts fit (different datatypes) is MPI_ERR_COUNT. */
+TC_API int TC_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                        MPI_Datatype recvtype, int root, MPI_Comm comm);
+/** TC_Scatterv with MPI_Count counts (MPI_Scatterv_c): decided as
+ *  TC_Gatherv_c, on the root's sendcounts and displacements. */
+TC_API int TC_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm);
 #endif
 
 #ifdef __cplusplus

@@ -188,3 +188,18 @@ void tc_blocks_copy(tc_blocks_t *dst, int dj, tc_blocks_t *src, int sj, size_t n
         tc_blocks_write(dst, dj, off, bounce, len);
     }
 }
+
+char *tc_blocks_span(const void *buf, size_t count, MPI_Datatype type, size_t need)
+{
+    MPI_Aint lb, ext, tlb, text;
+    if (need == 0)
+        return (char *)(uintptr_t)buf;
+    if (count == 0 || PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(type, &tlb, &text) != MPI_SUCCESS)
+        return NULL;
+    const size_t step = (size_t)(ext < 0 ? -ext : ext);
+    if ((count - 1) * step + (size_t)text < need)
+        return NULL;
+    const MPI_Aint first = ext < 0 ? (MPI_Aint)(count - 1) * ext : 0;
+    return (char *)((uintptr_t)buf + (uintptr_t)(first + tlb));
+}

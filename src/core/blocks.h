@@ -101,4 +101,13 @@ tc_err_t tc_blocks_finish(tc_blocks_t *b, int skip, MPI_Comm comm);
  * the same signature's bytes on both sides). */
 void tc_blocks_copy(tc_blocks_t *dst, int dj, tc_blocks_t *src, int sj, size_t nbytes);
 
+/* The first byte of @p count elements of @p type at @p buf, when they span
+ * at least @p need bytes of the user's memory, else NULL. A process that
+ * could not prepare its blocks for the MPI's own (a failed allocation) still
+ * enters the collective with @p need bytes from there (the others are in it
+ * or will be), so nobody waits for it; its data are then wrong and it
+ * reports the failure. A receive type's elements never overlap, so they
+ * always span their size; a send type's may (then NULL). */
+char *tc_blocks_span(const void *buf, size_t count, MPI_Datatype type, size_t need);
+
 #endif /* TC_CORE_BLOCKS_H */

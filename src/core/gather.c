@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "blocks.h"
 #include "ctx.h"
+#include "hier/level_gather.h"
 #include "shm/allgather.h"
 #include "topocoll.h"
 
@@ -42,6 +43,7 @@ typedef struct tc_ga_call {
 typedef struct tc_ga_io_state {
     tc_blocks_t send; /* our block */
     tc_blocks_t recv; /* the root: every block */
+    bool root;        /* the hierarchy's io: the blocks are recv's (else our send block) */
 } tc_ga_io_state_t;
 
 static void tc_ga_put(void *state, int j, size_t off, char *dst, size_t n)
@@ -110,103 +112,167 @@ static int tc_ga_shm(tc_ctx_t *ctx, const tc_ga_call_t *c)
     return rc;
 }
 
-/* Whether the MPI gets the call as the user made it instead of as bytes: when
- * a block or the root's byte positions do not fit MPI's int counts and
- * displacements (MPI allows such calls with derived types). Every process must
- * decide the same. For a Gather every fact is known everywhere (every block has
- * the same size). For a Gatherv only the root knows the blocks, so it
- * broadcasts its decision: one small broadcast more on this path (the MPI's
- * own: several nodes, no segment), so that no process can fail alone while the
- * others wait in PMPI_Gatherv. */
-static bool tc_ga_user_form(const tc_ga_call_t *c, MPI_Comm comm)
+/* Block y in one piece (the hierarchy's io), or NULL. */
+static char *tc_ga_addr(void *state, int y)
 {
-    if (c->op != TC_OP_GATHERV)
-        return c->mine > INT_MAX;
-    int big = 0;
-    if (c->rank == c->root) {
-        /* The staged copy holds every block at its prefix: the total bounds
-         * every offset, direct or staged. */
-        big = c->total > INT_MAX;
-        for (int j = 0; !big && j < c->size; j++)
-            big = c->bytes[j] > INT_MAX;
-    }
-    if (PMPI_Bcast(&big, 1, MPI_INT, c->root, comm) != MPI_SUCCESS)
-        return true; /* the MPI's own reports its own failure the same way */
-    return big != 0;
+    tc_ga_io_state_t *st = state;
+    const tc_blocks_t *b = st->root ? &st->recv : &st->send;
+    return b->mode == TC_BLOCKS_MAPPED ? NULL
+                                       : (char *)(uintptr_t)tc_blocks_data(b, st->root ? y : 0);
 }
 
-/* The MPI's own, as bytes (see allgather.c). */
+/* Through the hierarchy's groups (hier/level_gather.c). */
+static int tc_ga_hier(tc_ctx_t *ctx, const tc_ga_call_t *c)
+{
+    tc_ga_io_state_t st;
+    const bool root = c->rank == c->root;
+    int rc = tc_ga_blocks(&st, c, 0, ctx->priv);
+    st.root = root;
+    tc_hier_ga_io_t io = {tc_ga_put, tc_ga_get, tc_ga_addr, &st};
+    if (rc != MPI_SUCCESS) /* take part all the same (see tc_ga_shm) */
+        io = (tc_hier_ga_io_t){tc_hier_ga_read_zeros, tc_hier_ga_write_nothing,
+                               tc_hier_ga_addr_none, NULL};
+    const bool v = c->op == TC_OP_GATHERV;
+    tc_hier_ga_sizes_t sz = {v && root ? c->bytes : NULL, c->mine, v};
+    int hrc = tc_hier_gather(ctx->hier, ctx->shm, ctx->priv, &sz, c->root, &io);
+    if (rc == MPI_SUCCESS)
+        rc = hrc;
+    if (rc == MPI_SUCCESS && root) {
+        tc_ga_own(&st, c);
+        rc = tc_blocks_finish(&st.recv, c->in_place ? c->rank : -1, ctx->priv);
+    }
+    tc_ga_blocks_free(&st);
+    return rc;
+}
+
+/* The root's receive side for the MPI's own, as bytes: the user's buffer
+ * directly when its type is contiguous and (Gatherv) the blocks lie within an
+ * int displacement of each other, else a staged copy (every block at its
+ * prefix); in place, our own block copied into the staged copy. Only the
+ * root calls; the sizes fit an int (decided before). */
+static int tc_ga_root_prepare(const tc_ga_call_t *c, tc_ga_io_state_t *st, int **counts,
+                              const char **rbase, bool *direct, MPI_Comm comm)
+{
+    int rc = tc_blocks_init(&st->recv, c->recvbuf, c->size, c->recvcount, c->recvcounts, c->displs,
+                            c->recvtype, TC_BLOCKS_STAGE, comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *direct = st->recv.mode == TC_BLOCKS_CONTIG;
+    if (c->op == TC_OP_GATHERV) {
+        int *cnt = malloc(2 * (size_t)c->size * sizeof *cnt), *displs;
+        if (!cnt)
+            return tc_err(TC_ERR_NOMEM);
+        *counts = cnt;
+        displs = cnt + c->size;
+        uintptr_t lo = UINTPTR_MAX, hi = 0;
+        for (int j = 0; j < c->size; j++) {
+            cnt[j] = (int)c->bytes[j];
+            if (c->bytes[j] == 0)
+                continue;
+            uintptr_t a = (uintptr_t)tc_blocks_data(&st->recv, j);
+            lo = a < lo ? a : lo;
+            hi = a > hi ? a : hi;
+        }
+        if (!*direct || hi - lo > INT_MAX) {
+            /* Staged: the offsets fit (the total does). A contiguous type
+             * whose blocks lie far apart is staged here. */
+            if (*direct && (rc = tc_blocks_stage_contig(&st->recv, false)) != TC_OK)
+                return rc;
+            *direct = false;
+            lo = (uintptr_t)st->recv.staged;
+        }
+        for (int j = 0; j < c->size; j++)
+            displs[j] = c->bytes[j] == 0 ? 0
+                        : *direct        ? (int)((uintptr_t)tc_blocks_data(&st->recv, j) - lo)
+                                         : (int)st->recv.prefix[j];
+        *rbase = (const char *)lo;
+    } else {
+        *rbase = *direct ? tc_blocks_data(&st->recv, 0) : st->recv.staged;
+    }
+    if (c->in_place && !*direct && c->mine > 0) {
+        /* Our block into the staged copy, at its place. */
+        tc_blocks_t own;
+        if ((rc = tc_blocks_init(&own, tc_blocks_origin(&st->recv, c->rank), 1,
+                                 tc_blocks_count(&st->recv, c->rank), NULL, NULL, c->recvtype,
+                                 TC_BLOCKS_READ | TC_BLOCKS_STAGE, comm)) == MPI_SUCCESS)
+            memcpy(st->recv.staged + st->recv.prefix[c->rank], tc_blocks_data(&own, 0), c->mine);
+        tc_blocks_free(&own);
+    }
+    return rc;
+}
+
+/* The MPI's own, as bytes (see allgather.c).
+ *
+ * The MPI gets the call as the user made it instead of as bytes when a block
+ * or the root's byte positions do not fit MPI's int counts and displacements
+ * (MPI allows such calls with derived types). Every process must decide the
+ * same. For a Gather every fact is known everywhere (every block has the same
+ * size). For a Gatherv only the root knows the blocks, so it broadcasts its
+ * decision (one small broadcast more on this path): a root that could not
+ * prepare its receive side (a failed allocation) decides for the user's form,
+ * which needs no copy. Any other process that fails to prepare its side still
+ * enters the collective, as bytes straight from (into) the user's buffer
+ * (tc_blocks_span), and reports the failure afterwards: nobody is left
+ * waiting for it. */
 static int tc_ga_pmpi(const tc_ga_call_t *c, MPI_Comm comm)
 {
     tc_ga_io_state_t st;
-    int *counts = NULL, *displs = NULL;
+    int *counts = NULL;
     const char *rbase = NULL;
-    const bool root = c->rank == c->root;
+    const bool root = c->rank == c->root, v = c->op == TC_OP_GATHERV;
     bool direct = true;
-    if (tc_ga_user_form(c, comm))
-        return c->op == TC_OP_GATHERV
-                   ? PMPI_Gatherv(c->in_place ? MPI_IN_PLACE : c->sendbuf, c->sendcount,
-                                  c->sendtype, c->recvbuf, c->recvcounts, c->displs, c->recvtype,
-                                  c->root, comm)
-                   : PMPI_Gather(c->in_place ? MPI_IN_PLACE : c->sendbuf, c->sendcount, c->sendtype,
-                                 c->recvbuf, c->recvcount, c->recvtype, c->root, comm);
-    int rc = tc_ga_blocks(&st, c, TC_BLOCKS_STAGE, comm);
-    if (rc != MPI_SUCCESS)
-        goto fn_exit;
-    if (root) {
-        direct = st.recv.mode == TC_BLOCKS_CONTIG;
-        if (c->op == TC_OP_GATHERV) {
-            if (!(counts = malloc(2 * (size_t)c->size * sizeof *counts))) {
-                rc = tc_err(TC_ERR_NOMEM);
-                goto fn_exit;
-            }
-            displs = counts + c->size;
-            uintptr_t lo = UINTPTR_MAX, hi = 0;
-            for (int j = 0; j < c->size; j++) {
-                counts[j] = (int)c->bytes[j]; /* fits: tc_ga_user_form */
-                if (c->bytes[j] == 0)
-                    continue;
-                uintptr_t a = (uintptr_t)tc_blocks_data(&st.recv, j);
-                lo = a < lo ? a : lo;
-                hi = a > hi ? a : hi;
-            }
-            if (!direct || hi - lo > INT_MAX) {
-                /* Staged: the offsets fit (tc_ga_user_form). A contiguous type
-                 * whose blocks lie far apart is staged here. */
-                if (direct && (rc = tc_blocks_stage_contig(&st.recv, false)) != TC_OK)
-                    goto fn_exit;
-                direct = false;
-                lo = (uintptr_t)st.recv.staged;
-            }
-            for (int j = 0; j < c->size; j++)
-                displs[j] = c->bytes[j] == 0 ? 0
-                            : direct         ? (int)((uintptr_t)tc_blocks_data(&st.recv, j) - lo)
-                                             : (int)st.recv.prefix[j];
-            rbase = (const char *)lo;
-        } else {
-            rbase = direct ? tc_blocks_data(&st.recv, 0) : st.recv.staged;
-        }
+    int rc = MPI_SUCCESS, rc_send = MPI_SUCCESS;
+    tc_blocks_none(&st.send);
+    tc_blocks_none(&st.recv);
+    int big = c->mine > INT_MAX;
+    if (v) {
+        /* The staged copy holds every block at its prefix: the total bounds
+         * every offset, direct or staged. */
+        big = root && c->total > INT_MAX;
+        for (int j = 0; root && !big && j < c->size; j++)
+            big = c->bytes[j] > INT_MAX;
     }
-    if (rc != MPI_SUCCESS)
-        goto fn_exit; /* the root alone can fail here only on a failed allocation */
-    const void *send = c->in_place ? MPI_IN_PLACE : tc_blocks_data(&st.send, 0);
-    if (root && c->in_place && !direct && c->mine > 0) {
-        /* Our block into the staged copy, at its place. */
-        tc_blocks_t own;
-        if ((rc = tc_blocks_init(&own, tc_blocks_origin(&st.recv, c->rank), 1,
-                                 tc_blocks_count(&st.recv, c->rank), NULL, NULL, c->recvtype,
-                                 TC_BLOCKS_READ | TC_BLOCKS_STAGE, comm)) == MPI_SUCCESS)
-            memcpy(st.recv.staged + st.recv.prefix[c->rank], tc_blocks_data(&own, 0), c->mine);
-        tc_blocks_free(&own);
-        if (rc != MPI_SUCCESS)
-            goto fn_exit;
+    if (!big && root)
+        rc = tc_ga_root_prepare(c, &st, &counts, &rbase, &direct, comm);
+    if (v) {
+        if (root && rc != MPI_SUCCESS)
+            big = 1;
+        if (PMPI_Bcast(&big, 1, MPI_INT, c->root, comm) != MPI_SUCCESS)
+            big = 1; /* the MPI's own reports its own failure the same way */
+    }
+    if (big) {
+        rc = v ? PMPI_Gatherv(c->in_place ? MPI_IN_PLACE : c->sendbuf, c->sendcount, c->sendtype,
+                              c->recvbuf, c->recvcounts, c->displs, c->recvtype, c->root, comm)
+               : PMPI_Gather(c->in_place ? MPI_IN_PLACE : c->sendbuf, c->sendcount, c->sendtype,
+                             c->recvbuf, c->recvcount, c->recvtype, c->root, comm);
+        goto fn_exit;
+    }
+    const void *send = MPI_IN_PLACE;
+    if (!c->in_place) {
+        rc_send = tc_blocks_init(&st.send, c->sendbuf, 1, c->sendcount, NULL, NULL, c->sendtype,
+                                 TC_BLOCKS_READ | TC_BLOCKS_STAGE, comm);
+        send = rc_send == MPI_SUCCESS
+                   ? tc_blocks_data(&st.send, 0)
+                   : tc_blocks_span(c->sendbuf, (size_t)c->sendcount, c->sendtype, c->mine);
+    }
+    if (root && rc != MPI_SUCCESS) /* a Gather's root: into the user's buffer */
+        rbase = tc_blocks_span(c->recvbuf, (size_t)c->recvcount * (size_t)c->size, c->recvtype,
+                               c->total);
+    if ((rc_send != MPI_SUCCESS && !send && c->mine > 0) ||
+        (root && rc != MPI_SUCCESS && !rbase && c->total > 0)) {
+        /* Not even that (a send type whose elements overlap). */
+        rc = rc != MPI_SUCCESS ? rc : rc_send;
+        goto fn_exit;
     }
     void *rb = (void *)(uintptr_t)rbase;
-    if (c->op == TC_OP_GATHERV)
-        rc =
-            PMPI_Gatherv(send, (int)c->mine, MPI_BYTE, rb, counts, displs, MPI_BYTE, c->root, comm);
+    int prc;
+    if (v)
+        prc = PMPI_Gatherv(send, (int)c->mine, MPI_BYTE, rb, counts,
+                           counts ? counts + c->size : NULL, MPI_BYTE, c->root, comm);
     else
-        rc = PMPI_Gather(send, (int)c->mine, MPI_BYTE, rb, (int)c->mine, MPI_BYTE, c->root, comm);
+        prc = PMPI_Gather(send, (int)c->mine, MPI_BYTE, rb, (int)c->mine, MPI_BYTE, c->root, comm);
+    if (rc == MPI_SUCCESS)
+        rc = rc_send != MPI_SUCCESS ? rc_send : prc;
     if (rc == MPI_SUCCESS && root && !direct)
         rc = tc_blocks_finish(&st.recv, c->in_place ? c->rank : -1, comm);
 fn_exit:
@@ -341,13 +407,12 @@ static __attribute__((noinline)) int tc_ga_dispatch(tc_ctx_t *ctx, tc_ga_call_t 
         return rc;
     }
     tc_path_t path = ctx->bcast_path;
-    if (path == TC_PATH_HIER) {
-        static bool logged;
-        tc_log_once(logged, TC_LOG_INFO,
-                    "%s: Gather(v) over several hierarchy levels uses the MPI's own (as bytes)",
-                    ctx->comm_name);
-        path = TC_PATH_PMPI_MULTINODE;
+    if (path == TC_PATH_HIER && ctx->hier) {
+        tc_stats_count(c->op, TC_PATH_HIER);
+        return tc_ga_hier(ctx, c);
     }
+    if (path == TC_PATH_HIER)
+        path = TC_PATH_PMPI_MULTINODE;
     tc_stats_count(c->op, path);
     return tc_ga_pmpi(c, ctx->comm);
 }

@@ -175,9 +175,7 @@ int TC_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
  * MPI_Gather_c decides on its recvcount, the others on their sendcount (and
  * conversely for MPI_Scatter_c): the same number when the datatypes are the
  * same, which is all this supports beyond INT_MAX (above). MPI_Gatherv_c and
- * MPI_Scatterv_c are not defined: their counts are the root's alone, so a
- * non-root could not tell that one of its peers' counts is beyond INT_MAX,
- * and the processes would take different paths. */
+ * MPI_Scatterv_c: below (the root decides and tells the others). */
 
 /* @p c as the TC_* argument in *out; false if @p significant and too large. */
 static bool tc_lc_arg(MPI_Count c, bool significant, int *out)
@@ -433,6 +431,115 @@ int TC_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype
                               comm);
     }
     return TC_Scatter(sendbuf, sc, sendtype, recvbuf, rc, recvtype, root, comm);
+}
+
+/* ---- Gatherv, Scatterv ----------------------------------------------------
+ * Their counts and displacements are the root's alone (a non-root knows only
+ * its own count), so the root decides for every process and broadcasts its
+ * decision (one int, PMPI_Bcast on the communicator: one small broadcast more
+ * per call): the library's TC_Gatherv / TC_Scatterv when every count and
+ * displacement fits an int, else the MPI's own PMPI_*v_c with the caller's
+ * arguments unchanged (pmpi_large_count). A root that cannot copy the arrays
+ * decides for the MPI's own. A non-root whose own count is beyond INT_MAX
+ * while the root's fit (datatypes whose counts fall on both sides of INT_MAX)
+ * is not supported, as above: it reports MPI_ERR_COUNT. */
+
+#define TC_LC_SMALL 64
+
+/* The root's decision (*fits, broadcast) and, where it fits, its int copies
+ * of @p counts and @p displs in *cnt (2 size entries: @p small, or
+ * allocated). Returns the broadcast's code. */
+static int tc_lc_v_decide(MPI_Comm comm, int root, int size, bool at_root, const MPI_Count counts[],
+                          const MPI_Aint displs[], int *small, int **cnt, int *fits)
+{
+    int ok = 1;
+    *cnt = NULL;
+    if (at_root && counts && displs) {
+        for (int j = 0; ok && j < size; j++)
+            ok = !tc_lc_large(counts[j]) && tc_lc_disp(displs[j]);
+        if (ok && !(*cnt = size <= TC_LC_SMALL ? small : malloc(2 * (size_t)size * sizeof **cnt)))
+            ok = 0;
+        for (int j = 0; ok && j < size; j++) {
+            (*cnt)[j] = tc_lc_int(counts[j]);
+            (*cnt)[size + j] = (int)displs[j];
+        }
+    }
+    *fits = ok;
+    return PMPI_Bcast(fits, 1, MPI_INT, root, comm);
+}
+
+/* An intracommunicator and a valid root: its size in *size; else false (the
+ * TC_* call reports the error, or an intercommunicator: *inter). */
+static bool tc_lc_v_comm(MPI_Comm comm, int root, int *size, int *inter)
+{
+    *inter = 0;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS || *inter)
+        return false;
+    return PMPI_Comm_size(comm, size) == MPI_SUCCESS && root >= 0 && root < *size;
+}
+
+int TC_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                 int root, MPI_Comm comm)
+{
+    int size, inter, rank, fits, sc, rc, small[2 * TC_LC_SMALL], *cnt;
+    if (!tc_lc_v_comm(comm, root, &size, &inter)) {
+        if (inter) {
+            tc_stats_count(TC_OP_GATHERV, TC_PATH_PMPI_INTERCOMM);
+            return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                  recvtype, root, comm);
+        }
+        return TC_Gatherv(sendbuf, 0, sendtype, recvbuf, NULL, NULL, recvtype, root, comm);
+    }
+    PMPI_Comm_rank(comm, &rank);
+    if ((rc = tc_lc_v_decide(comm, root, size, rank == root, recvcounts, displs, small, &cnt,
+                             &fits)) != MPI_SUCCESS) {
+    } else if (!fits) {
+        tc_lc_fallback(TC_OP_GATHERV);
+        rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                            root, comm);
+    } else if (!tc_lc_arg(sendcount, sendbuf != MPI_IN_PLACE, &sc)) {
+        rc = tc_ctx_error(comm, tc_err(TC_ERR_COUNT),
+                          "MPI_Gatherv_c: sendcount beyond INT_MAX, the root's counts not");
+    } else {
+        rc = TC_Gatherv(sendbuf, sc, sendtype, recvbuf, cnt, cnt ? cnt + size : NULL, recvtype,
+                        root, comm);
+    }
+    if (cnt != small)
+        free(cnt);
+    return rc;
+}
+
+int TC_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                  MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm)
+{
+    int size, inter, rank, fits, rcount, rc, small[2 * TC_LC_SMALL], *cnt;
+    if (!tc_lc_v_comm(comm, root, &size, &inter)) {
+        if (inter) {
+            tc_stats_count(TC_OP_SCATTERV, TC_PATH_PMPI_INTERCOMM);
+            return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                   recvtype, root, comm);
+        }
+        return TC_Scatterv(sendbuf, NULL, NULL, sendtype, recvbuf, 0, recvtype, root, comm);
+    }
+    PMPI_Comm_rank(comm, &rank);
+    if ((rc = tc_lc_v_decide(comm, root, size, rank == root, sendcounts, displs, small, &cnt,
+                             &fits)) != MPI_SUCCESS) {
+    } else if (!fits) {
+        tc_lc_fallback(TC_OP_SCATTERV);
+        rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                             root, comm);
+    } else if (!tc_lc_arg(recvcount, recvbuf != MPI_IN_PLACE, &rcount)) {
+        rc = tc_ctx_error(comm, tc_err(TC_ERR_COUNT),
+                          "MPI_Scatterv_c: recvcount beyond INT_MAX, the root's counts not");
+    } else {
+        rc = TC_Scatterv(sendbuf, cnt, cnt ? cnt + size : NULL, sendtype, recvbuf, rcount, recvtype,
+                         root, comm);
+    }
+    if (cnt != small)
+        free(cnt);
+    return rc;
 }
 
 #else

@@ -101,6 +101,40 @@ static double tc_predict_shm_reduce(const tc_ctx_t *ctx, size_t m, double gamma)
     return tc_model_shm_reduce_cost(m, f, s->p, gamma, &cfg, &sp);
 }
 
+/* The hierarchical Gather or Scatter of @p m bytes per process
+ * (hier/level_gather.c) along this rank's groups, as if it led each: the
+ * segment's group as the segment's operation, a point-to-point group as its
+ * collector's (distributor's) n - 1 transfers one after the other, the
+ * members' streams together (u - own) m bytes (u: the ranks of the group's
+ * unit, own: the collector's). The v-variants' sizes messages are left out. */
+static double tc_predict_hier_gather(const tc_ctx_t *ctx, int op, size_t m)
+{
+    const tc_hier_t *h = ctx->hier;
+    double t = 0.0;
+    for (int i = 0; i < h->nlevels; i++) {
+        const tc_hier_level_t *l = &h->level[i];
+        if (l->shm) {
+            t += tc_predict_shm_gather(ctx, op, m);
+            continue;
+        }
+        const int ml = l->model_level;
+        tc_logp_t pl;
+        tc_select_level_params(
+            &ctx->logp.level[ml >= 0 && ml < TC_MODEL_LEVEL_LAST ? ml : TC_MODEL_LEVEL_NODE],
+            ctx->oversubscribed, &pl);
+        int unit = 0, own = 0;
+        for (int y = 0; y < h->p; y++) {
+            unit += l->owner[y] >= 0;
+            own += l->owner[y] == 0;
+        }
+        const double each = (double)(unit - own) / (double)(l->size - 1) * (double)m;
+        const double rdv = pl.E > 0 && each > pl.E ? pl.rdv : 0.0;
+        t += (double)(l->size - 1) * (pl.L + pl.o_s + pl.o_r + rdv) +
+             (double)(unit - own) * (double)m * pl.G;
+    }
+    return t;
+}
+
 enum { TC_PREDICT_BCAST, TC_PREDICT_REDUCE, TC_PREDICT_ALLREDUCE_TOP };
 
 /* One group's part for a piece of @p m bytes. */
@@ -201,6 +235,57 @@ static double tc_predict_hier(const tc_ctx_t *ctx, int coll, size_t bytes)
     return total;
 }
 
+/* The hierarchical Allgather of blocks of @p m bytes (hier/hier_allgather.h)
+ * on this rank's path: each group below the top gathers into its leader
+ * (the segment's Gather; point to point: P - 1 messages of a member's
+ * blocks into the leader, costed as a flat broadcast of that size), the top
+ * group exchanges the whole result, the leaders broadcast it down. */
+static double tc_predict_hier_allgather(const tc_ctx_t *ctx, size_t m)
+{
+    const tc_hier_t *h = ctx->hier;
+    const int n = h->nlevels;
+    const size_t total = m * (size_t)h->p;
+    const bool in_top = n > 0 && (int)h->level[n - 1].level == tc_hier_top_level(h);
+    const int below = in_top ? n - 1 : n;
+    double t = 0.0;
+    for (int i = 0; i < below; i++) {
+        const tc_hier_level_t *l = &h->level[i];
+        if (l->shm) {
+            t += tc_predict_shm_gather(ctx, TC_COLL_GATHER, m);
+        } else {
+            int unit = 0;
+            for (int x = 0; x < h->p; x++)
+                unit += l->owner[x] >= 0;
+            const int ml = l->model_level;
+            tc_logp_t pl;
+            tc_select_level_params(
+                &ctx->logp.level[ml >= 0 && ml < TC_MODEL_LEVEL_LAST ? ml : TC_MODEL_LEVEL_NODE],
+                ctx->oversubscribed, &pl);
+            const tc_select_cand_t flat = {TC_HIER_BCAST_FLAT, 2};
+            t += tc_select_cost(TC_SELECT_BCAST, flat, m * (size_t)unit / (size_t)l->size, l->size,
+                                h->gamma, &pl);
+        }
+        t += tc_predict_group(ctx, l, TC_PREDICT_BCAST, total);
+    }
+    if (in_top) {
+        const tc_hier_level_t *l = &h->level[n - 1];
+        if (l->shm) {
+            t += tc_predict_shm_gather(ctx, TC_COLL_ALLGATHER, m);
+        } else {
+            const int ml = l->model_level;
+            tc_logp_t pl;
+            tc_select_level_params(
+                &ctx->logp.level[ml >= 0 && ml < TC_MODEL_LEVEL_LAST ? ml : TC_MODEL_LEVEL_NODE],
+                ctx->oversubscribed, &pl);
+            const tc_select_cand_t c = {
+                (int)tc_hier_allgather_alg_effective(tc_hier_top_allgather_alg(h, total), l->size),
+                0};
+            t += tc_select_cost(TC_SELECT_ALLGATHER, c, total, l->size, h->gamma, &pl);
+        }
+    }
+    return t;
+}
+
 /* The barrier plan's algorithms: the segment's barrier (arrival and release
  * together cost one barrier) plus the top group's. */
 static double tc_predict_barrier(const tc_ctx_t *ctx)
@@ -257,8 +342,17 @@ int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec)
     }
     if (op >= TC_COLL_ALLGATHER) {
         /* The gathering operations (bytes: one process's block): through
-         * the segment, else the MPI's own (no model of it). */
-        *usec = ctx->bcast_path == TC_PATH_SHM ? tc_predict_shm_gather(ctx, op, bytes) : -1.0;
+         * the segment, Allgather, Gather and Scatter through the hierarchy,
+         * else the MPI's own (no model of it). */
+        if (ctx->bcast_path == TC_PATH_SHM)
+            *usec = tc_predict_shm_gather(ctx, op, bytes);
+        else if (ctx->bcast_path == TC_PATH_HIER && ctx->hier && op == TC_COLL_ALLGATHER)
+            *usec = tc_predict_hier_allgather(ctx, bytes);
+        else if (ctx->bcast_path == TC_PATH_HIER && ctx->hier &&
+                 (op == TC_COLL_GATHER || op == TC_COLL_SCATTER))
+            *usec = tc_predict_hier_gather(ctx, op, bytes);
+        else
+            *usec = -1.0;
         return MPI_SUCCESS;
     }
     if (ctx->bcast_path == TC_PATH_SHM) {

@@ -14,9 +14,12 @@
 #include "hier/hier_build.h"
 #include "hier/topo_hwloc.h"
 #include "model/cost.h"
+#include "model/cost_shm_coll.h"
 #include "rma/settings.h"
 #include "select.h"
 #include "settings.h"
+#include "shm/params.h"
+#include "shm/scan.h"
 #include "topocoll.h"
 
 /* ---- accessors: what this file reads of the context --------------------- */
@@ -422,8 +425,9 @@ int tc_query_choice(MPI_Comm comm, int i, tc_query_op_t qop, size_t bytes, tc_qu
 /* ---- the plans of the gathering and scanning operations ----------------- */
 
 /* The path of these operations on a context, in words (core/allgather.c,
- * gather.c, scatter.c, reduce_scatter.c, scan.c: all follow bcast_path, and
- * none goes through the hierarchy's groups yet). */
+ * gather.c, scatter.c, reduce_scatter.c, scan.c: all follow bcast_path; on
+ * the hierarchy Gather(v) and Scatter(v) go through its groups, see
+ * tc_query_plan). */
 static const char *plan_path_text(tc_path_t path)
 {
     static const char *const names[TC_PATH_LAST] = {
@@ -533,13 +537,37 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
                         : "never (each process knows only its own blocks)";
         break;
     default: /* Scan, Exscan */
+    {
+        const int tmin = q_shm_params(ctx)->scan_tree_min;
+        char rounds[160] = "";
+        if (tmin > 0)
+            snprintf(rounds, sizeof rounds,
+                     "; from %d processes, messages of one line (and of one slot where the "
+                     "model finds it cheaper) in log2(p) rounds",
+                     tmin);
         snprintf(p, n,
                  "rank-ordered chain: process i waits for i-1's prefix, folds its own on the "
                  "right, publishes it, fragment by fragment: messages <= %d B in the inline "
-                 "lines%s%s",
-                 inl, op == TC_QUERY_PLAN_EXSCAN ? " (result: the previous prefix, none at 0)" : "",
+                 "lines%s%s%s",
+                 inl, rounds,
+                 op == TC_QUERY_PLAN_EXSCAN ? " (result: the previous prefix, none at 0)" : "",
                  tc_query_plan_reduce_note);
+        if (ctx->bcast_path == TC_PATH_HIER) {
+            /* core/scan.c: contiguity is agreed at the first call. */
+            const struct tc_scan_units *u = ctx->scan_units;
+            out->hier = !u || tc_scan_units_contiguous(u);
+            out->path = !u ? "hierarchical if every node's ranks are contiguous (agreed at the "
+                             "first call), else the MPI's own"
+                        : out->hier ? "hierarchical: every node's ranks are contiguous"
+                                    : "the MPI's own: the nodes' ranks interleave";
+            const size_t len = strlen(p);
+            snprintf(p + len, n - len,
+                     "; across nodes: this scan in each node, an exclusive scan of the node "
+                     "totals among the nodes' last ranks (recursive doubling), broadcast in "
+                     "the node, one fold per process");
+        }
         break;
+    }
     }
     if (op == TC_QUERY_PLAN_ALLTOALL || op == TC_QUERY_PLAN_ALLTOALLV) {
         out->modeled = op == TC_QUERY_PLAN_ALLTOALL;
@@ -549,20 +577,104 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
                     "algorithm: integer and logical ops (on 2 processes also float sums and "
                     "products); other float ops never";
         out->bytes = "the whole message";
+        out->modeled = op >= TC_QUERY_PLAN_SCAN;
     } else {
         out->modeled = op != TC_QUERY_PLAN_GATHERV && op != TC_QUERY_PLAN_SCATTERV;
         out->bytes = op == TC_QUERY_PLAN_ALLGATHERV ? "one process's block, equal counts"
                                                     : "one process's block";
     }
-    if (!out->shm)
+    const bool rooted = op >= TC_QUERY_PLAN_GATHER && op <= TC_QUERY_PLAN_SCATTERV;
+    if (ctx->bcast_path == TC_PATH_HIER && q_hier(ctx) &&
+        (op == TC_QUERY_PLAN_ALLGATHER || op == TC_QUERY_PLAN_ALLGATHERV)) {
+        /* core/allgather.c, hier/hier_allgather.h. */
+        char top[120];
+        tc_hier_top_allgather_describe(q_hier(ctx), top, sizeof top);
+        out->hier = 1;
+        out->path = "hierarchical: the groups of every level below the top gather into their "
+                    "leaders, the top group exchanges, the leaders broadcast the whole result "
+                    "down";
+        snprintf(p, n,
+                 "gather to the leaders (segment or point to point); top group: %s by the "
+                 "result's size; down: the segment's Bcast or the level's; blocks in rank order",
+                 top);
+        out->race = "calls of at least TC_PMPI_RACE_MIN bytes in all blocks";
+    } else if (rooted && ctx->bcast_path == TC_PATH_HIER && ctx->hier) {
+        /* hier/level_gather.c */
+        out->hier = 1;
+        out->path = "the hierarchy's groups (one gather or scatter per group: the segment's "
+                    "group through it, the others point to point)";
+        snprintf(p, n, "%s",
+                 op <= TC_QUERY_PLAN_GATHERV
+                     ? "the groups without the root gather bottom-up into their leaders, then "
+                       "the root's chain top-down into the member holding the root; blocks "
+                       "travel in rank order (any placement); Gatherv: a collector other than "
+                       "the root learns its members' sizes first"
+                     : "the root's chain bottom-up from the root, then the other groups "
+                       "top-down from their leaders; blocks travel in rank order (any "
+                       "placement); Scatterv: the sizes travel ahead of the blocks");
+        out->race = "none (the hierarchical path does not race)";
+    } else if (out->hier) {
+        out->race = "none across nodes";
+    } else if (!out->shm) {
         out->race = "none (the MPI's own runs every call)";
-    else if (out->race_min == 0)
+    } else if (out->race_min == 0)
         out->race = "off (TC_PMPI_RACE_MIN=0)";
     return MPI_SUCCESS;
 }
 
+/* Scan / Exscan of @p m bytes through the segment @p s (shm/scan.c's
+ * choice: rounds or chain). */
+static double q_scan_shm_cost(const tc_ctx_t *ctx, const tc_shm_comm_t *s, size_t m)
+{
+    tc_model_shm_t sp;
+    if (!s || m == 0 || s->p <= 1)
+        return 0.0;
+    tc_model_shm_from_shm_row(&q_logp(ctx)->shm, &sp);
+    const double gamma = ctx->hier ? ctx->hier->gamma : 0.0;
+    if (tc_shm_scan_rounds(s, m))
+        return tc_model_shm_scan_rounds_cost(m, s->p, gamma, &sp);
+    const size_t f = m <= TC_SHM_INLINE_MAX
+                         ? m
+                         : tc_shm_params_fragment_for(m, s->tw_over_t, s->layout.rslot_bytes);
+    return tc_model_shm_scan_chain_cost(m, f, s->p, gamma, &sp);
+}
+
+/* The model's Scan / Exscan on @p ctx (-1: the MPI's own runs). Across
+ * nodes: the scan in this rank's node, the leaders' exclusive scan (the
+ * top group's LogGP parameters), the broadcast in the node (costed as a
+ * second scan there: a bound) and the fold. */
+static double q_scan_cost(const tc_ctx_t *ctx, size_t m)
+{
+    if (ctx->size == 1 || m == 0)
+        return 0.0;
+    if (ctx->bcast_path == TC_PATH_SHM)
+        return q_scan_shm_cost(ctx, q_segment(ctx), m);
+    if (ctx->bcast_path != TC_PATH_HIER || !ctx->hier)
+        return -1.0;
+    const struct tc_scan_units *u = ctx->scan_units;
+    if (u && !tc_scan_units_contiguous(u))
+        return -1.0;
+    const tc_shm_comm_t *s = q_segment(ctx);
+    const int local = s ? s->p : 1;
+    const int nunits = u ? tc_scan_units_count(u) : (ctx->size + local - 1) / local;
+    tc_logp_t lp;
+    tc_select_level_params(&q_logp(ctx)->level[tc_select_top_level(ctx->hier, 0)],
+                           ctx->oversubscribed, &lp);
+    const double gamma = ctx->hier->gamma, local_cost = q_scan_shm_cost(ctx, s, m);
+    return 2.0 * local_cost + tc_model_exscan_recdbl_cost(m, nunits, gamma, &lp) +
+           (double)m * gamma;
+}
+
 int tc_query_plan_cost(MPI_Comm comm, int op, size_t bytes, double *usec)
 {
+    if (op == TC_QUERY_PLAN_SCAN || op == TC_QUERY_PLAN_EXSCAN) {
+        tc_ctx_t *ctx;
+        int rc = tc_ctx_get(comm, &ctx);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        *usec = q_scan_cost(ctx, bytes);
+        return MPI_SUCCESS;
+    }
     static const int coll[TC_QUERY_PLAN_LAST] = {[TC_QUERY_PLAN_ALLGATHER] = TC_COLL_ALLGATHER,
                                                  [TC_QUERY_PLAN_ALLGATHERV] = TC_COLL_ALLGATHER,
                                                  [TC_QUERY_PLAN_GATHER] = TC_COLL_GATHER,

@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "blocks.h"
 #include "ctx.h"
+#include "hier/level_gather.h"
 #include "shm/allgather.h"
 #include "topocoll.h"
 
@@ -43,6 +44,7 @@ typedef struct tc_sc_call {
 typedef struct tc_sc_io_state {
     tc_blocks_t send; /* the root: every block */
     tc_blocks_t recv; /* our block */
+    bool root;        /* the hierarchy's io: the blocks are send's (else our recv block) */
 } tc_sc_io_state_t;
 
 static void tc_sc_put(void *state, int j, size_t off, char *dst, size_t n)
@@ -115,40 +117,114 @@ static int tc_sc_shm(tc_ctx_t *ctx, const tc_sc_call_t *c)
     return rc;
 }
 
-/* The MPI's own, as bytes (see allgather.c). */
+/* Block y in one piece (the hierarchy's io), or NULL. */
+static char *tc_sc_addr(void *state, int y)
+{
+    tc_sc_io_state_t *st = state;
+    const tc_blocks_t *b = st->root ? &st->send : &st->recv;
+    return b->mode == TC_BLOCKS_MAPPED ? NULL
+                                       : (char *)(uintptr_t)tc_blocks_data(b, st->root ? y : 0);
+}
+
+/* Through the hierarchy's groups (hier/level_gather.c). */
+static int tc_sc_hier(tc_ctx_t *ctx, const tc_sc_call_t *c)
+{
+    tc_sc_io_state_t st;
+    const bool root = c->rank == c->root;
+    int rc = tc_sc_blocks(&st, c, 0, ctx->priv);
+    st.root = root;
+    tc_hier_ga_io_t io = {tc_sc_put, tc_sc_get, tc_sc_addr, &st};
+    if (rc != MPI_SUCCESS) /* take part all the same (see tc_sc_shm) */
+        io = (tc_hier_ga_io_t){tc_hier_ga_read_zeros, tc_hier_ga_write_nothing,
+                               tc_hier_ga_addr_none, NULL};
+    const bool v = c->op == TC_OP_SCATTERV;
+    tc_hier_ga_sizes_t sz = {v && root ? c->bytes : NULL, c->mine, v};
+    int hrc = tc_hier_scatter(ctx->hier, ctx->shm, ctx->priv, &sz, c->root, &io);
+    if (rc == MPI_SUCCESS)
+        rc = hrc;
+    if (rc == MPI_SUCCESS)
+        rc = root ? tc_sc_own(&st, c, ctx->priv) : tc_blocks_finish(&st.recv, -1, ctx->priv);
+    tc_sc_blocks_free(&st);
+    return rc;
+}
+
+/* The root's send side for the MPI's own, as bytes: the user's buffer
+ * directly when its type is contiguous, else a staged copy (tc_blocks_init);
+ * a Scatterv's counts and displacements, or *far when its blocks lie further
+ * apart than an int displacement. Only the root calls. */
+static int tc_sc_root_prepare(const tc_sc_call_t *c, tc_sc_io_state_t *st, int **counts,
+                              const char **sbase, bool *far, MPI_Comm comm)
+{
+    int rc = tc_blocks_init(&st->send, c->sendbuf, c->size, c->sendcount, c->sendcounts, c->displs,
+                            c->sendtype, TC_BLOCKS_READ | TC_BLOCKS_STAGE, comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const bool direct = st->send.mode == TC_BLOCKS_CONTIG;
+    if (c->op != TC_OP_SCATTERV) {
+        *sbase = direct ? tc_blocks_data(&st->send, 0) : st->send.staged;
+        return MPI_SUCCESS;
+    }
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int j = 0; j < c->size; j++) {
+        if (c->bytes[j] == 0)
+            continue;
+        uintptr_t a = (uintptr_t)tc_blocks_data(&st->send, j);
+        lo = a < lo ? a : lo;
+        hi = a > hi ? a : hi;
+    }
+    if (lo != UINTPTR_MAX && hi - lo > INT_MAX) {
+        *far = true;
+        return MPI_SUCCESS;
+    }
+    int *cnt = malloc(2 * (size_t)c->size * sizeof *cnt);
+    if (!cnt)
+        return tc_err(TC_ERR_NOMEM);
+    *counts = cnt;
+    for (int j = 0; j < c->size; j++) {
+        cnt[j] = (int)c->bytes[j]; /* fits: checked by the caller */
+        cnt[c->size + j] =
+            c->bytes[j] == 0 ? 0 : (int)((uintptr_t)tc_blocks_data(&st->send, j) - lo);
+    }
+    *sbase = (const char *)lo;
+    return MPI_SUCCESS;
+}
+
+/* The MPI's own, as bytes (see allgather.c).
+ *
+ * The MPI gets the call as the user made it instead of as bytes when a block
+ * or the root's byte displacements do not fit MPI's ints (MPI allows such
+ * calls with derived types). Every process must decide the same: for a
+ * Scatter every block has the same size, known everywhere; for a Scatterv
+ * only the root knows the blocks and where they are, so it broadcasts its
+ * decision (one small broadcast more on this path), deciding on the blocks
+ * as tc_sc_root_prepare laid them out; a root that could not prepare them (a
+ * failed allocation) decides for the user's form, which needs no copy. Any
+ * other process that fails to prepare its side still enters the collective,
+ * as bytes straight from (into) the user's buffer (tc_blocks_span), and
+ * reports the failure afterwards: nobody is left waiting for it. */
 static int tc_sc_pmpi(const tc_sc_call_t *c, MPI_Comm comm)
 {
     tc_sc_io_state_t st;
-    int *counts = NULL, *displs = NULL;
+    int *counts = NULL;
     const char *sbase = NULL;
-    const bool root = c->rank == c->root;
-    int rc = tc_sc_blocks(&st, c, TC_BLOCKS_STAGE, comm);
-    /* Whether the MPI gets the call as the user made it instead of as bytes:
-     * when a block or the root's byte displacements do not fit MPI's ints (MPI
-     * allows such calls with derived types). Every process must decide the
-     * same: for a Scatter every block has the same size, known everywhere; for
-     * a Scatterv only the root knows the blocks and where they are, so it
-     * broadcasts its decision (one small broadcast more on this path, the MPI's
-     * own), and no process can fail alone while the others wait in
-     * PMPI_Scatterv. The root decides on the blocks as tc_sc_blocks laid them
-     * out (the user's buffer, or the staged copy when the type is not
-     * contiguous); if that failed, the user's form needs no copy. */
+    const bool root = c->rank == c->root, v = c->op == TC_OP_SCATTERV;
+    bool far = false;
+    int rc = MPI_SUCCESS, rc_recv = MPI_SUCCESS;
+    tc_blocks_none(&st.send);
+    tc_blocks_none(&st.recv);
     int big = c->mine > INT_MAX;
-    if (c->op == TC_OP_SCATTERV) {
+    if (v) {
         big = 0;
-        if (root) {
-            uintptr_t lo = UINTPTR_MAX, hi = 0;
-            big = rc != MPI_SUCCESS;
-            for (int j = 0; !big && j < c->size; j++) {
-                big = c->bytes[j] > INT_MAX;
-                if (c->bytes[j] == 0)
-                    continue;
-                uintptr_t a = (uintptr_t)tc_blocks_data(&st.send, j);
-                lo = a < lo ? a : lo;
-                hi = a > hi ? a : hi;
-            }
-            big = big || (lo != UINTPTR_MAX && hi - lo > INT_MAX);
-        }
+        for (int j = 0; root && !big && j < c->size; j++)
+            big = c->bytes[j] > INT_MAX;
+    }
+    if (!big && root) {
+        rc = tc_sc_root_prepare(c, &st, &counts, &sbase, &far, comm);
+        big = far;
+    }
+    if (v) {
+        if (root && rc != MPI_SUCCESS)
+            big = 1;
         int brc = PMPI_Bcast(&big, 1, MPI_INT, c->root, comm);
         if (brc != MPI_SUCCESS) {
             rc = brc;
@@ -156,53 +232,40 @@ static int tc_sc_pmpi(const tc_sc_call_t *c, MPI_Comm comm)
         }
     }
     if (big) {
-        rc = c->op == TC_OP_SCATTERV
-                 ? PMPI_Scatterv(c->sendbuf, c->sendcounts, c->displs, c->sendtype,
-                                 c->in_place ? MPI_IN_PLACE : c->recvbuf, c->recvcount, c->recvtype,
-                                 c->root, comm)
-                 : PMPI_Scatter(c->sendbuf, c->sendcount, c->sendtype,
-                                c->in_place ? MPI_IN_PLACE : c->recvbuf, c->recvcount, c->recvtype,
-                                c->root, comm);
+        rc = v ? PMPI_Scatterv(c->sendbuf, c->sendcounts, c->displs, c->sendtype,
+                               c->in_place ? MPI_IN_PLACE : c->recvbuf, c->recvcount, c->recvtype,
+                               c->root, comm)
+               : PMPI_Scatter(c->sendbuf, c->sendcount, c->sendtype,
+                              c->in_place ? MPI_IN_PLACE : c->recvbuf, c->recvcount, c->recvtype,
+                              c->root, comm);
         goto fn_exit;
     }
-    if (rc != MPI_SUCCESS)
-        goto fn_exit;
-    if (root) {
-        /* The send buffer directly when its type is contiguous (else
-         * tc_blocks_init staged it) and the displacements fit an int. */
-        const bool direct = st.send.mode == TC_BLOCKS_CONTIG;
-        if (c->op == TC_OP_SCATTERV) {
-            if (!(counts = malloc(2 * (size_t)c->size * sizeof *counts))) {
-                rc = tc_err(TC_ERR_NOMEM);
-                goto fn_exit;
-            }
-            displs = counts + c->size;
-            uintptr_t lo = UINTPTR_MAX, hi = 0;
-            for (int j = 0; j < c->size; j++) {
-                counts[j] = (int)c->bytes[j]; /* fits: decided above */
-                if (c->bytes[j] == 0)
-                    continue;
-                uintptr_t a = (uintptr_t)tc_blocks_data(&st.send, j);
-                lo = a < lo ? a : lo;
-                hi = a > hi ? a : hi;
-            }
-            for (int j = 0; j < c->size; j++)
-                displs[j] =
-                    c->bytes[j] == 0 ? 0 : (int)((uintptr_t)tc_blocks_data(&st.send, j) - lo);
-            sbase = (const char *)lo;
-        } else {
-            sbase = direct ? tc_blocks_data(&st.send, 0) : st.send.staged;
-        }
+    void *recv = MPI_IN_PLACE;
+    if (!c->in_place) {
+        rc_recv = tc_blocks_init(&st.recv, c->recvbuf, 1, c->recvcount, NULL, NULL, c->recvtype,
+                                 TC_BLOCKS_STAGE, comm);
+        recv = rc_recv == MPI_SUCCESS
+                   ? (void *)(uintptr_t)tc_blocks_data(&st.recv, 0)
+                   : tc_blocks_span(c->recvbuf, (size_t)c->recvcount, c->recvtype, c->mine);
     }
-    if (rc != MPI_SUCCESS)
+    if (root && rc != MPI_SUCCESS) /* a Scatter's root: from the user's buffer */
+        sbase = tc_blocks_span(c->sendbuf, (size_t)c->sendcount * (size_t)c->size, c->sendtype,
+                               c->total);
+    if ((rc_recv != MPI_SUCCESS && !recv && c->mine > 0) ||
+        (root && rc != MPI_SUCCESS && !sbase && c->total > 0)) {
+        /* Not even that (a send type whose elements overlap). */
+        rc = rc != MPI_SUCCESS ? rc : rc_recv;
         goto fn_exit;
-    void *recv = c->in_place ? MPI_IN_PLACE : (void *)(uintptr_t)tc_blocks_data(&st.recv, 0);
+    }
     void *sb = (void *)(uintptr_t)sbase;
-    if (c->op == TC_OP_SCATTERV)
-        rc = PMPI_Scatterv(sb, counts, displs, MPI_BYTE, recv, (int)c->mine, MPI_BYTE, c->root,
-                           comm);
+    int prc;
+    if (v)
+        prc = PMPI_Scatterv(sb, counts, counts ? counts + c->size : NULL, MPI_BYTE, recv,
+                            (int)c->mine, MPI_BYTE, c->root, comm);
     else
-        rc = PMPI_Scatter(sb, (int)c->mine, MPI_BYTE, recv, (int)c->mine, MPI_BYTE, c->root, comm);
+        prc = PMPI_Scatter(sb, (int)c->mine, MPI_BYTE, recv, (int)c->mine, MPI_BYTE, c->root, comm);
+    if (rc == MPI_SUCCESS)
+        rc = rc_recv != MPI_SUCCESS ? rc_recv : prc;
     if (rc == MPI_SUCCESS && !c->in_place)
         rc = tc_blocks_finish(&st.recv, -1, comm);
 fn_exit:
@@ -334,13 +397,12 @@ static __attribute__((noinline)) int tc_sc_dispatch(tc_ctx_t *ctx, tc_sc_call_t 
         return rc;
     }
     tc_path_t path = ctx->bcast_path;
-    if (path == TC_PATH_HIER) {
-        static bool logged;
-        tc_log_once(logged, TC_LOG_INFO,
-                    "%s: Scatter(v) over several hierarchy levels uses the MPI's own (as bytes)",
-                    ctx->comm_name);
-        path = TC_PATH_PMPI_MULTINODE;
+    if (path == TC_PATH_HIER && ctx->hier) {
+        tc_stats_count(c->op, TC_PATH_HIER);
+        return tc_sc_hier(ctx, c);
     }
+    if (path == TC_PATH_HIER)
+        path = TC_PATH_PMPI_MULTINODE;
     tc_stats_count(c->op, path);
     return tc_sc_pmpi(c, ctx->comm);
 }

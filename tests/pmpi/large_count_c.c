@@ -2,7 +2,8 @@
  * An unmodified MPI program calling the MPI-4 large-count collectives
  * (MPI_Bcast_c, MPI_Reduce_c, MPI_Allreduce_c, MPI_Reduce_scatter_block_c,
  * MPI_Reduce_scatter_c, MPI_Scan_c, MPI_Exscan_c, MPI_Allgather_c, MPI_Alltoall_c,
- * MPI_Allgatherv_c, MPI_Gather_c, MPI_Scatter_c) with small counts. Run with
+ * MPI_Allgatherv_c, MPI_Gather_c, MPI_Scatter_c, MPI_Gatherv_c, MPI_Scatterv_c)
+ * with small counts. Run with
  * LD_PRELOAD=libtopocoll_pmpi.so by run_with_stats.sh, which checks from
  * TC_STATS=1 output that every MPI_Bcast_c and gathering call went through
  * the library's shared-memory path, that the other calls reached the library (shm > 0 for
@@ -244,6 +245,57 @@ static void check_alltoall(MPI_Comm comm, MPI_Count n, int salt)
     free(recv);
 }
 
+static long long gathervs, scattervs;
+
+/* Gatherv_c (gather) or Scatterv_c at @p root: rank r's block (r + salt) % 4
+ * * unit elements (zeros too), blocks in reverse rank order with a gap of one
+ * element, MPI_Count counts and MPI_Aint displacements (the root's alone). */
+static void check_gatherv_c(MPI_Comm comm, int gather, int root, int unit, int salt)
+{
+    MPI_Count *counts = tt_xmalloc(sizeof(MPI_Count) * (size_t)np);
+    MPI_Aint *displs = tt_xmalloc(sizeof(MPI_Aint) * (size_t)np);
+    size_t at = 0;
+    for (int r = np - 1; r >= 0; r--) {
+        counts[r] = (MPI_Count)(((r + salt) % 4) * unit);
+        displs[r] = (MPI_Aint)at;
+        at += (size_t)counts[r] + 1;
+    }
+    const size_t mine_n = (size_t)counts[me];
+    int *mine = ints(mine_n + 1), *all = ints(at + 1);
+    memset(all, 0xA5, (at + 1) * sizeof(int));
+    int rc;
+    if (gather) {
+        fill(mine, mine_n, me, salt);
+        rc = MPI_Gatherv_c(mine, counts[me], MPI_INT, all, counts, displs, MPI_INT, root, comm);
+        gathervs++;
+    } else {
+        if (me == root)
+            for (int r = 0; r < np; r++)
+                fill(all + displs[r], (size_t)counts[r], r, salt);
+        memset(mine, 0xA5, (mine_n + 1) * sizeof(int));
+        rc = MPI_Scatterv_c(all, counts, displs, MPI_INT, mine, counts[me], MPI_INT, root, comm);
+        scattervs++;
+    }
+    const char *fn = gather ? "MPI_Gatherv_c" : "MPI_Scatterv_c";
+    CHECK(rc == MPI_SUCCESS, "%s returned %d", fn, rc);
+    for (size_t i = 0; !gather && i < mine_n; i++)
+        if (mine[i] != input(me, i, salt)) {
+            CHECK(0, "%s root %d rank %d: element %zu wrong", fn, root, me, i);
+            break;
+        }
+    for (int r = 0; gather && me == root && r < np; r++)
+        for (size_t i = 0; i < (size_t)counts[r]; i++)
+            if (all[displs[r] + (MPI_Aint)i] != input(r, i, salt)) {
+                CHECK(0, "%s root %d: block %d element %zu wrong", fn, root, r, i);
+                r = np;
+                break;
+            }
+    free(counts);
+    free(displs);
+    free(mine);
+    free(all);
+}
+
 /* Allgatherv_c: rank r contributes (r + v) % 3 * unit elements; blocks in
  * reverse rank order with a gap of one element, MPI_Aint displacements. */
 static void check_allgatherv(MPI_Comm comm, int v, int unit, int salt)
@@ -442,6 +494,10 @@ int main(int argc, char **argv)
                 counts[r] = (MPI_Count)(((r + v) % 3) * (v == 3 ? 20000 : 7 + v));
             check_rs(comm, counts, 0, ++salt);
             check_allgatherv(comm, v, v == 3 ? 20000 : 7 + v, ++salt);
+            for (int root = 0; root < np; root++) {
+                check_gatherv_c(comm, 1, root, v == 3 ? 20000 : 7 + v, ++salt);
+                check_gatherv_c(comm, 0, root, v == 3 ? 20000 : 7 + v, ++salt);
+            }
         }
         free(counts);
     }
@@ -455,9 +511,9 @@ int main(int argc, char **argv)
     printf("tc-pmpi-test rank=%d bcasts=%lld reduces=%lld allreduces=%lld "
            "reduce_scatter_blocks=%lld reduce_scatters=%lld scans=%lld exscans=%lld "
            "allgathers=%lld allgathervs=%lld gathers=%lld scatters=%lld alltoalls=%lld "
-           "large_counts=0 errors=%ld\n",
+           "gathervs=%lld scattervs=%lld large_counts=0 errors=%ld\n",
            me, bcasts, reduces, allreduces, rsbs, rss, scans, exscans, allgathers, allgathervs,
-           gathers, scatters, alltoalls, tt_failures());
+           gathers, scatters, alltoalls, gathervs, scattervs, tt_failures());
     fflush(stdout);
     MPI_Finalize();
     return all_errors == 0 ? 0 : 1;

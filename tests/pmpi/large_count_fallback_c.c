@@ -108,6 +108,26 @@ int main(int argc, char **argv)
         large++;
         CHECK(rc == MPI_SUCCESS, "MPI_Scatter_c root %d returned %d", root, rc);
     }
+    /* Gatherv_c / Scatterv_c: only the root's counts decide (it tells the
+     * others); the last rank's block is the large one. */
+    MPI_Count *gcounts = tt_xmalloc(sizeof(MPI_Count) * (size_t)np);
+    MPI_Aint *gdispls = tt_xmalloc(sizeof(MPI_Aint) * (size_t)np);
+    for (int r = 0; r < np; r++) {
+        gcounts[r] = r == np - 1 ? big : 1;
+        gdispls[r] = 0;
+    }
+    for (int root = 0; root < np; root++) {
+        rc = MPI_Gatherv_c(sbuf, gcounts[tt_rank], empty, rbuf, gcounts, gdispls, empty, root,
+                           MPI_COMM_WORLD);
+        large++;
+        CHECK(rc == MPI_SUCCESS, "MPI_Gatherv_c root %d returned %d", root, rc);
+        rc = MPI_Scatterv_c(sbuf, gcounts, gdispls, empty, rbuf, gcounts[tt_rank], empty, root,
+                            MPI_COMM_WORLD);
+        large++;
+        CHECK(rc == MPI_SUCCESS, "MPI_Scatterv_c root %d returned %d", root, rc);
+    }
+    free(gcounts);
+    free(gdispls);
     MPI_Op_free(&nop);
     MPI_Type_free(&empty);
 
