@@ -165,6 +165,198 @@ static int tc_a2a_shm(tc_ctx_t *ctx, const tc_a2a_call_t *c)
     return rc;
 }
 
+/* ---- node-aware aggregation (Alltoall across nodes) ---------------------------------- */
+
+/* Point-to-point tags on the private communicator (no other traffic uses
+ * them; hier_coll.h has 0x7c01..0x7c03). */
+#define TC_A2A_TAG_GATHER   0x7c21
+#define TC_A2A_TAG_EXCHANGE 0x7c22
+#define TC_A2A_TAG_SCATTER  0x7c23
+
+/* Aggregation only while a leader's buffers (at most 4 x its node's
+ * processes x p blocks) stay below 4 x this many bytes. */
+#define TC_A2A_AGG_ROWS_MAX ((size_t)16 << 20)
+
+/* The nodes of the communicator, from every process's locality (the same
+ * on every process): node k's ranks, ascending, are memb[start[k] ..
+ * start[k + 1]); its leader is the first. Nodes are numbered by their
+ * lowest rank. */
+typedef struct tc_a2a_plan {
+    int n;       /* nodes */
+    int *node;   /* [p] node of rank x */
+    int *pos;    /* [p] index of x among its node's ranks */
+    int *start;  /* [n + 1] */
+    int *memb;   /* [p] */
+    size_t *off; /* [n] leader's exchange buffers: node k's part at off[k] */
+    char *mem;   /* the one allocation behind the arrays */
+} tc_a2a_plan_t;
+
+/* Whether this Alltoall aggregates, decided on values every process knows
+ * (the agreed hierarchy and TC_HIER_A2A_AGGREGATE, the block size, every
+ * process's node); true with *pl built (free pl->mem). A failed allocation
+ * of the plan (a few ints per process) is an error (*rc), as in the other
+ * paths: the call fails on that process. */
+static bool tc_a2a_plan(const tc_ctx_t *ctx, const tc_a2a_call_t *c, tc_a2a_plan_t *pl, int *rc)
+{
+    const tc_hier_t *h = ctx->hier;
+    const int p = c->size;
+    *rc = MPI_SUCCESS;
+    if (c->v || !h || !h->locs || h->p != p || c->block == 0 || c->block > h->a2a_aggregate)
+        return false;
+    for (int x = 0; x < p; x++)
+        if (h->locs[x].id[TC_LEVEL_NODE] == TC_LOC_UNKNOWN)
+            return false;
+    /* One allocation: off and the node ids (8-byte aligned) first, then the ints. */
+    char *mem =
+        malloc((size_t)p * (sizeof(size_t) + sizeof(int64_t)) + (4 * (size_t)p + 1) * sizeof(int));
+    if (!mem) {
+        *rc = tc_err(TC_ERR_NOMEM);
+        return false;
+    }
+    pl->mem = mem;
+    pl->off = (size_t *)(void *)mem;
+    int64_t *ids = (int64_t *)(void *)(mem + (size_t)p * sizeof(size_t));
+    int *ints = (int *)(void *)(ids + p);
+    pl->node = ints;
+    pl->pos = ints + p;
+    pl->memb = ints + 2 * p;
+    pl->start = ints + 3 * p;
+    int n = 0;
+    for (int x = 0; x < p; x++) {
+        const int64_t id = h->locs[x].id[TC_LEVEL_NODE];
+        int k = 0;
+        while (k < n && ids[k] != id)
+            k++;
+        if (k == n)
+            ids[n++] = id;
+        pl->node[x] = k;
+    }
+    pl->n = n;
+    for (int k = 0; k <= n; k++)
+        pl->start[k] = 0;
+    for (int x = 0; x < p; x++)
+        pl->start[pl->node[x] + 1]++;
+    int maxsize = 0;
+    for (int k = 0; k < n; k++) {
+        maxsize = pl->start[k + 1] > maxsize ? pl->start[k + 1] : maxsize;
+        pl->start[k + 1] += pl->start[k];
+    }
+    /* Counting sort by node, ascending x: each node's ranks ascending. */
+    int *fill = pl->pos; /* the next free place per node first, then the positions */
+    for (int k = 0; k < n; k++)
+        fill[k] = pl->start[k];
+    for (int x = 0; x < p; x++)
+        pl->memb[fill[pl->node[x]]++] = x;
+    for (int k = 0; k < n; k++)
+        for (int i = pl->start[k]; i < pl->start[k + 1]; i++)
+            pl->pos[pl->memb[i]] = i - pl->start[k];
+    const int a = pl->node[c->rank], na = pl->start[a + 1] - pl->start[a];
+    size_t off = 0;
+    for (int k = 0; k < n; k++) {
+        pl->off[k] = off;
+        if (k != a)
+            off += (size_t)na * (size_t)(pl->start[k + 1] - pl->start[k]) * c->block;
+    }
+    if (n < 2 || n == p || (size_t)maxsize * (size_t)p * c->block > TC_A2A_AGG_ROWS_MAX) {
+        free(pl->mem);
+        return false;
+    }
+    return true;
+}
+
+/* Complete @p nreq requests, the first error reported (PMPI_Wait in a loop:
+ * gcc >= 11 rejects MPICH's MPI_STATUSES_IGNORE for Waitall's array). */
+static int tc_a2a_wait(int nreq, MPI_Request *req)
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < nreq; i++) {
+        const int rc_wait = PMPI_Wait(&req[i], MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = rc_wait;
+    }
+    return rc;
+}
+
+/* The aggregated exchange: @p sbase holds this process's p blocks of @p B
+ * bytes in rank order, @p rbase receives p blocks (not overlapping
+ * sbase). A non-leader hands its whole send row to its node's leader and
+ * gets its whole receive row back (its intra-node blocks ride along). A
+ * leader gathers its node's rows, sends every other node's leader one
+ * message (for each of its processes in rank order, the blocks to that
+ * node's processes in rank order), receives one from each, and builds
+ * every member's receive row in rank order of the sources: correct
+ * whatever the placement (ranks interleaved across nodes). */
+static int tc_a2a_agg(const tc_a2a_plan_t *pl, const char *sbase, char *rbase, size_t B, int rank,
+                      int p, MPI_Comm priv)
+{
+    const int a = pl->node[rank], na = pl->start[a + 1] - pl->start[a], n = pl->n;
+    const int *ma = pl->memb + pl->start[a];
+    const size_t row = (size_t)p * B;
+    if (rank != ma[0])
+        return PMPI_Sendrecv(sbase, (int)row, MPI_BYTE, ma[0], TC_A2A_TAG_GATHER, rbase, (int)row,
+                             MPI_BYTE, ma[0], TC_A2A_TAG_SCATTER, priv, MPI_STATUS_IGNORE);
+    const size_t xbytes = (size_t)na * (size_t)(p - na) * B; /* each exchange buffer */
+    char *g = malloc(2 * (size_t)(na - 1) * row + 2 * xbytes + 1);
+    MPI_Request *req = malloc((size_t)(na + 2 * n) * sizeof *req);
+    int rc = MPI_SUCCESS, nreq = 0;
+    if (!g || !req) {
+        rc = tc_err(TC_ERR_NOMEM);
+        goto fn_exit;
+    }
+    char *out = g + (size_t)(na - 1) * row, *spack = out + (size_t)(na - 1) * row,
+         *rpack = spack + xbytes;
+#define TC_A2A_ROW(i) ((i) == 0 ? sbase : g + (size_t)((i)-1) * row)
+    for (int i = 1; i < na; i++)
+        if ((rc = PMPI_Irecv(g + (size_t)(i - 1) * row, (int)row, MPI_BYTE, ma[i],
+                             TC_A2A_TAG_GATHER, priv, &req[nreq++])) != MPI_SUCCESS)
+            goto fn_exit;
+    if ((rc = tc_a2a_wait(nreq, req)) != MPI_SUCCESS)
+        goto fn_exit;
+    nreq = 0;
+    for (int b = 0; b < n; b++) {
+        if (b == a)
+            continue;
+        const int nb = pl->start[b + 1] - pl->start[b];
+        const int *mb = pl->memb + pl->start[b];
+        const int cnt = (int)((size_t)na * (size_t)nb * B);
+        if ((rc = PMPI_Irecv(rpack + pl->off[b], cnt, MPI_BYTE, mb[0], TC_A2A_TAG_EXCHANGE, priv,
+                             &req[nreq++])) != MPI_SUCCESS)
+            goto fn_exit;
+        char *d = spack + pl->off[b];
+        for (int i = 0; i < na; i++)
+            for (int j = 0; j < nb; j++, d += B)
+                memcpy(d, TC_A2A_ROW(i) + (size_t)mb[j] * B, B);
+        if ((rc = PMPI_Isend(spack + pl->off[b], cnt, MPI_BYTE, mb[0], TC_A2A_TAG_EXCHANGE, priv,
+                             &req[nreq++])) != MPI_SUCCESS)
+            goto fn_exit;
+    }
+    if ((rc = tc_a2a_wait(nreq, req)) != MPI_SUCCESS)
+        goto fn_exit;
+    nreq = 0;
+    for (int j = na - 1; j >= 0; j--) { /* the members' rows first, ours last */
+        char *dst = j == 0 ? rbase : out + (size_t)(j - 1) * row;
+        for (int x = 0; x < p; x++) {
+            const int k = pl->node[x];
+            const size_t px = (size_t)pl->pos[x];
+            const char *src = k == a ? TC_A2A_ROW(px) + (size_t)ma[j] * B
+                                     : rpack + pl->off[k] + (px * (size_t)na + (size_t)j) * B;
+            memcpy(dst + (size_t)x * B, src, B);
+        }
+        if (j > 0 && (rc = PMPI_Isend(dst, (int)row, MPI_BYTE, ma[j], TC_A2A_TAG_SCATTER, priv,
+                                      &req[nreq++])) != MPI_SUCCESS)
+            goto fn_exit;
+    }
+#undef TC_A2A_ROW
+    rc = tc_a2a_wait(nreq, req);
+    nreq = 0;
+fn_exit:
+    if (nreq > 0) /* an MPI call failed with requests pending: finish them first */
+        (void)tc_a2a_wait(nreq, req);
+    free(req);
+    free(g);
+    return rc;
+}
+
 /* One process, or every block empty: our block to ourselves. */
 static int tc_a2a_single(const tc_a2a_call_t *c, MPI_Comm comm)
 {
@@ -218,8 +410,10 @@ static bool tc_a2a_side(tc_blocks_t *b, const tc_a2a_call_t *c, bool send, bool 
     return true;
 }
 
-/* The MPI's own, as bytes (see the top of the file). */
-static int tc_a2a_pmpi(const tc_a2a_call_t *c, MPI_Comm comm)
+/* The MPI's own, as bytes (see the top of the file); with @p agg, an
+ * Alltoall goes through the node leaders instead (tc_a2a_agg on @p priv). */
+static int tc_a2a_pmpi(const tc_a2a_call_t *c, MPI_Comm comm, const tc_a2a_plan_t *agg,
+                       MPI_Comm priv)
 {
     tc_a2a_io_state_t st;
     int *ints = NULL;
@@ -248,8 +442,11 @@ static int tc_a2a_pmpi(const tc_a2a_call_t *c, MPI_Comm comm)
         else
             rbase = st.recv.staged;
         sbase = st.send.mode == TC_BLOCKS_CONTIG ? tc_blocks_data(&st.send, 0) : st.send.staged;
-        rc = PMPI_Alltoall(sbase, (int)c->block, MPI_BYTE, (void *)(uintptr_t)rbase, (int)c->block,
-                           MPI_BYTE, comm);
+        if (agg)
+            rc = tc_a2a_agg(agg, sbase, (char *)(uintptr_t)rbase, c->block, c->rank, c->size, priv);
+        else
+            rc = PMPI_Alltoall(sbase, (int)c->block, MPI_BYTE, (void *)(uintptr_t)rbase,
+                               (int)c->block, MPI_BYTE, comm);
     } else {
         if (!(ints = malloc(4 * (size_t)c->size * sizeof *ints))) {
             rc = tc_err(TC_ERR_NOMEM);
@@ -404,7 +601,7 @@ static __attribute__((noinline)) int tc_a2a_dispatch(tc_ctx_t *ctx, tc_a2a_call_
             return rc;
         if (impl == TC_RACE_PMPI) {
             tc_stats_count(c->op, TC_PATH_PMPI_RACE);
-            rc = tc_a2a_pmpi(c, ctx->comm);
+            rc = tc_a2a_pmpi(c, ctx->comm, NULL, MPI_COMM_NULL);
         } else {
             rc = tc_a2a_shm(ctx, c);
             if (rc == tc_err(TC_ERR_NOTSUP)) {
@@ -416,7 +613,7 @@ static __attribute__((noinline)) int tc_a2a_dispatch(tc_ctx_t *ctx, tc_a2a_call_
                             "process: Alltoall(v) uses the MPI's own (as bytes)",
                             ctx->comm_name);
                 tc_stats_count(c->op, TC_PATH_PMPI_NO_SEGMENT);
-                rc = tc_a2a_pmpi(c, ctx->comm);
+                rc = tc_a2a_pmpi(c, ctx->comm, NULL, MPI_COMM_NULL);
             } else {
                 tc_stats_count(c->op, TC_PATH_SHM);
             }
@@ -427,15 +624,21 @@ static __attribute__((noinline)) int tc_a2a_dispatch(tc_ctx_t *ctx, tc_a2a_call_
     }
     tc_path_t path = ctx->bcast_path;
     if (path == TC_PATH_HIER) {
-        /* Not yet through the hierarchy's groups (docs/alltoall.md). */
-        static bool logged;
-        tc_log_once(logged, TC_LOG_INFO,
-                    "%s: Alltoall(v) over several hierarchy levels uses the MPI's own (as bytes)",
-                    ctx->comm_name);
+        /* Alltoall of small blocks across nodes: aggregated per node pair
+         * (docs/alltoall.md). The rest: the MPI's own, as bytes. */
+        tc_a2a_plan_t plan;
+        if (tc_a2a_plan(ctx, c, &plan, &rc)) {
+            tc_stats_count(c->op, TC_PATH_HIER);
+            rc = tc_a2a_pmpi(c, ctx->comm, &plan, ctx->priv);
+            free(plan.mem);
+            return rc;
+        }
+        if (rc != MPI_SUCCESS)
+            return rc;
         path = TC_PATH_PMPI_MULTINODE;
     }
     tc_stats_count(c->op, path);
-    return tc_a2a_pmpi(c, ctx->comm);
+    return tc_a2a_pmpi(c, ctx->comm, NULL, MPI_COMM_NULL);
 }
 
 static int tc_a2a_run(tc_a2a_call_t *c, MPI_Comm comm)

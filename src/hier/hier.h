@@ -126,6 +126,7 @@ typedef struct tc_hier {
     double gamma;            /* reduction cost the model used, us per byte */
     size_t large;            /* TC_HIER_LARGE: threshold of the rule (TC_HIER_MODEL=0) */
     size_t segment;          /* TC_HIER_SEGMENT: large messages go level by level in pieces */
+    size_t a2a_aggregate;    /* TC_HIER_A2A_AGGREGATE: Alltoall blocks aggregated per node */
     tc_hier_groups_t groups; /* owns the member arrays */
     tc_hier_loc_t *locs;     /* every rank's locality (for reports); p entries */
     /* Temporaries of the hierarchical reductions (hier_coll.c), kept between

@@ -268,6 +268,7 @@ static void tc_hier_settings_from_config(tc_hier_settings_t *s)
                                                     : TC_HIER_ALLGATHER_RECDBL;
     s->large = (uint64_t)tc_config_int(&tc_hier_config, TC_HIER_CFG_LARGE);
     s->segment = (uint64_t)tc_config_int(&tc_hier_config, TC_HIER_CFG_SEGMENT);
+    s->a2a_aggregate = (uint64_t)tc_config_int(&tc_hier_config, TC_HIER_CFG_A2A_AGGREGATE);
     if (tc_hier_alglist_parse(tc_config_string(&tc_hier_config, TC_HIER_CFG_BCAST),
                               TC_HIER_LIST_BCAST, "TC_HIER_BCAST", s->bcast, err, sizeof err) != 0)
         tc_log(TC_LOG_ERROR, "%s", err);
@@ -557,6 +558,7 @@ static tc_err_t tc_hier_compute(tc_hier_t *h, const tc_hier_settings_t *s, const
     h->allgather_top = (tc_hier_allgather_alg_t)s->allgather_top;
     h->large = (size_t)s->large;
     h->segment = (size_t)s->segment;
+    h->a2a_aggregate = (size_t)s->a2a_aggregate;
     tc_hier_tables_rule(h);
     return TC_OK;
 }

@@ -73,6 +73,7 @@ tc_err_t tc_hier_alglist_parse(const char *text, tc_hier_list_kind_t kind, const
 typedef struct tc_hier_settings {
     uint64_t large;           /* TC_HIER_LARGE */
     uint64_t segment;         /* TC_HIER_SEGMENT */
+    uint64_t a2a_aggregate;   /* TC_HIER_A2A_AGGREGATE */
     int32_t enabled;          /* TC_HIER */
     uint32_t levels;          /* TC_HIER_LEVELS as a level mask */
     int32_t shm_level;        /* TC_HIER_SHM_LEVEL: TC_HIER_SHM_AUTO, _NONE, or a level L2..NODE */

@@ -21,6 +21,7 @@ typedef enum {
     TC_HIER_CFG_ALLGATHER_TOP,         /* TC_HIER_ALLGATHER_TOP */
     TC_HIER_CFG_LARGE,                 /* TC_HIER_LARGE */
     TC_HIER_CFG_SEGMENT,               /* TC_HIER_SEGMENT */
+    TC_HIER_CFG_A2A_AGGREGATE,         /* TC_HIER_A2A_AGGREGATE */
     TC_HIER_CFG_LAST
 } tc_hier_cfg_id_t;
 

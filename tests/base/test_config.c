@@ -273,6 +273,7 @@ static void test_table(void)
                  {"TC_HIER_ALLGATHER_TOP", "TC_HIER_ALLGATHER_TOP"},
                  {"TC_HIER_LARGE", "TC_HIER_LARGE"},
                  {"TC_HIER_SEGMENT", "TC_HIER_SEGMENT"},
+                 {"TC_HIER_A2A_AGGREGATE", "TC_HIER_A2A_AGGREGATE"},
                  {"TC_BARRIER", "TC_BARRIER"},
                  {"TC_BARRIER_ARITY", "TC_BARRIER_ARITY"},
                  {"TC_SHM_BARRIER", "TC_SHM_BARRIER"},
@@ -333,6 +334,7 @@ static void test_defaults(void)
                 {"TC_HIER_ALLGATHER_TOP", TC_HIER_AG_TOP_AUTO},
                 {"TC_HIER_LARGE", 64 * 1024},
                 {"TC_HIER_SEGMENT", 1024 * 1024},
+                {"TC_HIER_A2A_AGGREGATE", 4 * 1024},
                 /* STRING: the value is the trimmed length */
                 {"TC_HIER_LEVELS", 49},
                 {"TC_NETWORK_TOPOLOGY_FILE", 0},
