@@ -269,6 +269,7 @@ typedef enum {
 typedef struct tc_query_plan {
     const char *name;   /**< "Allgather" */
     int shm;            /**< 1: through the segment on this communicator */
+    int hier;           /**< 1: through the hierarchy's groups (Reduce_scatter) */
     const char *path;   /**< "shared memory (...)" or "the MPI's own: <why>" */
     char protocol[360]; /**< the segment's protocol (even when another path runs) */
     size_t race_min;    /**< agreed TC_PMPI_RACE_MIN, bytes; 0: the race is off */
