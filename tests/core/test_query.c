@@ -165,8 +165,9 @@ static void check_hier(MPI_Comm comm, int rank, int size)
 
 /* The plans of the gathering and scanning operations: every one named,
  * with a path, a protocol and a race rule; the segment's path exactly when
- * the broadcast's is; a model cost (finite, >= 0 on the segment, -1 on the
- * MPI's own) exactly where plan.modeled says, MPI_ERR_ARG elsewhere. */
+ * the broadcast's is; a model cost (finite, >= 0 on the segment and on the
+ * hierarchical path (Scan, Exscan), -1 on the MPI's own) exactly where
+ * plan.modeled says, MPI_ERR_ARG elsewhere. */
 static void check_plans(MPI_Comm comm, int size)
 {
     tc_query_ctx_t c;
