@@ -361,6 +361,8 @@ TC_API int TC_Comm_detach(MPI_Comm comm);
 #define TC_COLL_GATHER    6 /* bytes: one process's block */
 #define TC_COLL_SCATTER   7 /* bytes: one process's block */
 #define TC_COLL_ALLTOALL  8 /* bytes: one block (to one process) */
+/* Reduce_scatter_block (also Reduce_scatter with equal counts); bytes: one process's block. */
+#define TC_COLL_REDUCE_SCATTER 9
 
 /**
  * The model's predicted time of one collective on @p comm, as the library
@@ -385,8 +387,10 @@ TC_API int TC_Comm_detach(MPI_Comm comm);
  *
  * @param comm   intracommunicator (not MPI_COMM_NULL)
  * @param op     TC_COLL_BCAST, TC_COLL_REDUCE, TC_COLL_ALLREDUCE, TC_COLL_BARRIER,
- *               TC_COLL_ALLGATHER, TC_COLL_GATHER or TC_COLL_SCATTER (the last
- *               three: one segment only, model/cost_gather.h; elsewhere -1)
+ *               TC_COLL_ALLGATHER, TC_COLL_GATHER or TC_COLL_SCATTER (these
+ *               three: one segment only, model/cost_gather.h; elsewhere -1),
+ *               TC_COLL_REDUCE_SCATTER (the segment's, or the hierarchy's:
+ *               model/cost_reduce_scatter.h)
  * @param bytes  message size in bytes (ignored for the barrier)
  * @param root   root rank for Bcast and Reduce (0 <= root < size), else ignored
  * @param usec   out: predicted microseconds; 0 when there is nothing to do

@@ -5,12 +5,14 @@
  * settings, the barrier plan. */
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "ctx.h"
 #include "hier/hier_coll.h"
 #include "model/cost.h"
 #include "model/cost_gather.h"
+#include "model/cost_reduce_scatter.h"
 #include "model/cost_shm_coll.h"
 #include "select.h"
 #include "shm/allgather.h"
@@ -135,6 +137,21 @@ static double tc_predict_hier_gather(const tc_ctx_t *ctx, int op, size_t m)
     return t;
 }
 
+/* The segment's Reduce_scatter_block of @p m bytes per process
+ * (shm/reduce_scatter.c: the whole message in fragments of the reduction's
+ * rule, or whole in the inline lines). */
+static double tc_predict_shm_rs(const tc_ctx_t *ctx, size_t m, double gamma)
+{
+    const tc_shm_comm_t *s = ctx->shm;
+    tc_model_shm_t sp;
+    if (!s || m == 0 || s->p <= 1)
+        return 0.0;
+    tc_predict_shm_params(ctx, &sp);
+    const size_t f =
+        tc_shm_params_fragment_for(m * (size_t)s->p, s->tw_over_t, s->layout.rslot_bytes);
+    return tc_model_shm_reduce_scatter_cost(m, f, s->p, gamma, TC_SHM_INLINE_MAX, &sp);
+}
+
 enum { TC_PREDICT_BCAST, TC_PREDICT_REDUCE, TC_PREDICT_ALLREDUCE_TOP };
 
 /* One group's part for a piece of @p m bytes. */
@@ -208,6 +225,52 @@ static int tc_predict_steps(const tc_ctx_t *ctx, int coll, size_t m,
             step[k++] = tc_predict_group(ctx, &h->level[i], TC_PREDICT_BCAST, m);
     }
     return k;
+}
+
+/* The hierarchical Reduce_scatter_block of @p m bytes per process
+ * (hier/hier_reduce_scatter.c, whole messages, no pieces): the whole
+ * message reduced in each group below the top one, the top group's
+ * pairwise exchange of its members' shares, then each group's share
+ * scattered down (the segment's scatter, or the root's p - 1 sends: the
+ * flat broadcast's cost). */
+static double tc_predict_hier_rs(const tc_ctx_t *ctx, size_t m)
+{
+    const tc_hier_t *h = ctx->hier;
+    const int n = h->nlevels;
+    if (m > SIZE_MAX / (size_t)h->p)
+        return -1.0;
+    const size_t whole = m * (size_t)h->p;
+    const bool in_top = n > 0 && (int)h->level[n - 1].level == tc_hier_top_level(h);
+    const int below = in_top ? n - 1 : n;
+    tc_logp_t pl;
+    double t = 0.0;
+    for (int i = 0; i < below; i++)
+        t += tc_predict_group(ctx, &h->level[i], TC_PREDICT_REDUCE, whole);
+    if (in_top) {
+        const tc_hier_level_t *l = &h->level[n - 1];
+        const int ml = l->model_level;
+        tc_select_level_params(
+            &ctx->logp.level[ml >= 0 && ml < TC_MODEL_LEVEL_LAST ? ml : TC_MODEL_LEVEL_NODE],
+            ctx->oversubscribed, &pl);
+        t += tc_model_reduce_scatter_pairwise_cost(whole / (size_t)l->size, l->size, h->gamma, &pl);
+    }
+    for (int i = below - 1; i >= 0; i--) {
+        const tc_hier_level_t *l = &h->level[i];
+        size_t unit = 0;
+        for (int x = 0; x < h->p; x++)
+            unit += l->owner[x] >= 0;
+        const size_t share = m * unit / (size_t)l->size;
+        if (l->shm) {
+            t += tc_predict_shm_gather(ctx, TC_COLL_SCATTER, share);
+        } else {
+            const int ml = l->model_level;
+            tc_select_level_params(
+                &ctx->logp.level[ml >= 0 && ml < TC_MODEL_LEVEL_LAST ? ml : TC_MODEL_LEVEL_NODE],
+                ctx->oversubscribed, &pl);
+            t += tc_model_bcast_flat_cost(share, l->size, &pl);
+        }
+    }
+    return t;
 }
 
 /* The hierarchy with TC_HIER_SEGMENT pieces: the first piece crosses every
@@ -306,7 +369,7 @@ int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec)
         return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), "TC_Comm_predict: MPI_COMM_NULL");
     if (!usec)
         return tc_ctx_error(comm, tc_err(TC_ERR_ARG), "TC_Comm_predict: usec is NULL");
-    if (op < TC_COLL_BCAST || op > TC_COLL_ALLTOALL)
+    if (op < TC_COLL_BCAST || op > TC_COLL_REDUCE_SCATTER)
         return tc_ctx_error(comm, tc_err(TC_ERR_ARG), "TC_Comm_predict: unknown operation");
     tc_ctx_t *ctx = tc_ctx_peek(comm);
     if (ctx) {
@@ -337,6 +400,18 @@ int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec)
         if (ctx->barrier.shm_P > 1 || ctx->barrier.msg_P > 1)
             *usec = tc_predict_barrier(ctx);
         else
+            *usec = -1.0;
+        return MPI_SUCCESS;
+    }
+    if (op == TC_COLL_REDUCE_SCATTER) {
+        /* bytes: one process's block of a Reduce_scatter_block. */
+        if (ctx->bcast_path == TC_PATH_SHM)
+            *usec = tc_predict_shm_rs(ctx, bytes, ctx->hier ? ctx->hier->gamma : 0.0);
+        else if (ctx->bcast_path == TC_PATH_HIER && ctx->hier)
+            *usec = tc_predict_hier_rs(ctx, bytes);
+        else
+            *usec = -1.0;
+        if (!isfinite(*usec))
             *usec = -1.0;
         return MPI_SUCCESS;
     }

@@ -426,8 +426,8 @@ int tc_query_choice(MPI_Comm comm, int i, tc_query_op_t qop, size_t bytes, tc_qu
 
 /* The path of these operations on a context, in words (core/allgather.c,
  * gather.c, scatter.c, reduce_scatter.c, scan.c: all follow bcast_path; on
- * the hierarchy Gather(v) and Scatter(v) go through its groups, see
- * tc_query_plan). */
+ * the hierarchy Allgather(v), Gather(v), Scatter(v), the Reduce_scatters and
+ * (contiguous nodes) Scan, Exscan go through its groups, see tc_query_plan). */
 static const char *plan_path_text(tc_path_t path)
 {
     static const char *const names[TC_PATH_LAST] = {
@@ -517,6 +517,13 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
         break;
     case TC_QUERY_PLAN_REDUCE_SCATTER_BLOCK:
     case TC_QUERY_PLAN_REDUCE_SCATTER:
+        if (ctx->bcast_path == TC_PATH_HIER && ctx->hier) {
+            out->hier = 1;
+            out->path = "hierarchical: the whole message reduced in each group, reduce-scattered "
+                        "among the top group's members, each group's blocks scattered down "
+                        "(commutative ops; the others: the MPI's own)";
+        }
+        out->modeled = 1;
         snprintf(p, n,
                  "the Allreduce's slices cut at the counts: every process publishes its "
                  "contribution fragment by fragment, each folds its own slice from all slots in "
@@ -576,8 +583,9 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
         out->race = "calls of at least TC_PMPI_RACE_MIN bytes whose result cannot depend on the "
                     "algorithm: integer and logical ops (on 2 processes also float sums and "
                     "products); other float ops never";
-        out->bytes = "the whole message";
-        out->modeled = op >= TC_QUERY_PLAN_SCAN;
+        out->bytes = op <= TC_QUERY_PLAN_REDUCE_SCATTER ? "one process's block, equal counts"
+                                                        : "the whole message";
+        out->modeled = op >= TC_QUERY_PLAN_SCAN || out->modeled; /* Reduce_scatter: set above */
     } else {
         out->modeled = op != TC_QUERY_PLAN_GATHERV && op != TC_QUERY_PLAN_SCATTERV;
         out->bytes = op == TC_QUERY_PLAN_ALLGATHERV ? "one process's block, equal counts"
@@ -613,9 +621,9 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
                        "top-down from their leaders; blocks travel in rank order (any "
                        "placement); Scatterv: the sizes travel ahead of the blocks");
         out->race = "none (the hierarchical path does not race)";
-    } else if (out->hier) {
+    } else if (out->hier && op >= TC_QUERY_PLAN_SCAN) {
         out->race = "none across nodes";
-    } else if (!out->shm) {
+    } else if (!out->shm && !out->hier) {
         out->race = "none (the MPI's own runs every call)";
     } else if (out->race_min == 0)
         out->race = "off (TC_PMPI_RACE_MIN=0)";
@@ -675,11 +683,14 @@ int tc_query_plan_cost(MPI_Comm comm, int op, size_t bytes, double *usec)
         *usec = q_scan_cost(ctx, bytes);
         return MPI_SUCCESS;
     }
-    static const int coll[TC_QUERY_PLAN_LAST] = {[TC_QUERY_PLAN_ALLGATHER] = TC_COLL_ALLGATHER,
-                                                 [TC_QUERY_PLAN_ALLGATHERV] = TC_COLL_ALLGATHER,
-                                                 [TC_QUERY_PLAN_GATHER] = TC_COLL_GATHER,
-                                                 [TC_QUERY_PLAN_SCATTER] = TC_COLL_SCATTER,
-                                                 [TC_QUERY_PLAN_ALLTOALL] = TC_COLL_ALLTOALL};
+    static const int coll[TC_QUERY_PLAN_LAST] = {
+        [TC_QUERY_PLAN_ALLGATHER] = TC_COLL_ALLGATHER,
+        [TC_QUERY_PLAN_ALLGATHERV] = TC_COLL_ALLGATHER,
+        [TC_QUERY_PLAN_GATHER] = TC_COLL_GATHER,
+        [TC_QUERY_PLAN_SCATTER] = TC_COLL_SCATTER,
+        [TC_QUERY_PLAN_ALLTOALL] = TC_COLL_ALLTOALL,
+        [TC_QUERY_PLAN_REDUCE_SCATTER_BLOCK] = TC_COLL_REDUCE_SCATTER,
+        [TC_QUERY_PLAN_REDUCE_SCATTER] = TC_COLL_REDUCE_SCATTER};
     if (op < 0 || op >= TC_QUERY_PLAN_LAST || coll[op] == 0)
         return MPI_ERR_ARG;
     return TC_Comm_predict(comm, coll[op], bytes, 0, usec);

@@ -269,10 +269,10 @@ typedef enum {
  * the segment's protocol in a few words, which calls race the MPI's own,
  * and whether the model has a cost for it (tc_query_plan_cost). */
 typedef struct tc_query_plan {
-    const char *name; /**< "Allgather" */
-    int shm;          /**< 1: through the segment on this communicator */
-    int hier; /**< 1: through the hierarchy's groups (Allgather(v), Gather(v), Scatter(v); Scan,
-                 Exscan on contiguous nodes) */
+    const char *name;   /**< "Allgather" */
+    int shm;            /**< 1: through the segment on this communicator */
+    int hier;           /**< 1: through the hierarchy's groups (Allgather(v), Gather(v), Scatter(v),
+                           Reduce_scatter(_block); Scan, Exscan on contiguous nodes) */
     const char *path;   /**< "shared memory (...)" or "the MPI's own: <why>" */
     char protocol[720]; /**< the segment's protocol (even when another path runs) */
     size_t race_min;    /**< agreed TC_PMPI_RACE_MIN, bytes; 0: the race is off */

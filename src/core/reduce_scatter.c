@@ -3,15 +3,17 @@
  *
  * Both are one operation here: process i receives counts[i * stride]
  * elements of the reduction (stride 0: the block variant, every process the
- * same count). What goes to PMPI_* and why (counted in TC_STATS):
+ * same count). Over several hierarchy levels, the hierarchical version
+ * (hier: reduce in each group, reduce-scatter among the top group, scatter
+ * down the groups; hier/hier_reduce_scatter.h). What goes to PMPI_* and why
+ * (counted in TC_STATS):
  *  - intercommunicators (pmpi_intercomm);
- *  - communicators over several hierarchy levels (pmpi_multinode: the
- *    hierarchical version, reduce in each group, reduce-scatter among the
- *    leaders, scatter in the group, is later work of issue 19), or without a
- *    segment (pmpi_shm_off, pmpi_no_segment);
+ *  - communicators with neither a segment nor a hierarchy (pmpi_multinode:
+ *    TC_HIER=0 across nodes; pmpi_shm_off, pmpi_no_segment);
  *  - (datatype, op) pairs TC_Reduce does not reduce itself, a message of more
  *    than INT_MAX elements of the datatype, an element larger than a reduce
- *    slot (pmpi_op);
+ *    slot, a non-commutative op over several levels (the groups follow the
+ *    machine, not rank order: as TC_Reduce) (pmpi_op);
  *  - large messages the race (race.h) measured faster in the MPI's own, when
  *    the result's bits cannot depend on the algorithm (pmpi_race).
  * As for TC_Reduce, whether tc_redop_init() takes a (count, datatype, op) is
@@ -27,6 +29,7 @@
 #include "base/log.h"
 #include "base/redop.h"
 #include "ctx.h"
+#include "hier/hier_reduce_scatter.h"
 #include "shm/reduce_scatter.h"
 #include "topocoll.h"
 
@@ -211,10 +214,11 @@ static tc_err_t tc_rs_trivial(const tc_redop_t *rr, const void *sendbuf, void *r
     return MPI_SUCCESS;
 }
 
-/* The segment's Reduce_scatter, derived datatypes staged through packed
- * buffers. @p r: the whole message; @p rr: this process's part.
- * TC_ERR_NOTSUP: fall back, everywhere alike, nothing moved. */
-static tc_err_t tc_rs_staged(tc_ctx_t *ctx, const tc_redop_t *r, const tc_redop_t *rr,
+/* The segment's Reduce_scatter (@p hier: the hierarchy's), derived
+ * datatypes staged through packed buffers. @p r: the whole message; @p rr:
+ * this process's part. TC_ERR_NOTSUP (the segment only): fall back,
+ * everywhere alike, nothing moved. */
+static tc_err_t tc_rs_staged(tc_ctx_t *ctx, bool hier, const tc_redop_t *r, const tc_redop_t *rr,
                              const void *sendbuf, void *recvbuf, const int *counts, int stride,
                              size_t scale)
 {
@@ -240,7 +244,10 @@ static tc_err_t tc_rs_staged(tc_ctx_t *ctx, const tc_redop_t *r, const tc_redop_
         recv = tmp ? tmp + (stage_send ? r->nbytes : 0) : NULL; /* NULL: nothing to receive */
     else
         recv = in_place ? tc_redop_stream(r, recvbuf) : tc_redop_stream(rr, recvbuf);
-    const tc_err_t rc = tc_shm_reduce_scatter(ctx->shm, send, recv, counts, stride, scale, r);
+    const tc_err_t rc = hier
+                            ? tc_hier_reduce_scatter(ctx->hier, ctx->shm, ctx->priv, send, recv,
+                                                     counts, stride, scale, r)
+                            : tc_shm_reduce_scatter(ctx->shm, send, recv, counts, stride, scale, r);
     if (rc == TC_OK && stage_recv && rr->nbytes > 0)
         tc_redop_unpack(rr, recv, recvbuf);
     free(tmp);
@@ -270,15 +277,21 @@ static tc_err_t tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf
         tc_stats_count(which, TC_PATH_TRIVIAL);
         return rc;
     }
-    if (path == TC_PATH_HIER) {
+    if (path == TC_PATH_HIER && !r.commutative) {
+        /* Groups follow the machine, not rank order (as TC_Reduce). */
         static bool logged;
         tc_log_once(logged, TC_LOG_INFO,
-                    "%s: %s over several hierarchy levels uses the MPI's own (the hierarchical "
-                    "version is not there yet)",
+                    "%s: a non-commutative operation over several hierarchy levels uses "
+                    "the MPI's own %s",
                     ctx->comm_name, tc_stats_op_name(which));
-        path = TC_PATH_PMPI_MULTINODE;
+        path = TC_PATH_PMPI_OP;
+        goto fn_pmpi;
     }
-    if (path != TC_PATH_SHM)
+    if (path == TC_PATH_HIER && r.elem > ctx->shm_params.reduce_slot_bytes) {
+        path = TC_PATH_PMPI_OP; /* an element larger than a reduce slot */
+        goto fn_pmpi;
+    }
+    if (path != TC_PATH_SHM && path != TC_PATH_HIER)
         goto fn_pmpi;
     {
         /* Large messages: the library's path or the MPI's own, whichever the
@@ -288,8 +301,8 @@ static tc_err_t tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf
             r.order == TC_REDOP_ORDER_FREE || (r.order == TC_REDOP_ORDER_SWAP2 && ctx->size == 2);
         tc_race_call_t race;
         tc_race_impl_t impl;
-        if ((rc = tc_race_begin(&ctx->race, ctx->shm, ctx->priv, which, r.nbytes, order_free, &race,
-                                &impl)) != MPI_SUCCESS) {
+        if ((rc = tc_race_begin(&ctx->race, path == TC_PATH_SHM ? ctx->shm : NULL, ctx->priv, which,
+                                r.nbytes, order_free, &race, &impl)) != MPI_SUCCESS) {
             tc_redop_free(&r);
             tc_redop_free(&rr);
             return rc;
@@ -302,12 +315,15 @@ static tc_err_t tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf
             tc_redop_free(&rr);
             return rc;
         }
-        rc = tc_rs_staged(ctx, &r, &rr, sendbuf, recvbuf, counts, stride, r.nelem / (size_t)total);
-        if (tc_err_kind(rc) != TC_ERR_NOTSUP) {
+        rc = tc_rs_staged(ctx, path == TC_PATH_HIER, &r, &rr, sendbuf, recvbuf, counts, stride,
+                          r.nelem / (size_t)total);
+        /* Only the single segment refuses before anything moves; from the
+         * hierarchy, TC_ERR_NOTSUP is an error (MPI_ERR_INTERN). */
+        if (tc_err_kind(rc) != TC_ERR_NOTSUP || path == TC_PATH_HIER) {
             tc_race_end(&ctx->race, &race);
             tc_redop_free(&r);
             tc_redop_free(&rr);
-            tc_stats_count(which, TC_PATH_SHM);
+            tc_stats_count(which, path);
             return rc;
         }
         /* No reduce area, or an element larger than a slot (the same on

@@ -11,6 +11,12 @@
  *     comms   dup'd, split (odd/even) and reversed communicators
  *     errors  bad arguments -> the right error class through the
  *             communicator's handler, buffers untouched
+ *     hier    the cases of the hierarchical path (run under a posed or
+ *             emulated hierarchy): int, double, contiguous(3 int); SUM, MAX,
+ *             a user-defined commutative op; the non-commutative matrix
+ *             product (the MPI's own there); world and reversed(world)
+ *     noncomm only hier's non-commutative cases (a test asserts from
+ *             TC_STATS that none took the hierarchical path)
  *   --quick       fewer (type, op) pairs and sizes (MPICH at np > 3)
  *   --verbose     rank 0 prints each case before its call
  *
@@ -256,6 +262,198 @@ static void part_errors(void)
     MPI_Errhandler_free(&eh);
 }
 
+/* --- part hier: the cases of the hierarchical path (issue 19) -----------
+ * int, double and a contiguous derived type (3 ints); MPI_SUM, MPI_MAX and
+ * a user-defined commutative op; block and random counts (zeros), one
+ * process receiving everything, in place and not; world and the reversed
+ * world (its groups interleave differently). Values are small integers, so
+ * every sum is exact in any order; the expected values are folded here. */
+typedef enum { HS_SUM, HS_MAX, HS_ABSMAX } hs_op_t;
+
+typedef struct {
+    const char *name;
+    MPI_Datatype dt;
+    int dbl;   /* primitives are doubles (else ints) */
+    int nprim; /* primitives per element of dt */
+    hs_op_t o;
+    MPI_Op op;
+} hs_spec_t;
+
+static MPI_Datatype hs_int3;
+static MPI_Op hs_absmax_op;
+
+/* The larger magnitude, the larger value on a tie: commutative and
+ * associative, and a missing or misplaced operand shows. */
+static int hs_absmax(int a, int b)
+{
+    const int aa = a < 0 ? -a : a, ab = b < 0 ? -b : b;
+    if (aa != ab)
+        return aa > ab ? a : b;
+    return a > b ? a : b;
+}
+
+static void hs_absmax_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    int sz;
+    MPI_Type_size(*dt, &sz);
+    const long n = (long)*len * (sz / (int)sizeof(int));
+    const int *a = in;
+    int *b = inout;
+    for (long i = 0; i < n; i++)
+        b[i] = hs_absmax(a[i], b[i]);
+}
+
+static int hs_value(int rank, size_t q, uint32_t salt)
+{
+    return (int)(rt_mix((uint32_t)rank, (uint32_t)q, salt) % 17u) - 8;
+}
+
+static double hs_fold(const hs_spec_t *s, int p, const int *wr, size_t q, uint32_t salt)
+{
+    int acc = hs_value(wr[0], q, salt);
+    for (int r = 1; r < p; r++) {
+        const int v = hs_value(wr[r], q, salt);
+        acc = s->o == HS_SUM ? acc + v : s->o == HS_MAX ? (v > acc ? v : acc) : hs_absmax(acc, v);
+    }
+    return acc;
+}
+
+static void hs_put(const hs_spec_t *s, void *buf, size_t i, double v)
+{
+    if (s->dbl)
+        ((double *)buf)[i] = v;
+    else
+        ((int *)buf)[i] = (int)v;
+}
+
+static double hs_get(const hs_spec_t *s, const void *buf, size_t i)
+{
+    return s->dbl ? ((const double *)buf)[i] : ((const int *)buf)[i];
+}
+
+/* One call; @p counts NULL: the block variant with @p block elements. */
+static void hs_case(MPI_Comm comm, const int *wr, const hs_spec_t *s, const int *counts, int block,
+                    int in_place, uint32_t salt)
+{
+    int p, me;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &me);
+    const size_t ps = s->dbl ? sizeof(double) : sizeof(int);
+    size_t total = 0, q0 = 0;
+    for (int i = 0; i < p; i++) {
+        if (i == me)
+            q0 = total;
+        total += (size_t)(counts ? counts[i] : block);
+    }
+    const size_t mine = (size_t)(counts ? counts[me] : block), np_ = (size_t)s->nprim;
+    char *send = malloc(total * np_ * ps + 1), *orig = malloc(total * np_ * ps + 1);
+    char *recv = malloc((in_place ? total : mine) * np_ * ps + 1);
+    if (!send || !orig || !recv) {
+        tt_fail("out of memory");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (size_t q = 0; q < total * np_; q++)
+        hs_put(s, send, q, hs_value(wr[me], q, salt));
+    memcpy(orig, send, total * np_ * ps);
+    if (in_place)
+        memcpy(recv, send, total * np_ * ps);
+    else
+        for (size_t q = 0; q < mine * np_; q++)
+            hs_put(s, recv, q, -1000);
+    const void *sb = in_place ? MPI_IN_PLACE : send;
+    const int rc = counts ? TC_Reduce_scatter(sb, recv, counts, s->dt, s->op, comm)
+                          : TC_Reduce_scatter_block(sb, recv, block, s->dt, s->op, comm);
+    char cname[MPI_MAX_OBJECT_NAME];
+    int len;
+    MPI_Comm_get_name(comm, cname, &len);
+#define HS_FMT "%s %s on %s (np %d, rank %d) %zu elements in all%s: "
+#define HS_ARGS                                                                                    \
+    counts ? "TC_Reduce_scatter" : "TC_Reduce_scatter_block", s->name, cname, p, me, total,        \
+        in_place ? ", in place" : ""
+    CHECK(rc == MPI_SUCCESS, HS_FMT "returned %d", HS_ARGS, rc);
+    for (size_t q = 0; q < mine * np_; q++) {
+        const double want = hs_fold(s, p, wr, q0 * np_ + q, salt), got = hs_get(s, recv, q);
+        if (got != want) {
+            CHECK(got == want, HS_FMT "primitive %zu of %zu: got %g, want %g", HS_ARGS, q,
+                  mine * np_, got, want);
+            break;
+        }
+    }
+    if (!in_place)
+        CHECK(memcmp(send, orig, total * np_ * ps) == 0, HS_FMT "sendbuf was modified", HS_ARGS);
+#undef HS_FMT
+#undef HS_ARGS
+    tt_case_done();
+    free(send);
+    free(orig);
+    free(recv);
+}
+
+static void hs_all(MPI_Comm comm, const int *wr, const hs_spec_t *s, size_t block, uint32_t salt)
+{
+    int p;
+    MPI_Comm_size(comm, &p);
+    int *counts = malloc(sizeof(int) * (size_t)p);
+    for (int in_place = 0; in_place < 2; in_place++) {
+        hs_case(comm, wr, s, NULL, (int)block, in_place, salt + (uint32_t)in_place);
+        random_counts(counts, p, block * (size_t)p, salt);
+        hs_case(comm, wr, s, counts, 0, in_place, salt + 2 + (uint32_t)in_place);
+    }
+    /* Everything to one process (the first, then the last), nothing to the others. */
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < p; i++)
+            counts[i] = i == (k ? p - 1 : 0) ? (int)block : 0;
+        hs_case(comm, wr, s, counts, 0, k, salt + 5 + (uint32_t)k);
+    }
+    free(counts);
+}
+
+static void part_hier(int noncomm_only)
+{
+    int me, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    MPI_Type_contiguous(3, MPI_INT, &hs_int3);
+    MPI_Type_commit(&hs_int3);
+    MPI_Op_create(hs_absmax_fn, 1, &hs_absmax_op);
+    const hs_spec_t specs[] = {
+        {"int sum", MPI_INT, 0, 1, HS_SUM, MPI_SUM},
+        {"double sum", MPI_DOUBLE, 1, 1, HS_SUM, MPI_SUM},
+        {"double max", MPI_DOUBLE, 1, 1, HS_MAX, MPI_MAX},
+        {"contiguous(3 int) sum", hs_int3, 0, 3, HS_SUM, MPI_SUM},
+        {"int absmax (user, commutative)", MPI_INT, 0, 1, HS_ABSMAX, hs_absmax_op},
+        {"contiguous(3 int) absmax (user)", hs_int3, 0, 3, HS_ABSMAX, hs_absmax_op},
+    };
+    MPI_Comm c[2];
+    MPI_Comm_dup(MPI_COMM_WORLD, &c[0]);
+    MPI_Comm_set_name(c[0], "dup(world)");
+    MPI_Comm_split(MPI_COMM_WORLD, 0, p - me, &c[1]);
+    MPI_Comm_set_name(c[1], "reversed(world)");
+    const rt_spec_t *mat = rt_spec_find("matmul (user, non-commutative)");
+    for (int k = 0; k < 2; k++) {
+        int wr[1024];
+        rt_comm_ranks(c[k], wr);
+        /* The non-commutative op: the MPI's own across levels, still right. */
+        static const size_t msizes[] = {1, 9, 3000};
+        for (size_t b = 0; b < sizeof msizes / sizeof msizes[0]; b++)
+            run_all(c[k], wr, mat, msizes[b], 70000u + 100u * (uint32_t)k + (uint32_t)b);
+        if (noncomm_only)
+            continue;
+        static const size_t sizes[] = {0, 1, 7, 1000, 12000};
+        for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
+            for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+                if (quick && (i % 2 == 1) && z >= 3)
+                    continue;
+                hs_all(c[k], wr, &specs[i], sizes[z],
+                       80000u + 1000u * (uint32_t)k + 10u * (uint32_t)i + (uint32_t)z);
+            }
+    }
+    MPI_Comm_free(&c[0]);
+    MPI_Comm_free(&c[1]);
+    MPI_Op_free(&hs_absmax_op);
+    MPI_Type_free(&hs_int3);
+}
+
 int main(int argc, char **argv)
 {
     const char *parts = "types,sizes,comms";
@@ -289,6 +487,10 @@ int main(int argc, char **argv)
         part_comms();
     if (rt_in_list(parts, "errors"))
         part_errors();
+    if (rt_in_list(parts, "hier"))
+        part_hier(0);
+    if (rt_in_list(parts, "noncomm"))
+        part_hier(1);
     rt_specs_free();
     return tt_finish();
 }
