@@ -15,7 +15,9 @@
  * size / type size (sizes below one element are skipped); barrier (one row,
  * size 0); rma_bcast (TC_Rma_bcast + flush against MPI_Bcast, --rma-alg);
  * allgather, allgatherv, gather and scatter (MPI_BYTE; a size is one
- * process's block; allgatherv with every count equal; root -r).
+ * process's block; allgatherv with every count equal; root -r); alltoall and
+ * alltoallv (MPI_BYTE; a size is one block, to one process; alltoallv with
+ * every count equal).
  *
  * The MPI side always calls PMPI_* (and so does every barrier and reduction of
  * the harness): that is the MPI's own MPI_Bcast / MPI_Reduce / MPI_Allreduce
@@ -332,6 +334,27 @@ static size_t scan_verify(const bench_args_t *a, int rank, uint32_t seed, size_t
     return bad;
 }
 
+static int exscan_tc(const bench_args_t *a)
+{
+    return TC_Exscan(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+static int exscan_mpi(const bench_args_t *a)
+{
+    return PMPI_Exscan(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+}
+
+/* Every rank: its send buffer unchanged; ranks > 0: the reduction over
+ * ranks 0 .. rank-1 (rank 0 receives nothing). */
+static size_t exscan_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    size_t n = (size_t)a->count;
+    size_t bad = red_check(a->sbuf, a->btype, a->bop, n, seed, rank, 1, bad_at);
+    if (bad == 0 && rank > 0)
+        bad = red_check(a->rbuf, a->btype, a->bop, n, seed, 0, rank, bad_at);
+    return bad;
+}
+
 /* ---- allgather, allgatherv ------------------------------------------------------------ */
 
 /* A size is one process's block (MPI_BYTE); the v-variant with every count
@@ -425,6 +448,56 @@ static size_t scatter_verify(const bench_args_t *a, int rank, uint32_t seed, siz
     return pattern_check(a->sbuf, (size_t)a->count, seed + (uint32_t)rank, bad_at);
 }
 
+/* ---- alltoall, alltoallv ------------------------------------------------------------ */
+
+/* A size is one block (to one process); sbuf and rbuf hold np blocks each;
+ * the v-variant with every count equal (displacements j * count, the
+ * allgatherv's arrays for both sides). */
+static int alltoall_tc(const bench_args_t *a)
+{
+    return TC_Alltoall(a->sbuf, a->count, MPI_BYTE, a->rbuf, a->count, MPI_BYTE, a->comm);
+}
+static int alltoall_mpi(const bench_args_t *a)
+{
+    return PMPI_Alltoall(a->sbuf, a->count, MPI_BYTE, a->rbuf, a->count, MPI_BYTE, a->comm);
+}
+static int alltoallv_tc(const bench_args_t *a)
+{
+    allgatherv_args(a);
+    return TC_Alltoallv(a->sbuf, bench_counts, bench_displs, MPI_BYTE, a->rbuf, bench_counts,
+                        bench_displs, MPI_BYTE, a->comm);
+}
+static int alltoallv_mpi(const bench_args_t *a)
+{
+    allgatherv_args(a);
+    return PMPI_Alltoallv(a->sbuf, bench_counts, bench_displs, MPI_BYTE, a->rbuf, bench_counts,
+                          bench_displs, MPI_BYTE, a->comm);
+}
+static uint32_t alltoall_seed(uint32_t seed, int from, int to)
+{
+    return seed + (uint32_t)from * 65537u + (uint32_t)to;
+}
+static void alltoall_prepare(const bench_args_t *a, int rank, uint32_t seed)
+{
+    const size_t n = (size_t)a->count;
+    for (int j = 0; j < bench_np; j++) {
+        pattern_fill((uint8_t *)a->sbuf + (size_t)j * n, n, alltoall_seed(seed, rank, j));
+        pattern_poison((uint8_t *)a->rbuf + (size_t)j * n, n, alltoall_seed(seed, j, rank));
+    }
+}
+static size_t alltoall_verify(const bench_args_t *a, int rank, uint32_t seed, size_t *bad_at)
+{
+    size_t bad = 0, at = 0, n = (size_t)a->count;
+    for (int j = 0; j < bench_np; j++) {
+        size_t b = pattern_check((const uint8_t *)a->rbuf + (size_t)j * n, n,
+                                 alltoall_seed(seed, j, rank), &at);
+        if (b && !bad)
+            *bad_at = (size_t)j * n + at;
+        bad += b;
+    }
+    return bad;
+}
+
 /* ---- barrier ------------------------------------------------------------------------ */
 
 struct bench_op;
@@ -501,6 +574,7 @@ static const bench_op_t bench_ops[] = {
     {"reduce_scatter_block", "Reduce_scatter_block", 0, 1, 0, rsb_tc, rsb_mpi, rsb_prepare,
      rsb_verify},
     {"scan", "Scan", 0, 1, 0, scan_tc, scan_mpi, red_prepare, scan_verify},
+    {"exscan", "Exscan", 0, 1, 0, exscan_tc, exscan_mpi, red_prepare, exscan_verify},
     {"allgather", "Allgather", 0, 0, TC_COLL_ALLGATHER, allgather_tc, allgather_mpi,
      allgather_prepare, allgather_verify},
     {"allgatherv", "Allgatherv", 0, 0, TC_COLL_ALLGATHER, allgatherv_tc, allgatherv_mpi,
@@ -509,12 +583,16 @@ static const bench_op_t bench_ops[] = {
      gather_verify},
     {"scatter", "Scatter", 1, 0, TC_COLL_SCATTER, scatter_tc, scatter_mpi, scatter_prepare,
      scatter_verify},
+    {"alltoall", "Alltoall", 0, 0, TC_COLL_ALLTOALL, alltoall_tc, alltoall_mpi, alltoall_prepare,
+     alltoall_verify},
+    {"alltoallv", "Alltoallv", 0, 0, TC_COLL_ALLTOALL, alltoallv_tc, alltoallv_mpi,
+     alltoall_prepare, alltoall_verify},
 };
 #define NOPS ((int)(sizeof(bench_ops) / sizeof(bench_ops[0])))
 
 static int op_blocks(const bench_op_t *op)
 {
-    return op->call_tc == rsb_tc;
+    return op->call_tc == rsb_tc || op->call_tc == alltoall_tc || op->call_tc == alltoallv_tc;
 }
 
 /* A size is one process's block and rbuf holds np of them (allgather(v),
@@ -522,7 +600,8 @@ static int op_blocks(const bench_op_t *op)
 static int op_gathers(const bench_op_t *op)
 {
     return op->call_tc == allgather_tc || op->call_tc == allgatherv_tc ||
-           op->call_tc == gather_tc || op->call_tc == scatter_tc;
+           op->call_tc == gather_tc || op->call_tc == scatter_tc || op->call_tc == alltoall_tc ||
+           op->call_tc == alltoallv_tc;
 }
 
 /* ---- options ----------------------------------------------------------------------- */

@@ -275,6 +275,48 @@ TC_API int TC_Scatterv(const void *sendbuf, const int sendcounts[], const int di
                        int root, MPI_Comm comm);
 
 /**
+ * Every process sends a block to every process, same arguments and
+ * semantics as MPI_Alltoall: block j of @p sendbuf (@p sendcount elements of
+ * @p sendtype at j * sendcount * extent) goes to process j, whose block i of
+ * @p recvbuf receives it. On one node: every process copies its p - 1
+ * outgoing blocks into its own slots of the segment (one notification per
+ * bank use), every process copies its block out of the others' slots
+ * (docs/alltoall.md); large messages race the MPI's own (TC_PMPI_RACE_MIN).
+ * Several nodes or hierarchy levels, no segment: the MPI's own, as bytes.
+ * Intercommunicators: the MPI's own, unchanged. MPI_Alltoallw is not
+ * provided (the MPI's own runs it).
+ *
+ * Datatypes on either side may differ (same signature); MPI_IN_PLACE as
+ * @p sendbuf: the blocks of @p recvbuf are sent and replaced. Checked
+ * before anything moves, through the communicator's error handler:
+ * @p sendcount, @p recvcount >= 0 (MPI_ERR_COUNT), valid datatypes
+ * (MPI_ERR_TYPE), @p sendbuf != @p recvbuf unless MPI_IN_PLACE
+ * (MPI_ERR_BUFFER), send and receive blocks of the same size
+ * (MPI_ERR_TRUNCATE). Only local facts are checked.
+ *
+ * @return MPI_SUCCESS or an MPI error class (after the error handler returned)
+ */
+TC_API int TC_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
+/**
+ * As TC_Alltoall with a block size and displacement per process, same
+ * arguments and semantics as MPI_Alltoallv: the block to process j is
+ * @p sendcounts[j] elements at @p sdispls[j] * extent(@p sendtype), the block
+ * from j @p recvcounts[j] elements at @p rdispls[j] * extent(@p recvtype).
+ * Blocks may be empty, leave gaps (untouched) and come in any order.
+ * Never races the MPI's own (each process knows only its own blocks). Also
+ * checked: the arrays not NULL (MPI_ERR_ARG), every count >= 0
+ * (MPI_ERR_COUNT), the block to this process the size of the block from it
+ * (MPI_ERR_TRUNCATE).
+ *
+ * @return as TC_Alltoall, and MPI_ERR_ARG
+ */
+TC_API int TC_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+
+/**
  * Barrier, same argument and semantics as MPI_Barrier: returns only after
  * every process of @p comm has entered it.
  *
@@ -318,6 +360,7 @@ TC_API int TC_Comm_detach(MPI_Comm comm);
 #define TC_COLL_ALLGATHER 5 /* also Allgatherv with equal counts; bytes: one process's block */
 #define TC_COLL_GATHER    6 /* bytes: one process's block */
 #define TC_COLL_SCATTER   7 /* bytes: one process's block */
+#define TC_COLL_ALLTOALL  8 /* bytes: one block (to one process) */
 
 /**
  * The model's predicted time of one collective on @p comm, as the library
@@ -637,6 +680,12 @@ TC_API int TC_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 TC_API int TC_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
                         MPI_Comm comm);
+/** TC_Alltoall with MPI_Count counts (MPI_Alltoall_c): the counts every
+ *  process passes alike decide. (No TC_Alltoallv_c: each process knows only
+ *  its own counts, so the processes could not agree locally; the drop-in
+ *  leaves MPI_Alltoallv_c to the MPI's own.) */
+TC_API int TC_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 #endif
 
 #ifdef __cplusplus

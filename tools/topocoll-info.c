@@ -216,16 +216,30 @@ static void print_plans(MPI_Comm comm)
     static const size_t sizes[] = {4, 1024, 64 * 1024, 1024 * 1024};
     static const char *const size_names[] = {"4", "1K", "64K", "1M"};
     tc_query_plan_t pl;
-    query_ok(tc_query_plan(comm, TC_QUERY_PLAN_ALLGATHER, &pl), "tc_query_plan");
+    /* The header names the path of the first operation that is not
+     * hierarchical here; the hierarchical ones say their own path below. */
+    int some_hier = 0, other = -1;
+    for (int op = 0; op < TC_QUERY_PLAN_LAST; op++) {
+        query_ok(tc_query_plan(comm, op, &pl), "tc_query_plan");
+        some_hier |= pl.hier;
+        if (!pl.hier && other < 0)
+            other = op;
+    }
+    query_ok(tc_query_plan(comm, other < 0 ? 0 : other, &pl), "tc_query_plan");
     printf("\n## Other collectives: path, protocol, race, predicted us\n");
-    printf("path (all of them): %s\n", pl.path);
+    printf("path (%s): %s\n", some_hier ? "all but the hierarchical ones" : "all of them", pl.path);
     printf("race threshold: TC_PMPI_RACE_MIN = %s (agreed%s)\n", pl.race_min_text,
            pl.race_min ? "" : ": the race is off");
     for (int op = 0; op < TC_QUERY_PLAN_LAST; op++) {
         query_ok(tc_query_plan(comm, op, &pl), "tc_query_plan");
-        printf("%-20s %s\n", pl.name, pl.shm ? "shared memory" : "the MPI's own");
-        printf("%-20s   protocol%s: %s\n", "", pl.shm ? "" : " (in a segment, not used here)",
-               pl.protocol);
+        printf("%-20s %s\n", pl.name,
+               pl.shm    ? "shared memory"
+               : pl.hier ? "hierarchical"
+                         : "the MPI's own");
+        if (pl.hier)
+            printf("%-20s   path: %s\n", "", pl.path);
+        printf("%-20s   protocol%s: %s\n", "",
+               pl.shm || pl.hier ? "" : " (in a segment, not used here)", pl.protocol);
         printf("%-20s   race: %s\n", "", pl.race);
         if (!pl.modeled) {
             printf("%-20s   model: no model cost yet\n", "");

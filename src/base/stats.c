@@ -13,7 +13,8 @@ atomic_int tc_stats_enabled = -1;
 static const char *const tc_stats_op_names[TC_OP_LAST] = {
     "bcast",          "reduce",  "allreduce", "barrier",   "reduce_scatter_block",
     "reduce_scatter", "scan",    "exscan",    "allgather", "allgatherv",
-    "gather",         "gatherv", "scatter",   "scatterv"};
+    "gather",         "gatherv", "scatter",   "scatterv",  "alltoall",
+    "alltoallv"};
 
 static const char *const tc_stats_path_names[TC_PATH_LAST] = {"shm",
                                                               "hier",

@@ -21,6 +21,8 @@ typedef enum {
     TC_OP_GATHERV,
     TC_OP_SCATTER,
     TC_OP_SCATTERV,
+    TC_OP_ALLTOALL,
+    TC_OP_ALLTOALLV,
     TC_OP_LAST
 } tc_op_t;
 

@@ -28,6 +28,7 @@
 #include "base/log.h"
 #include "blocks.h"
 #include "ctx.h"
+#include "hier/hier_allgather.h"
 #include "shm/allgather.h"
 #include "topocoll.h"
 
@@ -59,6 +60,9 @@ static inline size_t tc_ag_block_bytes(const tc_ag_call_t *c, int j)
 {
     return c->bytes ? c->bytes[j] : c->block;
 }
+
+/* Blocks of at most this many processes' sizes live on the stack. */
+#define TC_AG_STACK_BLOCKS 64
 
 /* ---- the paths --------------------------------------------------------------------- */
 
@@ -112,6 +116,118 @@ static int tc_ag_shm(tc_ctx_t *ctx, const tc_ag_call_t *c)
         rc = tc_blocks_finish(&st.recv, c->in_place ? c->rank : -1, ctx->priv);
     }
     tc_ag_blocks_free(&st);
+    return rc;
+}
+
+/* The stream of the whole result (every block in rank order, ours
+ * included), for a process that takes it straight from the segment
+ * (hier_allgather.h's deliver): into the receive buffer, our block skipped. */
+typedef struct tc_ag_stream {
+    tc_blocks_t *recv;
+    const size_t *bytes;
+    int j, me, p;
+    size_t off;
+} tc_ag_stream_t;
+
+static void tc_ag_stream_scatter(void *state, const char *src, size_t n)
+{
+    tc_ag_stream_t *s = state;
+    while (n > 0 && s->j < s->p) {
+        const size_t b = s->bytes[s->j];
+        if (s->off == b) {
+            s->j++;
+            s->off = 0;
+            continue;
+        }
+        const size_t k = b - s->off < n ? b - s->off : n;
+        if (s->j != s->me)
+            tc_blocks_write(s->recv, s->j, s->off, src, k);
+        s->off += k;
+        src += k;
+        n -= k;
+    }
+}
+
+static void tc_ag_stream_gather(void *state, char *dst, size_t n)
+{
+    (void)state; /* only the segment group's leader reads, and it passes no copier */
+    memset(dst, 0, n);
+}
+
+/* The receive buffer as R (hier_allgather.h) when its type is contiguous
+ * and its blocks lie back to back in rank order (a plain Allgather, or
+ * displacements that are the running sum of the counts); else NULL. */
+static char *tc_ag_as_r(const tc_blocks_t *recv, const size_t *bytes, const size_t *prefix, int p)
+{
+    char *base = NULL;
+    if (recv->mode != TC_BLOCKS_CONTIG)
+        return NULL;
+    for (int j = 0; j < p; j++) {
+        if (bytes[j] == 0)
+            continue;
+        char *at = (char *)(uintptr_t)tc_blocks_data(recv, j);
+        if (!base)
+            base = at - prefix[j];
+        else if (at != base + prefix[j])
+            return NULL;
+    }
+    return base;
+}
+
+/* Through the hierarchy (hier_allgather.h): the blocks as one rank-ordered
+ * buffer R, either the receive buffer itself or the hierarchy's scratch
+ * (then copied out, or taken from the segment straight into the receive
+ * buffer by the processes whose only group the segment serves). */
+static int tc_ag_hier(tc_ctx_t *ctx, const tc_ag_call_t *c)
+{
+    tc_ag_io_state_t st;
+    const int p = c->size, me = c->rank;
+    const size_t mine = tc_ag_block_bytes(c, me);
+    size_t stack[2 * TC_AG_STACK_BLOCKS + 1];
+    size_t *bytes = stack;
+    if (p > TC_AG_STACK_BLOCKS && !(bytes = malloc((2 * (size_t)p + 1) * sizeof *bytes)))
+        return tc_err(TC_ERR_NOMEM);
+    size_t *prefix = bytes + p;
+    prefix[0] = 0;
+    for (int j = 0; j < p; j++) {
+        bytes[j] = tc_ag_block_bytes(c, j);
+        prefix[j + 1] = prefix[j] + bytes[j];
+    }
+    int rc = tc_ag_blocks(&st, c, 0, 0, ctx->priv);
+    /* A process whose buffers could not be prepared still takes part (the
+     * others are in the collective already) and returns the error. */
+    const bool ok = rc == MPI_SUCCESS;
+    char *r = ok ? tc_ag_as_r(&st.recv, bytes, prefix, p) : NULL;
+    const bool alias = r != NULL;
+    if (!r && !(r = tc_hier_allgather_scratch(ctx->hier, c->total))) {
+        rc = tc_err(TC_ERR_NOMEM);
+        goto fn_exit;
+    }
+    if (!ok)
+        memset(r + prefix[me], 0, mine);
+    else if (!(alias && c->in_place) && mine > 0)
+        tc_blocks_read(&st.send, 0, 0, r + prefix[me], mine);
+    tc_ag_stream_t stream = {&st.recv, bytes, 0, me, p, 0};
+    tc_shm_copier_t copier = {tc_ag_stream_gather, tc_ag_stream_scatter, &stream};
+    bool delivered = false;
+    tc_err_t hrc = tc_hier_allgatherv(ctx->hier, ctx->shm, ctx->priv, r, bytes, prefix,
+                                      ok && !alias ? &copier : NULL, &delivered);
+    if (!ok)
+        goto fn_exit;
+    if (hrc != TC_OK) {
+        rc = hrc;
+        goto fn_exit;
+    }
+    for (int j = 0; j < p && !alias && !delivered; j++)
+        if (j != me && bytes[j] > 0)
+            tc_blocks_write(&st.recv, j, 0, r + prefix[j], bytes[j]);
+    if (!alias && !c->in_place && mine > 0)
+        tc_blocks_copy(&st.recv, me, &st.send, 0, mine);
+    rc = tc_blocks_finish(&st.recv, c->in_place ? me : -1, ctx->priv);
+fn_exit:
+    tc_ag_blocks_free(&st);
+    if (bytes != stack)
+        free(bytes);
     return rc;
 }
 
@@ -214,9 +330,6 @@ fn_exit:
 }
 
 /* ---- checks and entry points --------------------------------------------------------- */
-
-/* Blocks of at most this many processes' sizes live on the stack. */
-#define TC_AG_STACK_BLOCKS 64
 
 /* Everything that is checked, before anything moves (docs/allgather.md):
  * the communicator; sendcount >= 0 and a valid sendtype (unless
@@ -329,30 +442,35 @@ static __attribute__((noinline)) int tc_ag_dispatch(tc_ctx_t *ctx, tc_ag_call_t 
         tc_stats_count(c->op, TC_PATH_TRIVIAL);
         return tc_ag_single(c, ctx->comm);
     }
-    if (ctx->bcast_path == TC_PATH_SHM) {
+    /* The hierarchy moves the whole result as one run of bytes in int
+     * counts: a larger total (the same on every process) goes to the MPI's
+     * own, which takes it as the user gave it. */
+    const bool hier = ctx->bcast_path == TC_PATH_HIER && ctx->hier && c->total <= INT_MAX;
+    if (ctx->bcast_path == TC_PATH_SHM || hier) {
         /* Large messages: the library's path or the MPI's own, whichever
          * the race (race.h) has measured faster (the bytes are the same). */
         tc_race_call_t race;
         tc_race_impl_t impl;
-        if ((rc = tc_race_begin(&ctx->race, ctx->shm, ctx->priv, c->op, c->total, true, &race,
-                                &impl)) != MPI_SUCCESS)
+        if ((rc = tc_race_begin(&ctx->race, hier ? NULL : ctx->shm, ctx->priv, c->op, c->total,
+                                true, &race, &impl)) != MPI_SUCCESS)
             return rc;
         if (impl == TC_RACE_PMPI) {
             tc_stats_count(c->op, TC_PATH_PMPI_RACE);
             rc = tc_ag_pmpi(c, ctx->comm);
         } else {
-            tc_stats_count(c->op, TC_PATH_SHM);
-            rc = tc_ag_shm(ctx, c);
+            tc_stats_count(c->op, ctx->bcast_path);
+            rc = hier ? tc_ag_hier(ctx, c) : tc_ag_shm(ctx, c);
         }
         tc_race_end(&ctx->race, &race);
         return rc;
     }
     tc_path_t path = ctx->bcast_path;
     if (path == TC_PATH_HIER) {
-        /* Not yet through the hierarchy's groups (docs/allgather.md). */
+        /* Beyond an int in all (see above). */
         static bool logged;
         tc_log_once(logged, TC_LOG_INFO,
-                    "%s: Allgather(v) over several hierarchy levels uses the MPI's own (as bytes)",
+                    "%s: Allgather(v) of more than INT_MAX bytes in all over several hierarchy "
+                    "levels uses the MPI's own",
                     ctx->comm_name);
         path = TC_PATH_PMPI_MULTINODE;
     }

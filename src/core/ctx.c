@@ -78,6 +78,7 @@ static void tc_ctx_free(tc_ctx_t *ctx)
 {
     tc_shm_comm_destroy(ctx->shm);
     tc_hier_free(ctx->hier);
+    free(ctx->scan_units);
     /* Freeing a communicator is local in practice in both MPIs (no message
      * is exchanged), so contexts may be released in any order at finalize. */
     if (ctx->shmcomm != MPI_COMM_NULL)
@@ -196,6 +197,7 @@ enum {
     TC_AGREE_SHM_BARRIER_ARITY,
     TC_AGREE_LOCK_SCHEME,
     TC_AGREE_RACE_MIN,
+    TC_AGREE_SCAN_TREE_MIN,
     TC_AGREE_LAST
 };
 static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
@@ -217,7 +219,8 @@ static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
                                                           "TC_SHM_BARRIER",
                                                           "TC_SHM_BARRIER_ARITY",
                                                           "TC_LOCK_SCHEME",
-                                                          "TC_PMPI_RACE_MIN"};
+                                                          "TC_PMPI_RACE_MIN",
+                                                          "TC_SHM_SCAN_TREE_MIN"};
 /* More processes of this communicator on this node than online CPUs (the
  * test machine's 8 ranks on 2 cores): a process that waits is usually waiting
  * for one that is not running, so spinning only delays it, and every extra
@@ -253,6 +256,7 @@ static void tc_ctx_propose(const tc_ctx_t *ctx, const tc_shm_params_t *sp,
     v[TC_AGREE_SHM_BARRIER_ARITY] = bs->shm_arity;
     v[TC_AGREE_LOCK_SCHEME] = sp->lock_scheme;
     v[TC_AGREE_RACE_MIN] = tc_config_int(&tc_core_config, TC_CORE_CFG_PMPI_RACE_MIN);
+    v[TC_AGREE_SCAN_TREE_MIN] = sp->scan_tree_min;
 }
 
 /* One allreduce gives each value's minimum and maximum (MAX over v and -v).
@@ -403,6 +407,7 @@ static tc_err_t tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     sp->reduce_slice_min = (size_t)v[TC_AGREE_RSLICE];
     sp->reduce_tree_max = (size_t)v[TC_AGREE_RTREE];
     sp->reduce_tree_arity = (int)v[TC_AGREE_RTREE_ARITY];
+    sp->scan_tree_min = (int)v[TC_AGREE_SCAN_TREE_MIN];
     sp->lock_scheme = (tc_lock_scheme_t)v[TC_AGREE_LOCK_SCHEME];
     tc_shm_params_settle(sp);
     bs = (tc_barrier_settings_t){.shm_override = (int)v[TC_AGREE_SHM_BARRIER],

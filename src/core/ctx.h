@@ -43,11 +43,18 @@ typedef struct tc_ctx {
     tc_barrier_plan_t barrier;  /* TC_Barrier's algorithms, chosen at creation */
     tc_race_t race;             /* large messages: the library's path or the MPI's own (race.h);
                                    identical on every rank */
+    struct tc_scan_units *scan_units; /* core/scan.c: the hierarchical Scan's agreed units
+                                         (one malloc'd block), NULL until its first call */
     char comm_name[MPI_MAX_OBJECT_NAME + 32];
     tc_wait_info_t wait_info;
     tc_wait_info_t shm_wait_info; /* the segment's: wait_info, its peers the group's members */
     struct tc_ctx *newer, *older; /* list of live contexts (for finalize) */
 } tc_ctx_t;
+
+/* core/scan.c's agreed units of the hierarchical Scan (ctx->scan_units, not
+ * NULL): 1 when every unit's ranks are consecutive; how many units. */
+int tc_scan_units_contiguous(const struct tc_scan_units *u);
+int tc_scan_units_count(const struct tc_scan_units *u);
 
 /* The context of @p comm, created collectively if needed. Returns TC_OK or
  * why not (nothing cached then). */

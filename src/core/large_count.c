@@ -207,6 +207,21 @@ int TC_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     return TC_Allgather(sendbuf, sc, sendtype, recvbuf, rc, recvtype, comm);
 }
 
+/* MPI_Alltoall_c: as MPI_Allgather_c (every process passes the same counts
+ * when the datatypes are the same). MPI_Alltoallv_c is not defined: each
+ * process's counts are its own, so one could not tell that a peer's count is
+ * beyond INT_MAX. */
+int TC_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int sc, rc;
+    if (!tc_lc_arg(sendcount, sendbuf != MPI_IN_PLACE, &sc) || !tc_lc_arg(recvcount, true, &rc)) {
+        tc_lc_fallback(TC_OP_ALLTOALL);
+        return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    }
+    return TC_Alltoall(sendbuf, sc, sendtype, recvbuf, rc, recvtype, comm);
+}
+
 /* Moves @p n elements of @p type from @p src to @p dst (both laid out with the
  * type's extent, non-overlapping) through its type map only, in chunks packed
  * into @p pack (@p packsize bytes, room for @p chunk elements): the holes of a

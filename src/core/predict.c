@@ -14,6 +14,7 @@
 #include "model/cost_shm_coll.h"
 #include "select.h"
 #include "shm/allgather.h"
+#include "shm/alltoall.h"
 #include "shm/params.h"
 #include "shm/tree.h"
 #include "topocoll.h"
@@ -75,6 +76,11 @@ static double tc_predict_shm_gather(const tc_ctx_t *ctx, int op, size_t m)
     if (!s || m == 0 || s->p <= 1)
         return 0.0;
     tc_predict_shm_params(ctx, &sp);
+    if (op == TC_COLL_ALLTOALL) {
+        /* p - 1 blocks in the ready line, else a slot per destination. */
+        const size_t slot = (size_t)(s->p - 1) * m <= TC_SHM_INLINE_MAX ? m : tc_shm_a2a_slot(s);
+        return tc_model_shm_alltoall_cost(m, slot ? slot : m, s->p, &sp);
+    }
     const size_t chunk = m <= TC_SHM_INLINE_MAX ? m : tc_shm_ag_chunk(s, m);
     return op == TC_COLL_SCATTER ? tc_model_shm_scatter_cost(m, chunk, s->p, &sp)
                                  : tc_model_shm_allgather_cost(m, chunk, s->p, &sp);
@@ -195,6 +201,57 @@ static double tc_predict_hier(const tc_ctx_t *ctx, int coll, size_t bytes)
     return total;
 }
 
+/* The hierarchical Allgather of blocks of @p m bytes (hier/hier_allgather.h)
+ * on this rank's path: each group below the top gathers into its leader
+ * (the segment's Gather; point to point: P - 1 messages of a member's
+ * blocks into the leader, costed as a flat broadcast of that size), the top
+ * group exchanges the whole result, the leaders broadcast it down. */
+static double tc_predict_hier_allgather(const tc_ctx_t *ctx, size_t m)
+{
+    const tc_hier_t *h = ctx->hier;
+    const int n = h->nlevels;
+    const size_t total = m * (size_t)h->p;
+    const bool in_top = n > 0 && (int)h->level[n - 1].level == tc_hier_top_level(h);
+    const int below = in_top ? n - 1 : n;
+    double t = 0.0;
+    for (int i = 0; i < below; i++) {
+        const tc_hier_level_t *l = &h->level[i];
+        if (l->shm) {
+            t += tc_predict_shm_gather(ctx, TC_COLL_GATHER, m);
+        } else {
+            int unit = 0;
+            for (int x = 0; x < h->p; x++)
+                unit += l->owner[x] >= 0;
+            const int ml = l->model_level;
+            tc_logp_t pl;
+            tc_select_level_params(
+                &ctx->logp.level[ml >= 0 && ml < TC_MODEL_LEVEL_LAST ? ml : TC_MODEL_LEVEL_NODE],
+                ctx->oversubscribed, &pl);
+            const tc_select_cand_t flat = {TC_HIER_BCAST_FLAT, 2};
+            t += tc_select_cost(TC_SELECT_BCAST, flat, m * (size_t)unit / (size_t)l->size, l->size,
+                                h->gamma, &pl);
+        }
+        t += tc_predict_group(ctx, l, TC_PREDICT_BCAST, total);
+    }
+    if (in_top) {
+        const tc_hier_level_t *l = &h->level[n - 1];
+        if (l->shm) {
+            t += tc_predict_shm_gather(ctx, TC_COLL_ALLGATHER, m);
+        } else {
+            const int ml = l->model_level;
+            tc_logp_t pl;
+            tc_select_level_params(
+                &ctx->logp.level[ml >= 0 && ml < TC_MODEL_LEVEL_LAST ? ml : TC_MODEL_LEVEL_NODE],
+                ctx->oversubscribed, &pl);
+            const tc_select_cand_t c = {
+                (int)tc_hier_allgather_alg_effective(tc_hier_top_allgather_alg(h, total), l->size),
+                0};
+            t += tc_select_cost(TC_SELECT_ALLGATHER, c, total, l->size, h->gamma, &pl);
+        }
+    }
+    return t;
+}
+
 /* The barrier plan's algorithms: the segment's barrier (arrival and release
  * together cost one barrier) plus the top group's. */
 static double tc_predict_barrier(const tc_ctx_t *ctx)
@@ -215,7 +272,7 @@ int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec)
         return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), "TC_Comm_predict: MPI_COMM_NULL");
     if (!usec)
         return tc_ctx_error(comm, tc_err(TC_ERR_ARG), "TC_Comm_predict: usec is NULL");
-    if (op < TC_COLL_BCAST || op > TC_COLL_SCATTER)
+    if (op < TC_COLL_BCAST || op > TC_COLL_ALLTOALL)
         return tc_ctx_error(comm, tc_err(TC_ERR_ARG), "TC_Comm_predict: unknown operation");
     tc_ctx_t *ctx = tc_ctx_peek(comm);
     if (ctx) {
@@ -252,7 +309,10 @@ int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec)
     if (op >= TC_COLL_ALLGATHER) {
         /* The gathering operations (bytes: one process's block): through
          * the segment, else the MPI's own (no model of it). */
-        *usec = ctx->bcast_path == TC_PATH_SHM ? tc_predict_shm_gather(ctx, op, bytes) : -1.0;
+        *usec = ctx->bcast_path == TC_PATH_SHM ? tc_predict_shm_gather(ctx, op, bytes)
+                : ctx->bcast_path == TC_PATH_HIER && ctx->hier && op == TC_COLL_ALLGATHER
+                    ? tc_predict_hier_allgather(ctx, bytes)
+                    : -1.0;
         return MPI_SUCCESS;
     }
     if (ctx->bcast_path == TC_PATH_SHM) {

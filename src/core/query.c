@@ -14,9 +14,12 @@
 #include "hier/hier_build.h"
 #include "hier/topo_hwloc.h"
 #include "model/cost.h"
+#include "model/cost_shm_coll.h"
 #include "rma/settings.h"
 #include "select.h"
 #include "settings.h"
+#include "shm/params.h"
+#include "shm/scan.h"
 #include "topocoll.h"
 
 /* ---- accessors: what this file reads of the context --------------------- */
@@ -446,9 +449,18 @@ static const char tc_query_plan_reduce_note[] =
 
 int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
 {
-    static const char *const names[TC_QUERY_PLAN_LAST] = {
-        "Allgather", "Allgatherv",           "Gather",         "Gatherv", "Scatter",
-        "Scatterv",  "Reduce_scatter_block", "Reduce_scatter", "Scan",    "Exscan"};
+    static const char *const names[TC_QUERY_PLAN_LAST] = {"Allgather",
+                                                          "Allgatherv",
+                                                          "Gather",
+                                                          "Gatherv",
+                                                          "Scatter",
+                                                          "Scatterv",
+                                                          "Reduce_scatter_block",
+                                                          "Reduce_scatter",
+                                                          "Scan",
+                                                          "Exscan",
+                                                          "Alltoall",
+                                                          "Alltoallv"};
     const int inl = (int)TC_SHM_INLINE_MAX;
     if (op < 0 || op >= TC_QUERY_PLAN_LAST)
         return MPI_ERR_ARG;
@@ -510,38 +522,147 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
                  "rank order into its buffer: messages <= %d B whole in the inline line%s",
                  inl, tc_query_plan_reduce_note);
         break;
+    case TC_QUERY_PLAN_ALLTOALL:
+    case TC_QUERY_PLAN_ALLTOALLV:
+        snprintf(p, n,
+                 "each process copies its p-1 outgoing blocks into its own slots (one per "
+                 "destination), one notification per bank use, and copies its block out of "
+                 "every other's slots; larger blocks over several bank uses%s",
+                 op == TC_QUERY_PLAN_ALLTOALL
+                     ? "; all p-1 blocks in the ready line when they fit its 56 B"
+                     : " (the largest block's size is agreed in the first use's ready lines)");
+        out->race = op == TC_QUERY_PLAN_ALLTOALL
+                        ? "calls of at least TC_PMPI_RACE_MIN bytes in all blocks received"
+                        : "never (each process knows only its own blocks)";
+        break;
     default: /* Scan, Exscan */
+    {
+        const int tmin = q_shm_params(ctx)->scan_tree_min;
+        char rounds[160] = "";
+        if (tmin > 0)
+            snprintf(rounds, sizeof rounds,
+                     "; from %d processes, messages of one line (and of one slot where the "
+                     "model finds it cheaper) in log2(p) rounds",
+                     tmin);
         snprintf(p, n,
                  "rank-ordered chain: process i waits for i-1's prefix, folds its own on the "
                  "right, publishes it, fragment by fragment: messages <= %d B in the inline "
-                 "lines%s%s",
-                 inl, op == TC_QUERY_PLAN_EXSCAN ? " (result: the previous prefix, none at 0)" : "",
+                 "lines%s%s%s",
+                 inl, rounds,
+                 op == TC_QUERY_PLAN_EXSCAN ? " (result: the previous prefix, none at 0)" : "",
                  tc_query_plan_reduce_note);
+        if (ctx->bcast_path == TC_PATH_HIER) {
+            /* core/scan.c: contiguity is agreed at the first call. */
+            const struct tc_scan_units *u = ctx->scan_units;
+            out->hier = !u || tc_scan_units_contiguous(u);
+            out->path = !u ? "hierarchical if every node's ranks are contiguous (agreed at the "
+                             "first call), else the MPI's own"
+                        : out->hier ? "hierarchical: every node's ranks are contiguous"
+                                    : "the MPI's own: the nodes' ranks interleave";
+            const size_t len = strlen(p);
+            snprintf(p + len, n - len,
+                     "; across nodes: this scan in each node, an exclusive scan of the node "
+                     "totals among the nodes' last ranks (recursive doubling), broadcast in "
+                     "the node, one fold per process");
+        }
         break;
     }
-    if (op >= TC_QUERY_PLAN_REDUCE_SCATTER_BLOCK) {
+    }
+    if (op == TC_QUERY_PLAN_ALLTOALL || op == TC_QUERY_PLAN_ALLTOALLV) {
+        out->modeled = op == TC_QUERY_PLAN_ALLTOALL;
+        out->bytes = "one block (to one process)";
+    } else if (op >= TC_QUERY_PLAN_REDUCE_SCATTER_BLOCK) {
         out->race = "calls of at least TC_PMPI_RACE_MIN bytes whose result cannot depend on the "
                     "algorithm: integer and logical ops (on 2 processes also float sums and "
                     "products); other float ops never";
         out->bytes = "the whole message";
+        out->modeled = op >= TC_QUERY_PLAN_SCAN;
     } else {
         out->modeled = op != TC_QUERY_PLAN_GATHERV && op != TC_QUERY_PLAN_SCATTERV;
         out->bytes = op == TC_QUERY_PLAN_ALLGATHERV ? "one process's block, equal counts"
                                                     : "one process's block";
     }
-    if (!out->shm)
+    if (ctx->bcast_path == TC_PATH_HIER && q_hier(ctx) &&
+        (op == TC_QUERY_PLAN_ALLGATHER || op == TC_QUERY_PLAN_ALLGATHERV)) {
+        /* core/allgather.c, hier/hier_allgather.h. */
+        char top[120];
+        tc_hier_top_allgather_describe(q_hier(ctx), top, sizeof top);
+        out->hier = 1;
+        out->path = "hierarchical: the groups of every level below the top gather into their "
+                    "leaders, the top group exchanges, the leaders broadcast the whole result "
+                    "down";
+        snprintf(p, n,
+                 "gather to the leaders (segment or point to point); top group: %s by the "
+                 "result's size; down: the segment's Bcast or the level's; blocks in rank order",
+                 top);
+        out->race = "calls of at least TC_PMPI_RACE_MIN bytes in all blocks";
+    } else if (out->hier) {
+        out->race = "none across nodes";
+    } else if (!out->shm) {
         out->race = "none (the MPI's own runs every call)";
-    else if (out->race_min == 0)
+    } else if (out->race_min == 0)
         out->race = "off (TC_PMPI_RACE_MIN=0)";
     return MPI_SUCCESS;
 }
 
+/* Scan / Exscan of @p m bytes through the segment @p s (shm/scan.c's
+ * choice: rounds or chain). */
+static double q_scan_shm_cost(const tc_ctx_t *ctx, const tc_shm_comm_t *s, size_t m)
+{
+    tc_model_shm_t sp;
+    if (!s || m == 0 || s->p <= 1)
+        return 0.0;
+    tc_model_shm_from_shm_row(&q_logp(ctx)->shm, &sp);
+    const double gamma = ctx->hier ? ctx->hier->gamma : 0.0;
+    if (tc_shm_scan_rounds(s, m))
+        return tc_model_shm_scan_rounds_cost(m, s->p, gamma, &sp);
+    const size_t f = m <= TC_SHM_INLINE_MAX
+                         ? m
+                         : tc_shm_params_fragment_for(m, s->tw_over_t, s->layout.rslot_bytes);
+    return tc_model_shm_scan_chain_cost(m, f, s->p, gamma, &sp);
+}
+
+/* The model's Scan / Exscan on @p ctx (-1: the MPI's own runs). Across
+ * nodes: the scan in this rank's node, the leaders' exclusive scan (the
+ * top group's LogGP parameters), the broadcast in the node (costed as a
+ * second scan there: a bound) and the fold. */
+static double q_scan_cost(const tc_ctx_t *ctx, size_t m)
+{
+    if (ctx->size == 1 || m == 0)
+        return 0.0;
+    if (ctx->bcast_path == TC_PATH_SHM)
+        return q_scan_shm_cost(ctx, q_segment(ctx), m);
+    if (ctx->bcast_path != TC_PATH_HIER || !ctx->hier)
+        return -1.0;
+    const struct tc_scan_units *u = ctx->scan_units;
+    if (u && !tc_scan_units_contiguous(u))
+        return -1.0;
+    const tc_shm_comm_t *s = q_segment(ctx);
+    const int local = s ? s->p : 1;
+    const int nunits = u ? tc_scan_units_count(u) : (ctx->size + local - 1) / local;
+    tc_logp_t lp;
+    tc_select_level_params(&q_logp(ctx)->level[tc_select_top_level(ctx->hier, 0)],
+                           ctx->oversubscribed, &lp);
+    const double gamma = ctx->hier->gamma, local_cost = q_scan_shm_cost(ctx, s, m);
+    return 2.0 * local_cost + tc_model_exscan_recdbl_cost(m, nunits, gamma, &lp) +
+           (double)m * gamma;
+}
+
 int tc_query_plan_cost(MPI_Comm comm, int op, size_t bytes, double *usec)
 {
+    if (op == TC_QUERY_PLAN_SCAN || op == TC_QUERY_PLAN_EXSCAN) {
+        tc_ctx_t *ctx;
+        int rc = tc_ctx_get(comm, &ctx);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        *usec = q_scan_cost(ctx, bytes);
+        return MPI_SUCCESS;
+    }
     static const int coll[TC_QUERY_PLAN_LAST] = {[TC_QUERY_PLAN_ALLGATHER] = TC_COLL_ALLGATHER,
                                                  [TC_QUERY_PLAN_ALLGATHERV] = TC_COLL_ALLGATHER,
                                                  [TC_QUERY_PLAN_GATHER] = TC_COLL_GATHER,
-                                                 [TC_QUERY_PLAN_SCATTER] = TC_COLL_SCATTER};
+                                                 [TC_QUERY_PLAN_SCATTER] = TC_COLL_SCATTER,
+                                                 [TC_QUERY_PLAN_ALLTOALL] = TC_COLL_ALLTOALL};
     if (op < 0 || op >= TC_QUERY_PLAN_LAST || coll[op] == 0)
         return MPI_ERR_ARG;
     return TC_Comm_predict(comm, coll[op], bytes, 0, usec);

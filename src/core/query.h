@@ -258,6 +258,8 @@ typedef enum {
     TC_QUERY_PLAN_REDUCE_SCATTER,
     TC_QUERY_PLAN_SCAN,
     TC_QUERY_PLAN_EXSCAN,
+    TC_QUERY_PLAN_ALLTOALL,
+    TC_QUERY_PLAN_ALLTOALLV,
     TC_QUERY_PLAN_LAST
 } tc_query_plan_op_t;
 
@@ -267,10 +269,12 @@ typedef enum {
  * the segment's protocol in a few words, which calls race the MPI's own,
  * and whether the model has a cost for it (tc_query_plan_cost). */
 typedef struct tc_query_plan {
-    const char *name;   /**< "Allgather" */
-    int shm;            /**< 1: through the segment on this communicator */
+    const char *name; /**< "Allgather" */
+    int shm;          /**< 1: through the segment on this communicator */
+    int hier; /**< 1: through the hierarchy's groups (Allgather(v); Scan, Exscan on contiguous
+                 nodes) */
     const char *path;   /**< "shared memory (...)" or "the MPI's own: <why>" */
-    char protocol[360]; /**< the segment's protocol (even when another path runs) */
+    char protocol[720]; /**< the segment's protocol (even when another path runs) */
     size_t race_min;    /**< agreed TC_PMPI_RACE_MIN, bytes; 0: the race is off */
     char race_min_text[TC_QUERY_NAME_MAX]; /**< it as a size ("64K") */
     const char *race;                      /**< which calls race, or why none does */

@@ -40,8 +40,8 @@
  * whose ring slot still holds a time some peer has not taken in waits for
  * that peer's `consumed` count. Neither wait can deadlock, for any raced
  * operation (Bcast, Reduce, Allreduce, Allgather, Gather, Scatter,
- * Reduce_scatter_block, Reduce_scatter, Scan, Exscan; not Gatherv and
- * Scatterv, whose size only the root knows): a process waiting at the start
+ * Reduce_scatter_block, Reduce_scatter, Scan, Exscan, Alltoall; not Gatherv,
+ * Scatterv and Alltoallv, whose sizes not every process knows): a process waiting at the start
  * of raced call m for the time of call k <= m - TC_RACE_LAG has finished its
  * own part of every call before m; the peer it waits for publishes that time
  * at the end of its call k, and its calls up to k need nothing from the

@@ -1,15 +1,27 @@
 /* TC_Scan and TC_Exscan: argument checks, then the segment's chain (one
- * node), or the MPI's own.
+ * node), the hierarchical scan (several nodes whose ranks are contiguous),
+ * or the MPI's own.
+ *
+ * Across nodes (bcast_path TC_PATH_HIER) the units are the groups the
+ * segments serve (one per node, or per NUMA node etc. at a lower
+ * shared-memory level; a rank without a segment is a unit of its own). When
+ * every unit's ranks are consecutive: a scan inside each unit (the
+ * segment's chain), an exclusive scan of the unit totals among the units'
+ * last ranks (recursive doubling, hier/level_scan.h), the result broadcast
+ * in the unit (segment) and one fold per process. Units in rank order and
+ * the lower part always the left operand: non-commutative operations are
+ * right. Whether the units are contiguous is agreed once per communicator
+ * (an allgather of each rank's unit leader at the first call on the
+ * hierarchical path): a pure function of that array, the same everywhere.
  *
  * What goes to PMPI_* and why (counted in TC_STATS): intercommunicators
  * (pmpi_intercomm: MPI does not define a scan there, the MPI reports it);
- * communicators over several hierarchy levels (pmpi_multinode: node-local
- * scans, an exclusive scan of the node totals among leaders and one fold per
- * process, for nodes whose ranks are contiguous, is later work of issue 19)
- * or without a segment (pmpi_shm_off, pmpi_no_segment); (datatype, op) pairs
- * TC_Reduce does not reduce itself and elements larger than a reduce slot
- * (pmpi_op); large messages the race (race.h) measured faster in the MPI's
- * own, when the result's bits cannot depend on the algorithm (pmpi_race).
+ * communicators over several units whose ranks interleave (pmpi_multinode)
+ * or without a segment on one node (pmpi_shm_off, pmpi_no_segment);
+ * (datatype, op) pairs TC_Reduce does not reduce itself and elements larger
+ * than a reduce slot (pmpi_op); large messages the race (race.h) measured
+ * faster in the MPI's own, when the result's bits cannot depend on the
+ * algorithm (pmpi_race; one segment only).
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -21,6 +33,8 @@
 #include "base/log.h"
 #include "base/redop.h"
 #include "ctx.h"
+#include "hier/hier_build.h"
+#include "hier/level_scan.h"
 #include "shm/scan.h"
 #include "topocoll.h"
 
@@ -95,10 +109,132 @@ static tc_err_t tc_scan_mpi(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_t
     return rc;
 }
 
-/* The segment's chain, derived datatypes staged through packed buffers.
- * TC_ERR_NOTSUP: fall back, everywhere alike, nothing moved. */
-static tc_err_t tc_scan_staged(tc_ctx_t *ctx, const tc_redop_t *r, const void *sendbuf,
-                               void *recvbuf, bool exclusive)
+/* Tag of the leaders' exchanges on the private communicator. */
+#define TC_SCAN_TAG_HIER 0x7c21
+
+/* The units of the hierarchical scan, agreed by every process (ctx.h). */
+typedef struct tc_scan_units {
+    int contiguous; /* every unit's ranks are consecutive */
+    int nunits;
+    int unit;   /* this rank's unit, in rank order */
+    int lo, n;  /* its first rank and size */
+    int last[]; /* nunits: the last rank of each unit (the leaders' exscan runs among them) */
+} tc_scan_units_t;
+
+int tc_scan_units_contiguous(const tc_scan_units_t *u)
+{
+    return u->contiguous;
+}
+int tc_scan_units_count(const tc_scan_units_t *u)
+{
+    return u->nunits;
+}
+
+/* The units of @p ctx (built at the first call: collective over priv). */
+static tc_err_t tc_scan_units_get(tc_ctx_t *ctx, tc_scan_units_t **out)
+{
+    const int p = ctx->size;
+    if ((*out = ctx->scan_units) != NULL)
+        return TC_OK;
+    int mine = ctx->rank; /* the first rank of this rank's unit */
+    const int i = tc_hier_shm_index(ctx->hier);
+    if (ctx->shm && i >= 0 && ctx->hier->level[i].shm)
+        mine = ctx->hier->level[i].members[0];
+    int *lead = malloc(sizeof(int) * (size_t)p);
+    tc_scan_units_t *u = malloc(sizeof *u + sizeof(int) * (size_t)p);
+    tc_err_t rc = TC_OK;
+    if (!lead || !u) {
+        rc = tc_err(TC_ERR_NOMEM); /* before the allgather: the others fail in it or later */
+        goto fn_exit;
+    }
+    if ((rc = PMPI_Allgather(&mine, 1, MPI_INT, lead, 1, MPI_INT, ctx->priv)) != MPI_SUCCESS)
+        goto fn_exit;
+    u->contiguous = 1;
+    u->nunits = 0;
+    for (int x = 0; x < p; x++) {
+        if (x > 0 && lead[x] != lead[x - 1]) {
+            if (lead[x] != x)
+                u->contiguous = 0; /* a unit that started before resumes here */
+            u->last[u->nunits++] = x - 1;
+        }
+        if (x == ctx->rank)
+            u->unit = u->nunits;
+    }
+    u->last[u->nunits++] = p - 1;
+    u->lo = u->unit == 0 ? 0 : u->last[u->unit - 1] + 1;
+    u->n = u->last[u->unit] - u->lo + 1;
+    ctx->scan_units = *out = u;
+    u = NULL;
+fn_exit:
+    free(lead);
+    free(u);
+    return rc;
+}
+
+/* The hierarchical scan on packed streams (file comment): @p send NULL: in
+ * place. Every process calls with the same op and nelem. */
+static tc_err_t tc_scan_hier(tc_ctx_t *ctx, const tc_scan_units_t *u, const tc_redop_t *r,
+                             const char *send, char *recv, bool exclusive)
+{
+    const size_t nb = r->nbytes, n = r->nelem;
+    const int local = ctx->rank - u->lo;
+    const bool last = local == u->n - 1, later = u->unit > 0;
+    tc_shm_comm_t *s = u->n > 1 ? ctx->shm : NULL;
+    const char *own = send ? send : recv;
+    char *tmp = NULL, *ex = NULL;
+    tc_err_t rc = TC_OK;
+    /* The last rank: a copy of its contribution, its unit's total, the
+     * leaders' scan's scratch (2 nb) and the result: 5 nb; the others of a
+     * later unit: the result. */
+    if (u->nunits > 1 && (last || later)) {
+        if (!(tmp = malloc(last ? 5 * nb : nb)))
+            return tc_err(TC_ERR_NOMEM);
+        ex = last ? tmp + 4 * nb : tmp;
+    }
+    if (last && tmp && exclusive && local > 0 && !send) {
+        memcpy(tmp, own, nb); /* the local Exscan overwrites it */
+        own = tmp;
+    }
+    if (s) {
+        if ((rc = tc_shm_scan(s, send, recv, n, r, exclusive)) != TC_OK)
+            goto fn_exit;
+    } else if (!exclusive && send) {
+        memcpy(recv, send, nb);
+    }
+    if (u->nunits == 1)
+        goto fn_exit;
+    if (last) {
+        /* This unit's total: the inclusive prefix at its last rank (read
+         * into the leaders' scratch before anything overwrites it). */
+        const char *total = recv;
+        if (exclusive && local == 0) {
+            total = own;
+        } else if (exclusive) {
+            tc_redop_apply3(r, recv, own, tmp + nb, n);
+            total = tmp + nb;
+        }
+        if ((rc = tc_hier_exscan_group(total, ex, tmp + 2 * nb, n, r, u->last, u->nunits, u->unit,
+                                       ctx->priv, TC_SCAN_TAG_HIER)) != TC_OK)
+            goto fn_exit;
+    }
+    if (!later)
+        goto fn_exit;
+    if (s)
+        tc_shm_bcast_pipelined(s, ex, nb, u->n - 1, NULL);
+    if (exclusive && local == 0)
+        memcpy(recv, ex, nb);
+    else
+        tc_redop_apply(r, ex, recv, n); /* recv = (units before) op (this unit's prefix) */
+fn_exit:
+    free(tmp);
+    return rc;
+}
+
+/* The segment's chain (@p u NULL) or the hierarchical scan over the units
+ * @p u, derived datatypes staged through packed buffers. TC_ERR_NOTSUP
+ * (segment only): fall back, everywhere alike, nothing moved. */
+static tc_err_t tc_scan_staged(tc_ctx_t *ctx, const tc_scan_units_t *u, const tc_redop_t *r,
+                               const void *sendbuf, void *recvbuf, bool exclusive)
 {
     const bool in_place = sendbuf == MPI_IN_PLACE;
     /* Exscan's process 0 receives nothing: its buffer is left alone. */
@@ -116,7 +252,8 @@ static tc_err_t tc_scan_staged(tc_ctx_t *ctx, const tc_redop_t *r, const void *s
     recv = r->contiguous ? tc_redop_stream(r, recvbuf) : tmp + r->nbytes;
     if (in_place && !r->contiguous)
         tc_redop_pack(r, recvbuf, recv);
-    const tc_err_t rc = tc_shm_scan(ctx->shm, send, recv, r->nelem, r, exclusive);
+    const tc_err_t rc = u ? tc_scan_hier(ctx, u, r, send, recv, exclusive)
+                          : tc_shm_scan(ctx->shm, send, recv, r->nelem, r, exclusive);
     if (rc == TC_OK && receives && !r->contiguous)
         tc_redop_unpack(r, recv, recvbuf);
     free(tmp);
@@ -129,8 +266,13 @@ static tc_err_t tc_scan_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendb
 {
     const bool exclusive = which == TC_OP_EXSCAN;
     tc_path_t path = ctx->bcast_path;
+    tc_scan_units_t *u = NULL;
     tc_redop_t r;
     tc_err_t rc;
+    /* The units are agreed at the first call on the hierarchical path,
+     * whatever its arguments: every process makes that call. */
+    if (path == TC_PATH_HIER && (rc = tc_scan_units_get(ctx, &u)) != TC_OK)
+        return rc;
     if (tc_redop_init(&r, count, dt, op) != 0) {
         path = TC_PATH_PMPI_OP;
         goto fn_pmpi;
@@ -158,12 +300,25 @@ static tc_err_t tc_scan_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendb
         return rc;
     }
     if (path == TC_PATH_HIER) {
-        static bool logged;
-        tc_log_once(logged, TC_LOG_INFO,
-                    "%s: %s over several hierarchy levels uses the MPI's own (the hierarchical "
-                    "version is not there yet)",
-                    ctx->comm_name, tc_stats_op_name(which));
-        path = TC_PATH_PMPI_MULTINODE;
+        if (!u->contiguous) {
+            static bool logged;
+            tc_log_once(logged, TC_LOG_INFO,
+                        "%s: the nodes' ranks interleave: %s uses the MPI's own (the "
+                        "hierarchical scan needs each node's ranks contiguous)",
+                        ctx->comm_name, tc_stats_op_name(which));
+            path = TC_PATH_PMPI_MULTINODE;
+            goto fn_pmpi;
+        }
+        /* What the segments would refuse (agreed parameters, the same
+         * in every unit): the MPI's own. */
+        if (ctx->shm_params.reduce_slots <= 0 || r.elem > ctx->shm_params.reduce_slot_bytes) {
+            path = TC_PATH_PMPI_OP;
+            goto fn_pmpi;
+        }
+        rc = tc_scan_staged(ctx, u, &r, sendbuf, recvbuf, exclusive);
+        tc_redop_free(&r);
+        tc_stats_count(which, TC_PATH_HIER);
+        return rc;
     }
     if (path != TC_PATH_SHM)
         goto fn_pmpi;
@@ -186,7 +341,7 @@ static tc_err_t tc_scan_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendb
             tc_redop_free(&r);
             return rc;
         }
-        rc = tc_scan_staged(ctx, &r, sendbuf, recvbuf, exclusive);
+        rc = tc_scan_staged(ctx, NULL, &r, sendbuf, recvbuf, exclusive);
         if (tc_err_kind(rc) != TC_ERR_NOTSUP) {
             tc_race_end(&ctx->race, &race);
             tc_redop_free(&r);

@@ -7,6 +7,7 @@
 #include "hier/hier.h"
 #include "hier/hier_build.h"
 #include "model/cost.h"
+#include "model/cost_gather.h"
 #include "model/settings.h"
 #include "select.h"
 #include "shm/store.h"
@@ -152,6 +153,8 @@ int tc_select_candidates(tc_select_op_t op, tc_select_cand_t c[TC_SELECT_MAX_CAN
         {TC_HIER_REDUCE_BINOMIAL, 0}, {TC_HIER_REDUCE_FLAT, 0}, {TC_HIER_REDUCE_RSG, 0}};
     static const tc_select_cand_t allreduce[] = {{TC_HIER_ALLREDUCE_RECDBL, 0},
                                                  {TC_HIER_ALLREDUCE_RING, 0}};
+    static const tc_select_cand_t allgather[] = {
+        {TC_HIER_ALLGATHER_RECDBL, 0}, {TC_HIER_ALLGATHER_RING, 0}, {TC_HIER_ALLGATHER_BRUCK, 0}};
     const tc_select_cand_t *src;
     int n;
     switch (op) {
@@ -170,6 +173,10 @@ int tc_select_candidates(tc_select_op_t op, tc_select_cand_t c[TC_SELECT_MAX_CAN
     case TC_SELECT_ALLREDUCE:
         src = allreduce;
         n = 2;
+        break;
+    case TC_SELECT_ALLGATHER:
+        src = allgather;
+        n = 3;
         break;
     default:
         return 0;
@@ -204,6 +211,17 @@ double tc_select_cost(tc_select_op_t op, tc_select_cand_t c, size_t m, int P, do
     case TC_SELECT_ALLREDUCE:
         return c.alg == TC_HIER_ALLREDUCE_RING ? tc_model_allreduce_ring_cost(m, P, gamma, p)
                                                : tc_model_allreduce_recdbl_cost(m, P, gamma, p);
+    case TC_SELECT_ALLGATHER:
+        /* Bruck's final rotation is a local copy: gamma (a byte's
+         * combination in a reduction) stands in for a byte's copy. */
+        switch ((tc_hier_allgather_alg_t)c.alg) {
+        case TC_HIER_ALLGATHER_RING:
+            return tc_model_allgather_ring_cost(m, P, p);
+        case TC_HIER_ALLGATHER_BRUCK:
+            return tc_model_allgather_bruck_cost(m, P, gamma, p);
+        default:
+            return tc_model_allgather_recdbl_cost(m, P, p);
+        }
     default:
         return 0;
     }
@@ -434,6 +452,18 @@ void tc_select_hier_tables(struct tc_hier *h, const tc_logp_table_t *t,
                     h->allreduce_tab[c] = (uint8_t)ac[a].alg;
                     h->allreduce_why[c] = TC_HIER_WHY_MODEL;
                 }
+            }
+        }
+        /* The Allgather exchange among the top group's members, by the
+         * whole result's size (no tuning-file entries for it yet). */
+        if ((int)L->level == highest && h->allgather_top_auto && h->model) {
+            tc_select_cand_t gc[TC_SELECT_MAX_CAND];
+            tc_select_candidates(TC_SELECT_ALLGATHER, gc);
+            for (int c = 0; c < TC_HIER_SIZE_CLASSES; c++) {
+                int a = tc_select_argmin(TC_SELECT_ALLGATHER, tc_select_class_bytes(c), L->size,
+                                         h->gamma, p, oversubscribed, NULL);
+                h->allgather_tab[c] = (uint8_t)gc[a].alg;
+                h->allgather_why[c] = TC_HIER_WHY_MODEL;
             }
         }
     }

@@ -131,6 +131,7 @@ typedef enum {
     TC_SELECT_REDUCE,    /* tc_hier_reduce_alg_t, commutative op */
     TC_SELECT_REDUCE_NC, /* non-commutative op: FLAT, BINOMIAL */
     TC_SELECT_ALLREDUCE, /* tc_hier_allreduce_alg_t (top group) */
+    TC_SELECT_ALLGATHER, /* tc_hier_allgather_alg_t (top group); m: the whole result */
     TC_SELECT_OP_LAST
 } tc_select_op_t;
 
@@ -143,7 +144,8 @@ typedef struct tc_select_cand {
 
 /* The candidates of @p op in tie-break order (an exact tie goes to the
  * earlier one): bcast knomial:2, :3, :4, :8, flat, scatter_allgather;
- * reduce binomial, flat, rsg; allreduce recdbl, ring. Returns how many. */
+ * reduce binomial, flat, rsg; allreduce recdbl, ring; allgather recdbl,
+ * ring, bruck. Returns how many. */
 int tc_select_candidates(tc_select_op_t op, tc_select_cand_t c[TC_SELECT_MAX_CAND]);
 
 /* Predicted time (us) of candidate @p c for @p m bytes among @p P members

@@ -15,7 +15,8 @@ static const tc_cfg_desc_t tc_core_cfg_table[] = {
     [TC_CORE_CFG_PMPI_RACE_MIN] =
         {"TC_PMPI_RACE_MIN", TC_CFG_TYPE_SIZE, "64K", NULL, 0, 1 * GiB,
          "TC_Bcast, TC_Reduce, TC_Allreduce, TC_Allgather(v), TC_Gather, TC_Scatter, "
-         "TC_Reduce_scatter(_block), TC_Scan and TC_Exscan of at least this many bytes (in "
+         "TC_Reduce_scatter(_block), TC_Scan, TC_Exscan and TC_Alltoall of at least this many "
+         "bytes (in "
          "all) time the library's path and the MPI's own on the caller's calls, per size "
          "class (powers "
          "of two), and use the faster: both alternate for the first calls of a class, "
@@ -25,8 +26,8 @@ static const tc_cfg_desc_t tc_core_cfg_table[] = {
          "one. Reductions race only when every algorithm gives the same bits: integer and "
          "logical operations, and on two processes sums and products of floats and "
          "doubles; other floating-point reductions always take the library's path. "
-         "TC_Gatherv and TC_Scatterv never race (only the root knows their size). 0: "
-         "never race."},
+         "TC_Gatherv and TC_Scatterv never race (only the root knows their size), nor "
+         "TC_Alltoallv (each process knows only its own blocks). 0: never race."},
 };
 TC_CFG_MODULE(tc_core_config, "core", tc_core_cfg_table, TC_CORE_CFG_LAST, NULL);
 

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "groups.h"
+#include "level_allgather.h"
 #include "level_bcast.h"
 #include "level_reduce.h"
 #include "locality.h"
@@ -115,6 +116,12 @@ typedef struct tc_hier {
      * non-commutative one always runs RECDBL). */
     uint8_t allreduce_tab[TC_HIER_SIZE_CLASSES]; /* tc_hier_allreduce_alg_t */
     uint8_t allreduce_why[TC_HIER_SIZE_CLASSES]; /* tc_hier_why_t */
+    /* The top group's exchange of the hierarchical Allgather(v), by size
+     * class of the whole result (hier_allgather.h); TC_HIER_ALLGATHER_TOP. */
+    int allgather_top_auto;
+    tc_hier_allgather_alg_t allgather_top;
+    uint8_t allgather_tab[TC_HIER_SIZE_CLASSES]; /* tc_hier_allgather_alg_t */
+    uint8_t allgather_why[TC_HIER_SIZE_CLASSES]; /* tc_hier_why_t */
     int model;               /* the tables' auto entries come from the model (else the rule) */
     double gamma;            /* reduction cost the model used, us per byte */
     size_t large;            /* TC_HIER_LARGE: threshold of the rule (TC_HIER_MODEL=0) */
@@ -170,6 +177,12 @@ static inline tc_hier_allreduce_alg_t tc_hier_top_allreduce_alg(const tc_hier_t 
     tc_hier_allreduce_alg_t a =
         (tc_hier_allreduce_alg_t)h->allreduce_tab[tc_hier_size_class(nbytes)];
     return a == TC_HIER_ALLREDUCE_RING && !commutative ? TC_HIER_ALLREDUCE_RECDBL : a;
+}
+
+/* The top group's Allgather exchange for a result of @p nbytes in all. */
+static inline tc_hier_allgather_alg_t tc_hier_top_allgather_alg(const tc_hier_t *h, size_t nbytes)
+{
+    return (tc_hier_allgather_alg_t)h->allgather_tab[tc_hier_size_class(nbytes)];
 }
 
 #endif /* TC_HIER_HIER_H */

@@ -261,6 +261,11 @@ static void tc_hier_settings_from_config(tc_hier_settings_t *s)
     int64_t top = tc_config_int(&tc_hier_config, TC_HIER_CFG_ALLREDUCE_TOP);
     s->allreduce_top_auto = top == TC_HIER_TOP_AUTO;
     s->allreduce_top = top == TC_HIER_TOP_RING ? TC_HIER_ALLREDUCE_RING : TC_HIER_ALLREDUCE_RECDBL;
+    int64_t ag = tc_config_int(&tc_hier_config, TC_HIER_CFG_ALLGATHER_TOP);
+    s->allgather_top_auto = ag == TC_HIER_AG_TOP_AUTO;
+    s->allgather_top = ag == TC_HIER_AG_TOP_RING    ? TC_HIER_ALLGATHER_RING
+                       : ag == TC_HIER_AG_TOP_BRUCK ? TC_HIER_ALLGATHER_BRUCK
+                                                    : TC_HIER_ALLGATHER_RECDBL;
     s->large = (uint64_t)tc_config_int(&tc_hier_config, TC_HIER_CFG_LARGE);
     s->segment = (uint64_t)tc_config_int(&tc_hier_config, TC_HIER_CFG_SEGMENT);
     if (tc_hier_alglist_parse(tc_config_string(&tc_hier_config, TC_HIER_CFG_BCAST),
@@ -548,6 +553,8 @@ static tc_err_t tc_hier_compute(tc_hier_t *h, const tc_hier_settings_t *s, const
     h->allreduce_scheme = (tc_hier_allreduce_scheme_t)s->allreduce_scheme;
     h->allreduce_top_auto = s->allreduce_top_auto;
     h->allreduce_top = (tc_hier_allreduce_alg_t)s->allreduce_top;
+    h->allgather_top_auto = s->allgather_top_auto;
+    h->allgather_top = (tc_hier_allgather_alg_t)s->allgather_top;
     h->large = (size_t)s->large;
     h->segment = (size_t)s->segment;
     tc_hier_tables_rule(h);
@@ -587,6 +594,12 @@ void tc_hier_tables_rule(tc_hier_t *h)
                                         : m >= h->large        ? TC_HIER_ALLREDUCE_RING
                                                                : TC_HIER_ALLREDUCE_RECDBL);
         h->allreduce_why[c] = h->allreduce_top_auto ? TC_HIER_WHY_RULE : TC_HIER_WHY_OVERRIDE;
+        /* Allgather: recursive doubling (Bruck on a non-power-of-two group)
+         * below TC_HIER_LARGE, the ring from there. */
+        h->allgather_tab[c] = (uint8_t)(!h->allgather_top_auto ? h->allgather_top
+                                        : m >= h->large        ? TC_HIER_ALLGATHER_RING
+                                                               : TC_HIER_ALLGATHER_RECDBL);
+        h->allgather_why[c] = h->allgather_top_auto ? TC_HIER_WHY_RULE : TC_HIER_WHY_OVERRIDE;
     }
 }
 
@@ -818,6 +831,24 @@ void tc_hier_level_describe(const tc_hier_t *h, const tc_hier_level_t *l, char *
         snprintf(r, sizeof r, "auto (%s)", t);
     }
     snprintf(buf, len, "bcast %s; reduce %s", b, r);
+}
+
+static void tc_hier_allgather_name(int alg, int k, char *b, size_t n)
+{
+    (void)k;
+    snprintf(b, n, "%s", tc_hier_allgather_alg_name((tc_hier_allgather_alg_t)alg));
+}
+
+void tc_hier_top_allgather_describe(const tc_hier_t *h, char *buf, size_t len)
+{
+    char t[180];
+    if (!h->allgather_top_auto) {
+        snprintf(buf, len, "%s", tc_hier_allgather_alg_name(h->allgather_top));
+        return;
+    }
+    tc_hier_tab_summary(t, sizeof t, h->allgather_tab, NULL, h->allgather_why,
+                        tc_hier_allgather_name);
+    snprintf(buf, len, "auto (%s)", t);
 }
 
 void tc_hier_top_allreduce_describe(const tc_hier_t *h, char *buf, size_t len)

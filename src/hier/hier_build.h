@@ -79,6 +79,8 @@ typedef struct tc_hier_settings {
     int32_t allreduce_scheme; /* tc_hier_allreduce_scheme_t */
     int32_t allreduce_top_auto; /* TC_HIER_ALLREDUCE_TOP=auto */
     int32_t allreduce_top;      /* tc_hier_allreduce_alg_t when not auto */
+    int32_t allgather_top_auto; /* TC_HIER_ALLGATHER_TOP=auto */
+    int32_t allgather_top;      /* tc_hier_allgather_alg_t when not auto */
     tc_hier_alg_choice_t bcast[TC_HIER_MAX_GROUPS];
     tc_hier_alg_choice_t reduce[TC_HIER_MAX_GROUPS];
 } tc_hier_settings_t;
@@ -154,6 +156,10 @@ void tc_hier_level_describe(const tc_hier_t *h, const tc_hier_level_t *l, char *
 /** The top group's allreduce in the same form: "ring" or "auto (recdbl,
  * ring from 64K)". */
 void tc_hier_top_allreduce_describe(const tc_hier_t *h, char *buf, size_t len);
+
+/** The top group's Allgather exchange in the same form (size classes of the
+ * whole result): "ring" or "auto (recdbl, ring from 64K)". */
+void tc_hier_top_allgather_describe(const tc_hier_t *h, char *buf, size_t len);
 
 /** "rule", "override", "file", "model". */
 const char *tc_hier_why_name(tc_hier_why_t why);

@@ -49,6 +49,11 @@ static const tc_cfg_desc_t tc_hier_cfg_table[] = {
                                    "auto,recdbl,ring", 0, 0,
                                    "Allreduce among the top group's members: recursive doubling, "
                                    "ring, or auto (the tuning file, then the model)."},
+    [TC_HIER_CFG_ALLGATHER_TOP] = {"TC_HIER_ALLGATHER_TOP", TC_CFG_TYPE_ENUM, "auto",
+                                   "auto,recdbl,ring,bruck", 0, 0,
+                                   "Allgather(v) exchange among the top group's members: recursive "
+                                   "doubling (Bruck when their count is not a power of two), ring, "
+                                   "Bruck, or auto (the model)."},
     [TC_HIER_CFG_LARGE] = {"TC_HIER_LARGE", TC_CFG_TYPE_SIZE, "64K", NULL, 0, 64 * GiB,
                            "With TC_HIER_MODEL=0: message size (rounded up to a power of two) "
                            "from which auto takes scatter_allgather, rsg (groups of more than "

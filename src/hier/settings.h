@@ -18,6 +18,7 @@ typedef enum {
     TC_HIER_CFG_REDUCE,                /* TC_HIER_REDUCE */
     TC_HIER_CFG_ALLREDUCE,             /* TC_HIER_ALLREDUCE */
     TC_HIER_CFG_ALLREDUCE_TOP,         /* TC_HIER_ALLREDUCE_TOP */
+    TC_HIER_CFG_ALLGATHER_TOP,         /* TC_HIER_ALLGATHER_TOP */
     TC_HIER_CFG_LARGE,                 /* TC_HIER_LARGE */
     TC_HIER_CFG_SEGMENT,               /* TC_HIER_SEGMENT */
     TC_HIER_CFG_LAST
@@ -42,6 +43,15 @@ typedef enum {
     TC_HIER_TOP_RING,
     TC_HIER_TOP_LAST
 } tc_hier_top_cfg_t;
+
+/* Values of TC_HIER_ALLGATHER_TOP, in the order of its accepted words. */
+typedef enum {
+    TC_HIER_AG_TOP_AUTO,
+    TC_HIER_AG_TOP_RECDBL,
+    TC_HIER_AG_TOP_RING,
+    TC_HIER_AG_TOP_BRUCK,
+    TC_HIER_AG_TOP_LAST
+} tc_hier_ag_top_cfg_t;
 
 /* TC_HIER_ALLREDUCE's values are tc_hier_allreduce_scheme_t (hier.h), in the
  * order of its accepted words. */

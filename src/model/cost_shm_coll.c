@@ -129,3 +129,40 @@ double tc_model_shm_reduce_cost(size_t m, size_t f, int p, double gamma,
         return 0.0;
     }
 }
+
+double tc_model_shm_scan_chain_cost(size_t m, size_t f, int p, double gamma,
+                                    const tc_model_shm_t *sp)
+{
+    if (m == 0 || p <= 1)
+        return 0.0;
+    const double x = (double)tc_model_shm_first(m, f);
+    const double hops = (double)(p - 2) + tc_model_shm_nfrag(m, f);
+    return 2.0 * x * sp->t + hops * (sp->t_w + x * (sp->t + gamma));
+}
+
+static int tc_model_ceil_log2(int n)
+{
+    int r = 0;
+    while ((1 << r) < n)
+        r++;
+    return r;
+}
+
+double tc_model_shm_scan_rounds_cost(size_t m, int p, double gamma, const tc_model_shm_t *sp)
+{
+    if (m == 0 || p <= 1)
+        return 0.0;
+    const double md = (double)m;
+    return md * sp->t + (double)tc_model_ceil_log2(p) * (sp->t_w + md * (2.0 * sp->t + gamma));
+}
+
+double tc_model_exscan_recdbl_cost(size_t m, int n, double gamma, const tc_logp_t *lp)
+{
+    if (m == 0 || n <= 1)
+        return 0.0;
+    const double md = (double)m;
+    double step = lp->L + lp->o_s + lp->o_r + md * lp->G + md * gamma;
+    if (lp->E > 0 && md > lp->E)
+        step += lp->rdv;
+    return (double)tc_model_ceil_log2(n) * step;
+}

@@ -93,4 +93,27 @@ double tc_model_shm_reduce_tree_cost(size_t m, size_t f, int p, int arity, doubl
 double tc_model_shm_reduce_cost(size_t m, size_t f, int p, double gamma,
                                 const tc_model_shm_red_cfg_t *cfg, const tc_model_shm_t *sp);
 
+/* ---- Scan and Exscan (shm/scan.c) -------------------------------------- */
+
+/* Chain (rank order, fragment by fragment): the first fragment crosses
+ * p - 1 hops (a flag, then the fold of x bytes into the next slot); the
+ * later ones follow one hop time apart; process 0's copy-in and the last
+ * process's fold into its buffer add one copy each:
+ *   x t + (p - 2 + nfrag) (t_w + x (t + gamma)) + x t
+ * (inline: x = m, nfrag = 1). */
+double tc_model_shm_scan_chain_cost(size_t m, size_t f, int p, double gamma,
+                                    const tc_model_shm_t *sp);
+
+/* Rounds (recursive doubling, one fragment of m bytes): the copy-in, then
+ * ceil(log2 p) rounds of a flag, a fold and the copy of the partial into
+ * the next round's slot:
+ *   m t + ceil(log2 p) (t_w + m (2 t + gamma)). */
+double tc_model_shm_scan_rounds_cost(size_t m, int p, double gamma, const tc_model_shm_t *sp);
+
+/* The leaders' exclusive scan across nodes (hier/level_scan.h): ceil(log2
+ * n) rounds of one exchange of m bytes and one fold, with LogGP
+ * parameters @p lp (the rendezvous added above the eager limit):
+ *   ceil(log2 n) (L + o_s + o_r + m G + m gamma [+ rdv]). */
+double tc_model_exscan_recdbl_cost(size_t m, int n, double gamma, const tc_logp_t *lp);
+
 #endif /* TC_MODEL_COST_SHM_COLL_H */

@@ -12,9 +12,9 @@
  *
  * C: MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Barrier, MPI_Allgather,
  * MPI_Allgatherv, MPI_Gather, MPI_Gatherv, MPI_Scatter, MPI_Scatterv,
- * MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Scan, MPI_Exscan
- * (Fortran: the same names, as below). NOT intercepted (the MPI's own runs
- * them): MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw, MPI_Reduce_local, the
+ * MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Scan, MPI_Exscan,
+ * MPI_Alltoall, MPI_Alltoallv (Fortran: the same names, as below). NOT
+ * intercepted (the MPI's own runs them): MPI_Alltoallw, MPI_Reduce_local, the
  * nonblocking and persistent collectives (MPI_Ibcast, MPI_Reduce_init, ...)
  * and the neighbourhood ones.
  * Also the MPI-4 large-count variants (MPI_Bcast_c, ...) of the operations listed
@@ -137,6 +137,25 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     return TC_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return TC_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+TC_PMPI_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return TC_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                        recvtype, comm);
 }
 
 TC_PMPI_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -473,6 +492,70 @@ TC_PMPI_ALLGATHERV_ALIAS(MPI_Allgatherv_f08);
 TC_PMPI_ALLGATHERV_ALIAS(MPI_Allgatherv_f);
 #endif
 
+/* Alltoall: the Allgather's ABI (sbuf, scount, stype, rbuf, rcount, rtype,
+ * comm, ierr); Alltoallv: (sbuf, scounts[], sdispls[], stype, rbuf,
+ * rcounts[], rdispls[], rtype, comm, ierr), arrays as for Allgatherv (the
+ * send arrays are not read with MPI_IN_PLACE). Sentinels as for Reduce. */
+static void tc_pmpi_alltoall_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,
+                               void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype,
+                               MPI_Fint *comm, MPI_Fint *ierr)
+{
+    int rc = TC_Alltoall(tc_pmpi_fortran_sendbuf(sendbuf), (int)*sendcount,
+                         PMPI_Type_f2c(*sendtype), tc_pmpi_fortran_recvbuf(recvbuf),
+                         (int)*recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+static void tc_pmpi_alltoallv_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,
+                                MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts,
+                                MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm,
+                                MPI_Fint *ierr)
+{
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    int size = 0, *t[4] = {NULL, NULL, NULL, NULL};
+    const void *send = tc_pmpi_fortran_sendbuf(sendbuf);
+    if (sizeof(MPI_Fint) != sizeof(int))
+        PMPI_Comm_size(c, &size);
+    const int *sc = send == MPI_IN_PLACE ? NULL : tc_pmpi_fint_array(sendcounts, size, &t[0]);
+    const int *sd = send == MPI_IN_PLACE ? NULL : tc_pmpi_fint_array(sdispls, size, &t[1]);
+    const int *rcn = tc_pmpi_fint_array(recvcounts, size, &t[2]);
+    const int *rd = tc_pmpi_fint_array(rdispls, size, &t[3]);
+    int rc = TC_Alltoallv(send, sc, sd, PMPI_Type_f2c(*sendtype), tc_pmpi_fortran_recvbuf(recvbuf),
+                          rcn, rd, PMPI_Type_f2c(*recvtype), c);
+    for (int i = 0; i < 4; i++)
+        free(t[i]);
+    if (ierr != NULL)
+        *ierr = (MPI_Fint)rc;
+}
+
+#define TC_PMPI_ALLTOALL_ALIAS(name)                                                               \
+    TC_PMPI_EXPORT void name(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,               \
+                             void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype,               \
+                             MPI_Fint *comm, MPI_Fint *ierr)                                       \
+        __attribute__((alias("tc_pmpi_alltoall_f")))
+#define TC_PMPI_ALLTOALLV_ALIAS(name)                                                              \
+    TC_PMPI_EXPORT void name(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,               \
+                             MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts,              \
+                             MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm,                \
+                             MPI_Fint *ierr) __attribute__((alias("tc_pmpi_alltoallv_f")))
+TC_PMPI_ALLTOALL_ALIAS(mpi_alltoall);
+TC_PMPI_ALLTOALL_ALIAS(mpi_alltoall_);
+TC_PMPI_ALLTOALL_ALIAS(mpi_alltoall__);
+TC_PMPI_ALLTOALL_ALIAS(MPI_ALLTOALL);
+TC_PMPI_ALLTOALLV_ALIAS(mpi_alltoallv);
+TC_PMPI_ALLTOALLV_ALIAS(mpi_alltoallv_);
+TC_PMPI_ALLTOALLV_ALIAS(mpi_alltoallv__);
+TC_PMPI_ALLTOALLV_ALIAS(MPI_ALLTOALLV);
+#if OMPI_MAJOR_VERSION <= 4
+TC_PMPI_ALLTOALL_ALIAS(mpi_alltoall_f08_);
+TC_PMPI_ALLTOALL_ALIAS(MPI_Alltoall_f08);
+TC_PMPI_ALLTOALL_ALIAS(MPI_Alltoall_f);
+TC_PMPI_ALLTOALLV_ALIAS(mpi_alltoallv_f08_);
+TC_PMPI_ALLTOALLV_ALIAS(MPI_Alltoallv_f08);
+TC_PMPI_ALLTOALLV_ALIAS(MPI_Alltoallv_f);
+#endif
+
 #define TC_PMPI_BCAST_ALIAS(name)                                                                  \
     TC_PMPI_EXPORT void name(void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root,    \
                              MPI_Fint *comm, MPI_Fint *ierr)                                       \
@@ -775,5 +858,15 @@ int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     return TC_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+/* MPI_Alltoall_c; MPI_Alltoallv_c is not defined (see large_count.c). */
+TC_PMPI_EXPORT int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm);
+int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return TC_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 #endif /* TOPOCOLL_HAVE_MPI_COUNT_C */

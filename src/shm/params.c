@@ -108,6 +108,12 @@ void tc_shm_params_local(tc_shm_params_t *p, int oversubscribed)
             ? 0
             : (size_t)tc_config_int(c, TC_SHM_CFG_REDUCE_TREE_MAX);
     p->reduce_tree_arity = (int)tc_config_int(c, TC_SHM_CFG_REDUCE_TREE_ARITY);
+    /* The same reasoning for Scan's rounds (every round waits for a peer
+     * that may not be running). */
+    p->scan_tree_min =
+        oversubscribed && tc_config_source(c, TC_SHM_CFG_SCAN_TREE_MIN) != TC_CFG_SRC_ENV
+            ? 0
+            : (int)tc_config_int(c, TC_SHM_CFG_SCAN_TREE_MIN);
     /* Local: each process's copy choice changes only its own speed. */
     p->reduce_copy = (int)tc_config_int(c, TC_SHM_CFG_REDUCE_COPY);
     p->bcast_copy = (int)tc_config_int(c, TC_SHM_CFG_BCAST_COPY);

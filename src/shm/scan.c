@@ -80,6 +80,113 @@ static void tc_scan_step(tc_shm_comm_t *s, uint64_t k, const char *own, char *ou
     tc_red_finish(s, done, k);
 }
 
+/* A message of at most one line (@p in_line) or one slot in ceil(log2 p)
+ * rounds (Hillis-Steele; header comment). Round r (sequence number
+ * base + r, distance d = 2^r): process i publishes its partial T_i (the
+ * operands of processes i - 2^r + 1 .. i) if i + d < p reads it; reads
+ * T_{i-d} if i >= d and folds it on the left: T_i = T_{i-d} op T_i, which
+ * then lives in i's slot for the next round if i + 2d < p reads it, else in
+ * @p out (Scan). Exscan keeps E_i = T_{i-d} op E_i in @p out instead (the
+ * partials read so far: processes i - 2^(r+1) + 1 .. i - 1), so process 0
+ * never writes it. The lower ranks' partial is always the left operand.
+ * Every round is one fragment of the ring (WF before writing a slot, D after
+ * reading): round r waits only for rounds < r of other processes, and a
+ * process's round r needs only round r of the process d below it. */
+static void tc_scan_tree(tc_shm_comm_t *s, const char *own, char *out, size_t n, size_t len,
+                         const tc_redop_t *op, bool exclusive, bool in_line)
+{
+    const int p = s->p, me = s->rank;
+    const uint64_t base = in_line ? s->red_inline : s->red_frags;
+    const uint64_t ring = in_line ? TC_SHM_REDUCE_INLINE_SLOTS : (uint64_t)s->layout.rslots;
+    const int done = in_line ? TC_SHM_RLINE_DONE_INLINE : TC_SHM_RLINE_DONE;
+    uint64_t *seen = in_line ? s->seen_rdone + p : s->seen_rdone;
+    int rounds = 0;
+    while ((1 << rounds) < p)
+        rounds++;
+        /* Where this process's slot or line of fragment k is. */
+#define TC_SCAN_SLOT(i, k)                                                                         \
+    (in_line                                                                                       \
+         ? (char *)(tc_red_line(s, (i),                                                            \
+                                TC_SHM_RLINE_INLINE0 + (int)((k) % TC_SHM_REDUCE_INLINE_SLOTS)) +  \
+                    1)                                                                             \
+         : tc_red_contrib(s, (i), (k)))
+#define TC_SCAN_SEQ(i, k)                                                                          \
+    tc_red_line(s, (i),                                                                            \
+                in_line ? TC_SHM_RLINE_INLINE0 + (int)((k) % TC_SHM_REDUCE_INLINE_SLOTS)           \
+                        : TC_SHM_RLINE_SEQ)
+    const char *cur = own; /* T_me */
+    bool have = false;     /* Exscan: out holds E_me */
+    if (me + 1 < p) {
+        tc_red_wait_free(s, base, ring, done, seen);
+        char *slot = TC_SCAN_SLOT(me, base);
+        memcpy(slot, own, len);
+        cur = slot;
+    }
+    for (int r = 0; r < rounds; r++) {
+        const uint64_t k = base + (uint64_t)r;
+        const int d = 1 << r;
+        if (me + d < p) /* release: pairs with the acquire of process me + d below. */
+            tc_shm_publish(s, TC_SCAN_SEQ(me, k), me, k + 1);
+        /* T_me's home after this round: the next round's slot if someone
+         * reads it there, else out (Scan), else nowhere (Exscan). */
+        char *next = NULL;
+        if (me + 2 * d < p && r + 1 < rounds) {
+            tc_red_wait_free(s, k + 1, ring, done, seen);
+            next = TC_SCAN_SLOT(me, k + 1);
+        } else if (!exclusive) {
+            next = out;
+        }
+        if (me >= d) {
+            /* acquire (in tc_red_wait): pairs with the release above of
+             * process me - d. */
+            tc_red_wait(s, TC_SCAN_SEQ(me - d, k), me - d, k + 1,
+                        "shm scan: wait for a lower rank's partial", me - d);
+            const char *left = TC_SCAN_SLOT(me - d, k);
+            if (exclusive) {
+                if (have)
+                    tc_redop_apply(op, left, out, n);
+                else
+                    memcpy(out, left, len);
+                have = true;
+            }
+            if (next == cur)
+                tc_redop_apply(op, left, next, n); /* out in place */
+            else if (next)
+                tc_redop_apply3(op, left, cur, next, n);
+        } else if (next && next != cur) {
+            memcpy(next, cur, len);
+        }
+        if (next)
+            cur = next;
+        tc_red_finish(s, done, k);
+    }
+#undef TC_SCAN_SLOT
+#undef TC_SCAN_SEQ
+    if (in_line)
+        s->red_inline = base + (uint64_t)rounds;
+    else
+        s->red_frags = base + (uint64_t)rounds;
+}
+
+bool tc_shm_scan_rounds(const tc_shm_comm_t *s, size_t m)
+{
+    if (s->scan_tree_min <= 0 || s->p < s->scan_tree_min || s->p < 2 || m > s->layout.rslot_bytes)
+        return false;
+    if (m <= TC_SHM_INLINE_MAX)
+        return true;
+    int rounds = 0;
+    while ((1 << rounds) < s->p)
+        rounds++;
+    const size_t f = tc_shm_params_fragment_for(m, s->tw_over_t, s->layout.rslot_bytes);
+    const double tw = s->tw_over_t, md = (double)m, x = (double)(f < m ? f : m),
+                 nfrag = (double)((m + f - 1) / f);
+    /* In units of t, gamma taken as t: m t + R (t_w + m (2t + gamma))
+     * against 2 x t + (p - 2 + nfrag) (t_w + x (t + gamma)). */
+    const double cost_rounds = md + rounds * (tw + 3.0 * md);
+    const double cost_chain = 2.0 * x + ((double)s->p - 2.0 + nfrag) * (tw + 2.0 * x);
+    return cost_rounds < cost_chain;
+}
+
 tc_err_t tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
                      const tc_redop_t *op, bool exclusive)
 {
@@ -93,6 +200,10 @@ tc_err_t tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_
     if (s->p == 1) {
         if (!exclusive && sendbuf)
             memcpy(out, own, nbytes);
+        return TC_OK;
+    }
+    if (tc_shm_scan_rounds(s, nbytes)) {
+        tc_scan_tree(s, own, out, nelem, nbytes, op, exclusive, nbytes <= TC_SHM_INLINE_MAX);
         return TC_OK;
     }
     if (nbytes <= TC_SHM_INLINE_MAX) {

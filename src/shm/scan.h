@@ -22,6 +22,14 @@
  * Returns TC_OK, or TC_ERR_NOTSUP (on every process alike, before anything
  * moves) when the segment has no reduce area or an element does not fit in
  * a slot. */
+/* Whether a message of @p m bytes runs in rounds rather than the chain
+ * (scan.c): p >= TC_SHM_SCAN_TREE_MIN (> 0) and m at most one slot; then
+ * always for messages of one inline line, and for larger ones when the
+ * model's rounds cost (model/cost_shm_coll.h, in units of t with
+ * t_w = tw_over_t t and gamma = t) is below the chain's at the fragment
+ * size the chain would use. The same on every process. */
+bool tc_shm_scan_rounds(const tc_shm_comm_t *s, size_t m);
+
 tc_err_t tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
                      const tc_redop_t *op, bool exclusive);
 

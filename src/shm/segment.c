@@ -539,6 +539,7 @@ tc_err_t tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_sh
         s->reduce_slice_min = params->reduce_slice_min;
         s->reduce_tree_max = params->reduce_tree_max;
         s->reduce_tree_arity = params->reduce_tree_arity;
+        s->scan_tree_min = params->scan_tree_min;
         s->reduce_copy = params->reduce_copy;
         s->bcast_copy = params->bcast_copy;
         if ((err = tc_shm_layout_compute_full(

@@ -61,6 +61,8 @@ typedef struct tc_shm_params {
     size_t reduce_tree_max;   /* TC_SHM_REDUCE_TREE_MAX: fragments of at most this many bytes
                                  go up a tree of partial results (p > 2); 0: never */
     int reduce_tree_arity;    /* TC_SHM_REDUCE_TREE_ARITY: children per process in that tree */
+    int scan_tree_min;        /* TC_SHM_SCAN_TREE_MIN: Scan's rounds from this many processes
+                                 (messages of one slot at most); 0: always the chain */
     int reduce_copy;          /* TC_SHM_REDUCE_COPY: TC_SHM_COPY_* (local, not agreed) */
     int bcast_copy;           /* TC_SHM_BCAST_COPY: TC_SHM_COPY_* (local, not agreed) */
     tc_lock_scheme_t lock_scheme; /* TC_LOCK_SCHEME: the node store's lock (store.h) */
@@ -98,6 +100,7 @@ typedef struct tc_shm_comm {
     size_t reduce_slice_min; /* slice-combine fragments of at least this (p > 2) */
     size_t reduce_tree_max;  /* tree-combine fragments of at most this (p > 2); 0: never */
     int reduce_tree_arity;   /* children per process in the reduction tree */
+    int scan_tree_min;       /* scan.c: rounds instead of the chain from this p (0: never) */
     int reduce_copy;         /* TC_SHM_COPY_*: this process's publication copy (copy.h) */
     int bcast_copy;          /* TC_SHM_COPY_*: its copy-in as a Bcast root (copy.h) */
     /* Barrier state (barrier/shm_barrier.c), identical on every process. */

@@ -95,6 +95,12 @@ static const tc_cfg_desc_t tc_shm_cfg_table[] = {
     [TC_SHM_CFG_REDUCE_TREE_ARITY] = {"TC_SHM_REDUCE_TREE_ARITY", TC_CFG_TYPE_INT, "2", NULL, 2, 64,
                                       "Children per process in the shared-memory reduction "
                                       "tree."},
+    [TC_SHM_CFG_SCAN_TREE_MIN] = {"TC_SHM_SCAN_TREE_MIN", TC_CFG_TYPE_INT, "4", NULL, 0, 1 << 20,
+                                  "From this many processes on, a Scan/Exscan of one cache "
+                                  "line (and of one slot where the model finds it cheaper) runs "
+                                  "in log2(p) rounds (recursive doubling, rank order kept) "
+                                  "instead of the chain; 0 never. Unless set, 0 on a node with "
+                                  "more processes than CPUs."},
     [TC_SHM_CFG_REDUCE_COPY] = {"TC_SHM_REDUCE_COPY", TC_CFG_TYPE_ENUM, "auto",
                                 "auto,memcpy,stream", 0, 0,
                                 "How a process copies its part of a Reduce/Allreduce of at least "

@@ -257,6 +257,7 @@ static void test_table(void)
                  {"TC_SHM_REDUCE_SLICE_MIN", "TC_SHM_REDUCE_SLICE_MIN"},
                  {"TC_SHM_REDUCE_TREE_MAX", "TC_SHM_REDUCE_TREE_MAX"},
                  {"TC_SHM_REDUCE_TREE_ARITY", "TC_SHM_REDUCE_TREE_ARITY"},
+                 {"TC_SHM_SCAN_TREE_MIN", "TC_SHM_SCAN_TREE_MIN"},
                  {"TC_SHM_REDUCE_COPY", "TC_SHM_REDUCE_COPY"},
                  {"TC_SHM_BCAST_COPY", "TC_SHM_BCAST_COPY"},
                  {"TC_PMPI_RACE_MIN", "TC_PMPI_RACE_MIN"},
@@ -269,6 +270,7 @@ static void test_table(void)
                  {"TC_HIER_REDUCE", "TC_HIER_REDUCE"},
                  {"TC_HIER_ALLREDUCE", "TC_HIER_ALLREDUCE"},
                  {"TC_HIER_ALLREDUCE_TOP", "TC_HIER_ALLREDUCE_TOP"},
+                 {"TC_HIER_ALLGATHER_TOP", "TC_HIER_ALLGATHER_TOP"},
                  {"TC_HIER_LARGE", "TC_HIER_LARGE"},
                  {"TC_HIER_SEGMENT", "TC_HIER_SEGMENT"},
                  {"TC_BARRIER", "TC_BARRIER"},
@@ -328,6 +330,7 @@ static void test_defaults(void)
                 {"TC_HIER_SHM_LEVEL", TC_HIER_SHM_LEVEL_AUTO},
                 {"TC_HIER_ALLREDUCE", TC_HIER_ALLREDUCE_RAB},
                 {"TC_HIER_ALLREDUCE_TOP", TC_HIER_TOP_AUTO},
+                {"TC_HIER_ALLGATHER_TOP", TC_HIER_AG_TOP_AUTO},
                 {"TC_HIER_LARGE", 64 * 1024},
                 {"TC_HIER_SEGMENT", 1024 * 1024},
                 /* STRING: the value is the trimmed length */
@@ -556,6 +559,9 @@ static void test_hier_enums(void)
     expect_int("TC_HIER_ALLREDUCE_TOP", "recdbl", TC_HIER_TOP_RECDBL);
     expect_int("TC_HIER_ALLREDUCE_TOP", "ring", TC_HIER_TOP_RING);
     expect_int("TC_HIER_ALLREDUCE_TOP", "auto", TC_HIER_TOP_AUTO);
+    expect_int("TC_HIER_ALLGATHER_TOP", "bruck", TC_HIER_AG_TOP_BRUCK);
+    expect_int("TC_HIER_ALLGATHER_TOP", "Ring", TC_HIER_AG_TOP_RING);
+    expect_bad("TC_HIER_ALLGATHER_TOP", "knomial", "one of auto,recdbl,ring,bruck");
     if (strcmp(cenum("TC_HIER_ALLREDUCE", TC_HIER_ALLREDUCE_RB), "rb") != 0 ||
         strcmp(cenum("TC_HIER_ALLREDUCE_TOP", TC_HIER_TOP_RING), "ring") != 0 ||
         strcmp(cenum("TC_HIER_ALLREDUCE_TOP", TC_HIER_TOP_LAST), "?") != 0)

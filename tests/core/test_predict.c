@@ -108,7 +108,7 @@ static void tp_errors(void)
           "MPI_COMM_NULL: want MPI_ERR_COMM");
     CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, 0, 8, 0, &v)) == MPI_ERR_ARG,
           "op 0: want MPI_ERR_ARG");
-    CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_SCATTER + 1, 8, 0, &v)) == MPI_ERR_ARG,
+    CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_ALLTOALL + 1, 8, 0, &v)) == MPI_ERR_ARG,
           "op past the last: want MPI_ERR_ARG");
     CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_REDUCE, 8, 0, NULL)) == MPI_ERR_ARG,
           "usec NULL: want MPI_ERR_ARG");

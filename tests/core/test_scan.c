@@ -7,7 +7,9 @@
  *     sizes   int sum, the non-commutative 2x2 matrix product, a derived
  *             type (and float sum) at 0, 1, inline-line, slot-1, slot,
  *             slot+1 bytes and several fragments
- *     comms   dup'd, split (odd/even) and reversed communicators
+ *     comms   dup'd, split (odd/even), reversed and shuffled (the last rank
+ *             second: interleaves posed nodes that world keeps
+ *             contiguous) communicators
  *     mixed   Scan and Exscan interleaved with TC_Allreduce, TC_Reduce and
  *             TC_Reduce_scatter_block on one communicator, inline and
  *             fragmented sizes: they share the segment's sequence numbers
@@ -137,15 +139,17 @@ static void part_comms(void)
     int me, p;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
-    MPI_Comm c[3];
+    MPI_Comm c[4];
     MPI_Comm_dup(MPI_COMM_WORLD, &c[0]);
     MPI_Comm_set_name(c[0], "dup(world)");
     MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &c[1]);
     MPI_Comm_set_name(c[1], "split(odd/even)");
     MPI_Comm_split(MPI_COMM_WORLD, 0, p - me, &c[2]);
     MPI_Comm_set_name(c[2], "reversed(world)");
+    MPI_Comm_split(MPI_COMM_WORLD, 0, me == p - 1 ? 1 : 2 * me, &c[3]);
+    MPI_Comm_set_name(c[3], "shuffled(world)");
     const char *const names[] = {"int sum", "matmul (user, non-commutative)", "vector(int) sum"};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         int wr[1024];
         rt_comm_ranks(c[k], wr);
         for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {

@@ -41,6 +41,27 @@ int main(void)
         failures++;
         fprintf(stderr, "FAIL allgather cost not increasing in p\n");
     }
+    /* The hierarchical Allgather's top exchange, LogGP with L = 2, o = 0.5,
+     * g = 1, G = 0.01, no rendezvous: a round of b bytes costs
+     * max(1, 3 + (b - 1) 0.01). */
+    const tc_logp_t lp = {2.0, 0.5, 0.5, 1.0, 0.01, 0.0, 0.0, 0.0};
+    check_close(tc_model_allgather_ring_cost(0, 4, &lp), 0.0, "ring n = 0");
+    check_close(tc_model_allgather_ring_cost(400, 1, &lp), 0.0, "ring P = 1");
+    /* Ring, 400 B over 4: 3 rounds of 100 B = 3 * 3.99. */
+    check_close(tc_model_allgather_ring_cost(400, 4, &lp), 11.97, "ring 400 B, P 4");
+    /* Recursive doubling: rounds of 100 and 200 B: 3.99 + 4.99. */
+    check_close(tc_model_allgather_recdbl_cost(400, 4, &lp), 8.98, "recdbl 400 B, P 4");
+    checks++;
+    if (!isinf(tc_model_allgather_recdbl_cost(300, 3, &lp))) {
+        failures++;
+        fprintf(stderr, "FAIL recdbl on 3 members must cost HUGE_VAL (it runs Bruck)\n");
+    }
+    /* Bruck, 300 B over 3: rounds of min(1, 2) and min(2, 1) pieces of
+     * 100 B, plus 300 B copied at 0.001: 2 * 3.99 + 0.3. */
+    check_close(tc_model_allgather_bruck_cost(300, 3, 0.001, &lp), 8.28, "bruck 300 B, P 3");
+    /* Tiny pieces: the gap g bounds a round from below (3 rounds of 1 B:
+     * max(1, 3) = 3 each). */
+    check_close(tc_model_allgather_ring_cost(4, 4, &lp), 9.0, "ring 4 B, P 4");
     printf("model_cost_gather: %d checks, %d failures\n", checks, failures);
     return failures ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 /*
  * An unmodified MPI program calling the MPI-4 large-count collectives
  * (MPI_Bcast_c, MPI_Reduce_c, MPI_Allreduce_c, MPI_Reduce_scatter_block_c,
- * MPI_Reduce_scatter_c, MPI_Scan_c, MPI_Exscan_c, MPI_Allgather_c,
+ * MPI_Reduce_scatter_c, MPI_Scan_c, MPI_Exscan_c, MPI_Allgather_c, MPI_Alltoall_c,
  * MPI_Allgatherv_c, MPI_Gather_c, MPI_Scatter_c) with small counts. Run with
  * LD_PRELOAD=libtopocoll_pmpi.so by run_with_stats.sh, which checks from
  * TC_STATS=1 output that every MPI_Bcast_c and gathering call went through
@@ -220,6 +220,30 @@ static void check_gather(MPI_Comm comm, MPI_Count n, int root, int salt)
     free(all);
 }
 
+static long long alltoalls;
+
+/* Alltoall_c of @p n elements per block: the block from rank r to rank j is
+ * elements [j n, (j + 1) n) of input(r, ., salt). */
+static void check_alltoall(MPI_Comm comm, MPI_Count n, int salt)
+{
+    const size_t bn = (size_t)n, all = bn * (size_t)np;
+    int *send = ints(all), *recv = ints(all);
+    fill(send, all, me, salt);
+    memset(recv, 0xA5, all * sizeof(int));
+    int rc = MPI_Alltoall_c(send, n, MPI_INT, recv, n, MPI_INT, comm);
+    alltoalls++;
+    CHECK(rc == MPI_SUCCESS, "MPI_Alltoall_c returned %d", rc);
+    for (int r = 0; r < np; r++)
+        for (size_t i = 0; i < bn; i++)
+            if (recv[(size_t)r * bn + i] != input(r, (size_t)me * bn + i, salt)) {
+                CHECK(0, "MPI_Alltoall_c n=%lld: block %d element %zu wrong", (long long)n, r, i);
+                r = np;
+                break;
+            }
+    free(send);
+    free(recv);
+}
+
 /* Allgatherv_c: rank r contributes (r + v) % 3 * unit elements; blocks in
  * reverse rank order with a gap of one element, MPI_Aint displacements. */
 static void check_allgatherv(MPI_Comm comm, int v, int unit, int salt)
@@ -402,6 +426,7 @@ int main(int argc, char **argv)
             }
             check_reduce(comm, sizes[z], 0, 1, ++salt);
             check_gather(comm, sizes[z], -1, ++salt);
+            check_alltoall(comm, sizes[z], ++salt);
             for (int root = 0; root < np; root++) {
                 check_gather(comm, sizes[z], root, 2 * ++salt + 1); /* Gather_c */
                 check_gather(comm, sizes[z], root, 2 * ++salt);     /* Scatter_c */
@@ -427,12 +452,12 @@ int main(int argc, char **argv)
     check_negative(dup);
     MPI_Comm_free(&dup);
     const long all_errors = tt_failures_all();
-    printf(
-        "tc-pmpi-test rank=%d bcasts=%lld reduces=%lld allreduces=%lld "
-        "reduce_scatter_blocks=%lld reduce_scatters=%lld scans=%lld exscans=%lld "
-        "allgathers=%lld allgathervs=%lld gathers=%lld scatters=%lld large_counts=0 errors=%ld\n",
-        me, bcasts, reduces, allreduces, rsbs, rss, scans, exscans, allgathers, allgathervs,
-        gathers, scatters, tt_failures());
+    printf("tc-pmpi-test rank=%d bcasts=%lld reduces=%lld allreduces=%lld "
+           "reduce_scatter_blocks=%lld reduce_scatters=%lld scans=%lld exscans=%lld "
+           "allgathers=%lld allgathervs=%lld gathers=%lld scatters=%lld alltoalls=%lld "
+           "large_counts=0 errors=%ld\n",
+           me, bcasts, reduces, allreduces, rsbs, rss, scans, exscans, allgathers, allgathervs,
+           gathers, scatters, alltoalls, tt_failures());
     fflush(stdout);
     MPI_Finalize();
     return all_errors == 0 ? 0 : 1;

@@ -85,6 +85,9 @@ int main(int argc, char **argv)
     rc = MPI_Allgather_c(sbuf, big, empty, rbuf, big, empty, MPI_COMM_WORLD);
     large++;
     CHECK(rc == MPI_SUCCESS, "MPI_Allgather_c returned %d", rc);
+    rc = MPI_Alltoall_c(sbuf, big, empty, rbuf, big, empty, MPI_COMM_WORLD);
+    large++;
+    CHECK(rc == MPI_SUCCESS, "MPI_Alltoall_c returned %d", rc);
     MPI_Count *vcounts = tt_xmalloc(sizeof(MPI_Count) * (size_t)np);
     MPI_Aint *displs = tt_xmalloc(sizeof(MPI_Aint) * (size_t)np);
     for (int r = 0; r < np; r++) {

@@ -11,7 +11,8 @@
 # for each count the program reports:
 #   bcasts=N,     C == N (every MPI_Bcast, MPI_Allgather(v), MPI_Gather(v),
 #   allgathers=N, MPI_Scatter(v) was intercepted), P == 0 and every
-#   allgathervs=N, (likewise gathers=, gathervs=, scatters=, scattervs=)
+#   allgathervs=N, (likewise gathers=, gathervs=, scatters=, scattervs=,
+#                 alltoalls=, alltoallvs=)
 #                 pmpi_* counter is 0 (no fallback), S > 0 when NP >= 2 (the
 #                 shared-memory path ran; with TC_PMPI_EXPECT_PATH=hier, set by
 #                 the emulated-cluster tests, H > 0: the hierarchical path ran);
@@ -74,17 +75,19 @@ awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" "$(cat "$tc_s
         want["gatherv"] = tc_stats_field($0, "gathervs")
         want["scatter"] = tc_stats_field($0, "scatters")
         want["scatterv"] = tc_stats_field($0, "scattervs")
+        want["alltoall"] = tc_stats_field($0, "alltoalls")
+        want["alltoallv"] = tc_stats_field($0, "alltoallvs")
         want_large = tc_stats_field($0, "large_counts")
     }
     END {
         if (prog_rc == "") { print "run_with_stats.sh: no exit status from the program"; exit 1 }
         if (prog_rc != 0) { print "run_with_stats.sh: the program exited with " prog_rc; exit prog_rc }
         if (nprog != 1) { print "run_with_stats.sh: expected one tc-pmpi-test line, got " nprog + 0; exit 1 }
-        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "" && want["barrier"] == "" && want["reduce_scatter_block"] == "" && want["reduce_scatter"] == "" && want["scan"] == "" && want["exscan"] == "" && want["allgather"] == "" && want["allgatherv"] == "" && want["gather"] == "" && want["scatter"] == "" && want_large == "") {
+        if (want["bcast"] == "" && want["reduce"] == "" && want["allreduce"] == "" && want["barrier"] == "" && want["reduce_scatter_block"] == "" && want["reduce_scatter"] == "" && want["scan"] == "" && want["exscan"] == "" && want["allgather"] == "" && want["allgatherv"] == "" && want["gather"] == "" && want["scatter"] == "" && want["alltoall"] == "" && want["alltoallv"] == "" && want_large == "") {
             print "run_with_stats.sh: the program reported no call counts"; exit 1
         }
         bad = ""; summary = ""; checked = 0
-        nops = split("bcast reduce allreduce barrier reduce_scatter_block reduce_scatter scan exscan allgather allgatherv gather gatherv scatter scatterv", ops, " ")
+        nops = split("bcast reduce allreduce barrier reduce_scatter_block reduce_scatter scan exscan allgather allgatherv gather gatherv scatter scatterv alltoall alltoallv", ops, " ")
         for (k = 1; k <= nops; k++) {
             op = ops[k]
             if (want[op] == "" || (op != "bcast" && want[op] + 0 == 0))
@@ -96,7 +99,7 @@ awk -v np="${TC_TEST_NP:-0}" -v path="${TC_PMPI_EXPECT_PATH:-shm}" "$(cat "$tc_s
             s = tc_stats_lineop[op]
             checked++
             if (tc_stats_field(s, "rank") != rank) bad = bad " " op ": rank mismatch;"
-            if (op == "bcast" || op ~ /^(allgatherv?|gatherv?|scatterv?)$/) {
+            if (op == "bcast" || op ~ /^(allgatherv?|gatherv?|scatterv?|alltoallv?)$/) {
                 if (tc_stats_field(s, "calls") + 0 != want[op] + 0) bad = bad " " op ": calls=" tc_stats_field(s, "calls") " != " want[op] " calls made;"
                 split("pmpi pmpi_multinode pmpi_shm_off pmpi_no_segment pmpi_intercomm", keys, " ")
                 for (j in keys) {

@@ -1,0 +1,196 @@
+/* Alltoall(v) through the segment, with the Bcast's queues and sequence
+ * numbers (bcast_pipelined.c, allgather.c; one writer per cache line, see
+ * layout.h).
+ *
+ * Bank b of process i's queue (S/q buffers of f bytes) is cut into p - 1
+ * slots of W bytes (whole cache lines), one per destination j != i, slot
+ * index j < i ? j : j - 1. In bank use u (bank b = u % q), every process
+ * copies the next W bytes of each of its p - 1 outgoing blocks into its own
+ * slots, announces them all with ONE store to its own ready[i][b] line, then
+ * reads its own slot out of every other process's bank b:
+ *
+ *   all, bank use u:  wait until done[k] >= u - q + 1 for every k     (WS)
+ *                     copy the chunk of each block to j into slot j
+ *                     ready[me][b] = base + 1                          (N)
+ *                     for each other i:
+ *                         wait ready[i][b] >= base + 1, copy slot me   (W)
+ *                     done[me] = u + 1                                 (A)
+ *
+ * base = bank_frags[b] before the use, and bank_frags[b] = base + 1 after it
+ * on every process, so the ready lines of bank b only grow and the Bcast,
+ * the Allgather family and this operation share one sequence of bank uses
+ * (the argument of allgather.c: a writer of bank b in use u + q has seen
+ * every process done with use u). So p - 1 blocks cost one notification per
+ * writer per bank use, read by the p - 1 others, not p - 1 messages.
+ *
+ * Blocks larger than W take several bank uses; every process makes the same
+ * number, the largest block's. Alltoall: known everywhere. Alltoallv: each
+ * process knows only its own blocks, so in the first bank use every writer
+ * also puts its largest outgoing block's size into its ready line (next to
+ * the sequence number, published by the same store); every process reads
+ * every other's line in that use, so after it all know the largest block of
+ * all. A process with nothing to send or receive still makes the uses.
+ *
+ * Alltoall with (p - 1) blocks of at most TC_SHM_INLINE_MAX bytes in all:
+ * the blocks ride in the writer's ready line itself, one line per writer.
+ */
+#include "alltoall.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* WS: every process has finished bank use u - q, so nobody still reads the
+ * slots or ready lines of bank u % q that we are about to write. (The same
+ * wait as allgather.c's.) */
+static void tc_shm_a2a_wait_bank_free(tc_shm_comm_t *s, uint64_t u)
+{
+    const int q = s->layout.q;
+    if (u < (uint64_t)q)
+        return;
+    const uint64_t need = u - (uint64_t)q + 1;
+    for (int i = 0; i < s->p; i++) {
+        if (i == s->rank || s->seen_done[i] >= need)
+            continue;
+        /* acquire: pairs with the publication of done (A) in
+         * tc_shm_a2a_done() or the other protocols' of process i. */
+        s->seen_done[i] = tc_shm_wait_ge(s, tc_shm_done(s, i), i, need,
+                                         "shm alltoall: wait for a bank to be released", i);
+    }
+}
+
+/* A: this process is done with bank use u. */
+static inline void tc_shm_a2a_done(tc_shm_comm_t *s, uint64_t u)
+{
+    s->uses = u + 1;
+    /* release (seq_cst): pairs with the acquire in the bank waits (WS) of
+     * every later writer of this bank; our reads of it are over. */
+    tc_shm_publish(s, tc_shm_done(s, s->rank), s->rank, u + 1);
+}
+
+/* Slot of destination @p j in a bank of writer @p i. */
+static inline int tc_shm_a2a_index(int i, int j)
+{
+    return j < i ? j : j - 1;
+}
+
+static inline size_t tc_shm_a2a_send(const tc_shm_a2a_sizes_t *sz, int j)
+{
+    return sz->send ? sz->send[j] : sz->uniform;
+}
+static inline size_t tc_shm_a2a_recv(const tc_shm_a2a_sizes_t *sz, int j)
+{
+    return sz->recv ? sz->recv[j] : sz->uniform;
+}
+static inline size_t tc_shm_a2a_min(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+size_t tc_shm_a2a_slot(const tc_shm_comm_t *s)
+{
+    if (s->p < 2)
+        return 0;
+    const size_t bank_span = (size_t)(s->layout.S / s->layout.q) * s->layout.f;
+    return bank_span / (size_t)(s->p - 1) / s->layout.line * s->layout.line;
+}
+
+/* Alltoall, every block of this process in its ready line (m bytes each). */
+static void tc_shm_a2a_inline(tc_shm_comm_t *s, size_t m, const tc_shm_ag_io_t *io)
+{
+    const int p = s->p, me = s->rank;
+    const uint64_t u = s->uses;
+    const int bank = (int)(u % (uint64_t)s->layout.q);
+    const uint64_t seq = s->bank_frags[bank] + 1;
+    tc_shm_a2a_wait_bank_free(s, u);
+    tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
+    char *payload = (char *)(line + 1);
+    for (int d = 1; d < p; d++) {
+        const int j = (me + d) % p;
+        io->put(io->state, j, 0, payload + (size_t)tc_shm_a2a_index(me, j) * m, m);
+    }
+    /* release (seq_cst): pairs with the acquire below in the readers;
+     * publishes the payload written just above. */
+    tc_shm_publish(s, line, me, seq);
+    for (int d = 1; d < p; d++) {
+        const int i = (me + d) % p;
+        tc_atomic_u64_t *other = tc_shm_ready(s, i, bank);
+        /* acquire: pairs with the publication above in process i. */
+        tc_shm_wait_ge(s, other, i, seq, "shm alltoall: wait for a block", i);
+        io->get(io->state, i, 0, (const char *)(other + 1) + (size_t)tc_shm_a2a_index(i, me) * m,
+                m);
+    }
+    s->bank_frags[bank] = seq;
+    tc_shm_a2a_done(s, u);
+}
+
+tc_err_t tc_shm_alltoall(tc_shm_comm_t *s, const tc_shm_a2a_sizes_t *sz, const tc_shm_ag_io_t *io)
+{
+    const int p = s->p, me = s->rank;
+    const bool v = sz->send != NULL;
+    if (p < 2 || (!v && sz->uniform == 0))
+        return TC_OK; /* the same on every process: nothing moves, no bank use */
+    if (!v && (size_t)(p - 1) * sz->uniform <= TC_SHM_INLINE_MAX) {
+        tc_shm_a2a_inline(s, sz->uniform, io);
+        return TC_OK;
+    }
+    const size_t w = tc_shm_a2a_slot(s);
+    if (w == 0)
+        return tc_err(TC_ERR_NOTSUP); /* p and the layout are the same everywhere */
+    const int q = s->layout.q;
+    const size_t bank_span = (size_t)(s->layout.S / q) * s->layout.f;
+    /* The largest block: Alltoall's is known; Alltoallv's is agreed in the
+     * first use, starting from our own largest outgoing one. */
+    uint64_t largest = sz->uniform;
+    for (int j = 0; v && j < p; j++)
+        if (j != me && sz->send[j] > largest)
+            largest = sz->send[j];
+    const uint64_t mine_largest = largest;
+    uint64_t nuses = v ? 1 : (largest + w - 1) / w;
+    for (uint64_t k = 0; k < nuses; k++) {
+        const size_t done = (size_t)k * w;
+        const uint64_t u = s->uses;
+        const int bank = (int)(u % (uint64_t)q);
+        const uint64_t base = s->bank_frags[bank];
+        tc_shm_a2a_wait_bank_free(s, u);
+        char *slots = tc_shm_queue(s, me) + (size_t)bank * bank_span;
+        for (int d = 1; d < p; d++) {
+            const int j = (me + d) % p;
+            const size_t n = tc_shm_a2a_send(sz, j);
+            if (n > done)
+                io->put(io->state, j, done, slots + (size_t)tc_shm_a2a_index(me, j) * w,
+                        tc_shm_a2a_min(n - done, w));
+        }
+        tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
+        if (v && k == 0)
+            memcpy((char *)(line + 1), &mine_largest, sizeof mine_largest);
+        /* release (seq_cst): pairs with the acquire below in the readers;
+         * publishes the slots (and, first use of an Alltoallv, the size in
+         * the line) written above. */
+        tc_shm_publish(s, line, me, base + 1);
+        /* W: starting after us, so that the processes do not all read the
+         * same queue at once. */
+        for (int d = 1; d < p; d++) {
+            const int i = (me + d) % p;
+            tc_atomic_u64_t *other = tc_shm_ready(s, i, bank);
+            /* acquire: pairs with the publication above in process i. */
+            tc_shm_wait_ge(s, other, i, base + 1, "shm alltoall: wait for a chunk", i);
+            if (v && k == 0) {
+                uint64_t theirs;
+                memcpy(&theirs, (const char *)(other + 1), sizeof theirs);
+                largest = theirs > largest ? theirs : largest;
+            }
+            const size_t n = tc_shm_a2a_recv(sz, i);
+            if (n > done)
+                io->get(io->state, i, done,
+                        tc_shm_queue(s, i) + (size_t)bank * bank_span +
+                            (size_t)tc_shm_a2a_index(i, me) * w,
+                        tc_shm_a2a_min(n - done, w));
+        }
+        s->bank_frags[bank] = base + 1;
+        tc_shm_a2a_done(s, u);
+        if (v && k == 0 && largest > w)
+            nuses = (largest + w - 1) / w; /* the same on every process */
+    }
+    return TC_OK;
+}

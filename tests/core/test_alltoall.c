@@ -1,0 +1,563 @@
+/* MPI tests of TC_Alltoall and TC_Alltoallv (public header + MPI only).
+ *
+ * Every result is compared with a locally computed image of the whole
+ * receive buffer: sentinel bytes everywhere, and the value of primitive k of
+ * the block from process i to process j (a pure function of case, i, j, k)
+ * at the byte position the receive type puts it. Gaps between blocks and
+ * holes inside elements must keep the sentinel; the send buffer must come
+ * back unchanged. The MPI's own collective is only a second opinion, run
+ * where the installed MPIs are known to get it right: every rank with the
+ * same contiguous type on both sides, never in place.
+ *
+ * Type kinds, by signature family (as test_allgather.c):
+ *   bytes:  MPI_BYTE
+ *   ints:   MPI_INT; int resized to 8 bytes (a strided receiver of a
+ *           contiguous sender); vector(2 x 1 int, stride 3); contiguous(2
+ *           ints); subarray (2 of 4 ints: staged through MPI_Pack)
+ *   pairs:  struct {int; double} with padding (extent 16); the same packed
+ * Blocks are counted in units: 1 byte, 2 ints, or 1 (int, double) pair.
+ * Block sizes: 0, 1, around the inline limit ((p - 1) blocks in one line),
+ * around the slot (a bank split into p - 1 lines-aligned slots), several
+ * slots. Alltoallv: random counts per (sender, receiver) with zeros, random
+ * or reversed displacements with gaps. Communicators: world, a duplicate, a
+ * split in two, and world reversed.
+ *
+ * Options: --quick 1 (fewer sizes: the slow oversubscribed runs).
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc_test_common.h"
+#include "topocoll.h"
+
+enum { F_BYTES, F_INTS, F_PAIRS, F_LAST };
+enum { K_BYTE, K_INT, K_STRIDED, K_VEC, K_PAIR, K_SUB, K_SID, K_SIDP, K_LAST };
+
+typedef struct kind {
+    const char *name;
+    int family;
+    int per_unit; /* elements per unit */
+    int nprim;    /* primitives per element */
+    int off[2];   /* their byte offsets in the element */
+    MPI_Aint ext; /* extent */
+    MPI_Datatype type;
+} kind_t;
+
+static kind_t kinds[K_LAST] = {
+    [K_BYTE] = {"byte", F_BYTES, 1, 1, {0, 0}, 1, MPI_DATATYPE_NULL},
+    [K_INT] = {"int", F_INTS, 2, 1, {0, 0}, 4, MPI_DATATYPE_NULL},
+    [K_STRIDED] = {"int/8", F_INTS, 2, 1, {0, 0}, 8, MPI_DATATYPE_NULL},
+    [K_VEC] = {"vector", F_INTS, 1, 2, {0, 12}, 16, MPI_DATATYPE_NULL},
+    [K_PAIR] = {"contig2", F_INTS, 1, 2, {0, 4}, 8, MPI_DATATYPE_NULL},
+    [K_SUB] = {"subarray", F_INTS, 1, 2, {4, 8}, 16, MPI_DATATYPE_NULL},
+    [K_SID] = {"struct", F_PAIRS, 1, 2, {0, 8}, 16, MPI_DATATYPE_NULL},
+    [K_SIDP] = {"struct-packed", F_PAIRS, 1, 2, {0, 4}, 12, MPI_DATATYPE_NULL},
+};
+static const int family_kinds[F_LAST][5] = {
+    {K_BYTE, -1}, {K_INT, K_STRIDED, K_VEC, K_PAIR, K_SUB}, {K_SID, K_SIDP, -1}};
+static const int family_nkinds[F_LAST] = {1, 5, 2};
+static const int unit_bytes[F_LAST] = {1, 8, 12};
+
+static void types_create(void)
+{
+    MPI_Datatype t;
+    kinds[K_BYTE].type = MPI_BYTE;
+    kinds[K_INT].type = MPI_INT;
+    MPI_Type_create_resized(MPI_INT, 0, 8, &kinds[K_STRIDED].type);
+    MPI_Type_vector(2, 1, 3, MPI_INT, &kinds[K_VEC].type);
+    MPI_Type_contiguous(2, MPI_INT, &kinds[K_PAIR].type);
+    int sizes[1] = {4}, sub[1] = {2}, start[1] = {1};
+    MPI_Type_create_subarray(1, sizes, sub, start, MPI_ORDER_C, MPI_INT, &kinds[K_SUB].type);
+    int bl[2] = {1, 1};
+    MPI_Datatype tt[2] = {MPI_INT, MPI_DOUBLE};
+    MPI_Aint d1[2] = {0, 8}, d2[2] = {0, 4};
+    MPI_Type_create_struct(2, bl, d1, tt, &t);
+    MPI_Type_create_resized(t, 0, 16, &kinds[K_SID].type);
+    MPI_Type_free(&t);
+    MPI_Type_create_struct(2, bl, d2, tt, &t);
+    MPI_Type_create_resized(t, 0, 12, &kinds[K_SIDP].type);
+    MPI_Type_free(&t);
+    for (int k = K_STRIDED; k < K_LAST; k++)
+        MPI_Type_commit(&kinds[k].type);
+}
+
+static void types_free(void)
+{
+    for (int k = K_STRIDED; k < K_LAST; k++)
+        MPI_Type_free(&kinds[k].type);
+}
+
+static uint32_t mix(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t x = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full ^
+                 (c + 1) * 0x165667B19E3779F9ull;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 32;
+    return (uint32_t)x;
+}
+
+/* Deterministic per-case random numbers, the same on every rank. */
+static uint32_t rnd(uint64_t cid, uint64_t i)
+{
+    return mix(cid, 0x5eed, i);
+}
+
+/* Primitive @p k of block @p b written at @p p. */
+static void prim_write(int family, uint64_t cid, uint64_t b, size_t k, char *p)
+{
+    uint32_t m = mix(cid, b, k);
+    if (family == F_BYTES) {
+        unsigned char c = (unsigned char)m;
+        *p = (char)(c == TT_SENTINEL ? 0x5A : c);
+    } else if (family == F_INTS || k % 2 == 0) {
+        int32_t v = (int32_t)(m | 1u);
+        memcpy(p, &v, 4);
+    } else {
+        double v = (double)(m % 1000003) + 0.25;
+        memcpy(p, &v, 8);
+    }
+}
+
+/* The image of @p count elements of kind @p kd of block @p b at @p base. */
+static void block_write(const kind_t *kd, uint64_t cid, uint64_t b, int count, char *base)
+{
+    size_t k = 0;
+    for (int e = 0; e < count; e++)
+        for (int i = 0; i < kd->nprim; i++, k++)
+            prim_write(kd->family, cid, b, k, base + (size_t)e * (size_t)kd->ext + kd->off[i]);
+}
+
+static long calls_tc, calls_ok;
+
+typedef struct ccase {
+    int v, in_place, family;
+    int skind, rkind; /* this rank's */
+    int uniform;      /* every rank the same contiguous kind on both sides */
+    int u;            /* Alltoall: units per block; Alltoallv: the largest */
+    uint64_t cid;
+} ccase_t;
+
+/* Units of the block from @p i to @p j (the same on every rank). In place
+ * (v): symmetric, since each block is sent from where the reply lands. */
+static int units_of(const ccase_t *cc, int i, int j)
+{
+    if (!cc->v)
+        return cc->u;
+    if (cc->in_place && i > j) {
+        int t = i;
+        i = j;
+        j = t;
+    }
+    uint32_t r = rnd(cc->cid, (uint64_t)i * 4096 + (uint64_t)j);
+    return r % 5 == 0 ? 0 : (int)(r % (uint32_t)(cc->u + 1));
+}
+
+/* Element displacements of @p p blocks of @p counts: in a random or reversed
+ * order with random gaps (v), else j * counts[0]; returns the span. */
+static int layout(const ccase_t *cc, uint64_t salt, int p, const int *counts, int *displs)
+{
+    if (!cc->v) {
+        for (int j = 0; j < p; j++)
+            displs[j] = j * counts[0];
+        return p * counts[0];
+    }
+    int *order = tt_xmalloc((size_t)p * sizeof(int));
+    for (int j = 0; j < p; j++)
+        order[j] = j;
+    if (rnd(cc->cid, salt) % 3 == 0) {
+        for (int j = 0; j < p; j++)
+            order[j] = p - 1 - j;
+    } else {
+        for (int j = p - 1; j > 0; j--) {
+            int x = (int)(rnd(cc->cid, salt + 200 + (uint64_t)j) % (uint32_t)(j + 1));
+            int t = order[j];
+            order[j] = order[x];
+            order[x] = t;
+        }
+    }
+    int at = 0;
+    for (int i = 0; i < p; i++) {
+        int j = order[i];
+        displs[j] = at;
+        at += counts[j] + (int)(rnd(cc->cid, salt + 100 + (uint64_t)i) % 3);
+    }
+    free(order);
+    return at;
+}
+
+/* One call on @p comm: build, call TC, compare; the MPI's own second. */
+static void run_case(MPI_Comm comm, const char *cname, const ccase_t *cc)
+{
+    int rank, p;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    const kind_t *sk = &kinds[cc->skind], *rk = &kinds[cc->rkind];
+    int *scounts = tt_xmalloc((size_t)p * sizeof(int)),
+        *sdispls = tt_xmalloc((size_t)p * sizeof(int));
+    int *rcounts = tt_xmalloc((size_t)p * sizeof(int)),
+        *rdispls = tt_xmalloc((size_t)p * sizeof(int));
+    for (int j = 0; j < p; j++) {
+        scounts[j] = units_of(cc, rank, j) * sk->per_unit;
+        rcounts[j] = units_of(cc, j, rank) * rk->per_unit;
+    }
+    const int sspan = layout(cc, 1000 + (uint64_t)rank * 7, p, scounts, sdispls);
+    const int rspan = layout(cc, 5000 + (uint64_t)rank * 7, p, rcounts, rdispls);
+    size_t rbytes = (size_t)rspan * (size_t)rk->ext + 64;
+    size_t sbytes = (size_t)sspan * (size_t)sk->ext + 64;
+    char *rbuf = tt_xmalloc(rbytes), *expect = tt_xmalloc(rbytes);
+    char *sbuf = tt_xmalloc(sbytes), *sref = tt_xmalloc(sbytes);
+    memset(sbuf, TT_SENTINEL, sbytes);
+    for (int j = 0; j < p; j++)
+        block_write(sk, cc->cid, (uint64_t)rank * 4096 + (uint64_t)j, scounts[j],
+                    sbuf + (size_t)sdispls[j] * (size_t)sk->ext);
+    memcpy(sref, sbuf, sbytes);
+    memset(expect, TT_SENTINEL, rbytes);
+    for (int i = 0; i < p; i++)
+        block_write(rk, cc->cid, (uint64_t)i * 4096 + (uint64_t)rank, rcounts[i],
+                    expect + (size_t)rdispls[i] * (size_t)rk->ext);
+    memset(rbuf, TT_SENTINEL, rbytes);
+    const void *send = sbuf;
+    if (cc->in_place) {
+        /* The outgoing blocks in the receive buffer (receive layout). */
+        send = MPI_IN_PLACE;
+        for (int j = 0; j < p; j++)
+            block_write(rk, cc->cid, (uint64_t)rank * 4096 + (uint64_t)j, rcounts[j],
+                        rbuf + (size_t)rdispls[j] * (size_t)rk->ext);
+    }
+    int rc;
+    calls_tc++;
+    if (cc->v)
+        rc = TC_Alltoallv(send, scounts, sdispls, sk->type, rbuf, rcounts, rdispls, rk->type, comm);
+    else
+        rc = TC_Alltoall(send, scounts[0], sk->type, rbuf, rcounts[0], rk->type, comm);
+    char what[200];
+    snprintf(what, sizeof what, "%s %son %s (np %d): send %s, recv %s, units %d, case %llu",
+             cc->v ? "TC_Alltoallv" : "TC_Alltoall", cc->in_place ? "in place " : "", cname, p,
+             sk->name, rk->name, cc->u, (unsigned long long)cc->cid);
+    CHECK(rc == MPI_SUCCESS, "%s returned %d", what, rc);
+    size_t bad = 0, first = 0;
+    for (size_t b = 0; b < rbytes; b++)
+        if (rbuf[b] != expect[b] && bad++ == 0)
+            first = b;
+    CHECK(bad == 0, "%s: %zu bytes wrong, first at %zu (got 0x%02x, want 0x%02x)", what, bad, first,
+          bad ? (unsigned char)rbuf[first] : 0, bad ? (unsigned char)expect[first] : 0);
+    CHECK(memcmp(sbuf, sref, sbytes) == 0, "%s changed the send buffer", what);
+    if (bad == 0 && rc == MPI_SUCCESS)
+        calls_ok++;
+    tt_case_done();
+    if (cc->uniform && !cc->in_place) {
+        memset(rbuf, TT_SENTINEL, rbytes);
+        if (cc->v)
+            rc = PMPI_Alltoallv(send, scounts, sdispls, sk->type, rbuf, rcounts, rdispls, rk->type,
+                                comm);
+        else
+            rc = PMPI_Alltoall(send, scounts[0], sk->type, rbuf, rcounts[0], rk->type, comm);
+        CHECK(rc == MPI_SUCCESS && memcmp(rbuf, expect, rbytes) == 0,
+              "%s: the MPI's own result differs from the expected image (second opinion)", what);
+    }
+    free(scounts);
+    free(sdispls);
+    free(rcounts);
+    free(rdispls);
+    free(rbuf);
+    free(expect);
+    free(sbuf);
+    free(sref);
+}
+
+static void run_comm(MPI_Comm comm, const char *cname, size_t bank, int quick)
+{
+    int rank, p;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    /* Bytes per block: 0, 1, (p - 1) blocks filling the inline line and one
+     * byte more, a slot (the library's: a bank in p - 1 line-aligned parts)
+     * and around it, several slots. */
+    const size_t slot = p > 1 ? bank / (size_t)(p - 1) / 64 * 64 : bank;
+    const size_t inl = p > 1 ? 56 / (size_t)(p - 1) : 56;
+    size_t bsizes[] = {0, 1, inl, inl + 1, slot - 1, slot, slot + 1, 3 * slot + 1000};
+    int nb = (int)(sizeof bsizes / sizeof bsizes[0]);
+    uint64_t cid = 1;
+    for (int fam = 0; fam < F_LAST; fam++) {
+        for (int si = 0; si < nb; si++) {
+            if (quick && si % 3 != 0 && si != nb - 1)
+                continue;
+            const int u = (int)(bsizes[si] / (size_t)unit_bytes[fam]) + (bsizes[si] && fam ? 1 : 0);
+            for (int mode = 0; mode < 4; mode++, cid++) {
+                /* mode: 0 Alltoall, 1 in place, 2 Alltoallv, 3 in place. */
+                ccase_t cc = {0};
+                cc.v = mode >= 2;
+                cc.in_place = mode & 1;
+                cc.family = fam;
+                cc.u = u;
+                cc.cid = cid * 7919 + (uint64_t)fam;
+                const int nk = family_nkinds[fam];
+                const int k0 = (int)(rnd(cc.cid, 99) % (uint32_t)nk);
+                /* Alternate: everyone MPI_BYTE or MPI_INT on both sides
+                 * (second opinion), or kinds that differ by rank and
+                 * between send and receive. */
+                cc.uniform = (si + mode) % 2 == 0 && fam != F_PAIRS;
+                if (cc.uniform) {
+                    cc.skind = cc.rkind = fam == F_BYTES ? K_BYTE : K_INT;
+                } else {
+                    cc.skind = family_kinds[fam][(k0 + rank) % nk];
+                    cc.rkind = family_kinds[fam][(k0 + rank + 1) % nk];
+                }
+                run_case(comm, cname, &cc);
+            }
+        }
+    }
+}
+
+/* The Bcast, the Allgather and this operation share the segment's bank uses
+ * and ready lines: interleave them with sizes from one line to several banks
+ * and check each result. */
+static void run_mixed(MPI_Comm comm, size_t bank)
+{
+    int rank, p;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    const int nmax = (int)(bank / sizeof(int)) + 100;
+    int *sb = tt_xmalloc((size_t)nmax * (size_t)p * sizeof(int));
+    int *rb = tt_xmalloc((size_t)nmax * (size_t)p * sizeof(int));
+    int *sc = tt_xmalloc((size_t)p * sizeof(int)), *sd = tt_xmalloc((size_t)p * sizeof(int));
+    int *rc_ = tt_xmalloc((size_t)p * sizeof(int)), *rd = tt_xmalloc((size_t)p * sizeof(int));
+    const int ns[] = {1, 13, 14, 1000, nmax / 3, nmax};
+    for (int it = 0; it < 24; it++) {
+        const int n = ns[it % 6], root = (it / 6) % p;
+        const uint64_t cid = 700000 + (uint64_t)it;
+        int ok = 1, rc;
+        const int nb = ns[(it + 3) % 6];
+        for (int i = 0; i < nb; i++)
+            rb[i] = rank == root ? (int)mix(cid, (uint64_t)root, (uint64_t)i) : -1;
+        rc = TC_Bcast(rb, nb, MPI_INT, root, comm);
+        for (int i = 0; i < nb; i++)
+            ok &= rb[i] == (int)mix(cid, (uint64_t)root, (uint64_t)i);
+        CHECK(rc == MPI_SUCCESS && ok, "mixed %d: TC_Bcast of %d ints from %d", it, nb, root);
+        if (it % 3 == 2) {
+            for (int i = 0; i < n; i++)
+                sb[i] = (int)mix(cid + 3, (uint64_t)rank, (uint64_t)i);
+            rc = TC_Allgather(sb, n, MPI_INT, rb, n, MPI_INT, comm);
+            ok = rc == MPI_SUCCESS;
+            for (int j = 0; j < p; j++)
+                for (int i = 0; i < n; i++)
+                    ok &= rb[j * n + i] == (int)mix(cid + 3, (uint64_t)j, (uint64_t)i);
+            CHECK(ok, "mixed %d: TC_Allgather of %d ints", it, n);
+        }
+        /* Alltoall (even it) or Alltoallv with counts n or n / 2 (odd it),
+         * reversed displacements on the receive side. */
+        for (int j = 0; j < p; j++) {
+            sc[j] = it % 2 == 0 || (rank + j + it) % 3 ? n : n / 2;
+            rc_[j] = it % 2 == 0 || (j + rank + it) % 3 ? n : n / 2;
+            sd[j] = j * n;
+            rd[j] = (p - 1 - j) * n;
+        }
+        for (int j = 0; j < p; j++)
+            for (int i = 0; i < sc[j]; i++)
+                sb[sd[j] + i] = (int)mix(cid + 1, (uint64_t)(rank * p + j), (uint64_t)i);
+        for (long i = 0; i < (long)n * p; i++)
+            rb[i] = -1;
+        if (it % 2 == 0)
+            rc = TC_Alltoall(sb, n, MPI_INT, rb, n, MPI_INT, comm);
+        else
+            rc = TC_Alltoallv(sb, sc, sd, MPI_INT, rb, rc_, rd, MPI_INT, comm);
+        ok = rc == MPI_SUCCESS;
+        for (int j = 0; j < p; j++) {
+            const int *at = it % 2 == 0 ? rb + j * n : rb + rd[j];
+            for (int i = 0; i < rc_[j]; i++)
+                ok &= at[i] == (int)mix(cid + 1, (uint64_t)(j * p + rank), (uint64_t)i);
+        }
+        CHECK(ok, "mixed %d: %s of %d ints after a Bcast", it,
+              it % 2 == 0 ? "TC_Alltoall" : "TC_Alltoallv", n);
+        tt_case_done();
+    }
+    free(sb);
+    free(rb);
+    free(sc);
+    free(sd);
+    free(rc_);
+    free(rd);
+}
+
+/* Bad arguments: the right class through the communicator's handler, no
+ * byte moved. Every rank makes the same mistake. */
+static int handler_calls;
+static void count_handler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    (void)code;
+    handler_calls++;
+}
+
+static void run_errors(void)
+{
+    MPI_Comm comm;
+    MPI_Errhandler eh;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_create_errhandler(count_handler, &eh);
+    MPI_Comm_set_errhandler(comm, eh);
+    int p, rank;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &rank);
+    int *sb = tt_xmalloc((size_t)p * 2 * sizeof(int));
+    int *rb = tt_xmalloc((size_t)p * 2 * sizeof(int));
+    int *counts = tt_xmalloc((size_t)p * sizeof(int));
+    int *displs = tt_xmalloc((size_t)p * sizeof(int));
+    for (int j = 0; j < p; j++) {
+        counts[j] = 1;
+        displs[j] = j;
+        sb[j] = 100 * rank + j;
+    }
+    for (int j = 0; j < 2 * p; j++)
+        rb[j] = -7;
+    struct {
+        const char *what;
+        int want, rc;
+    } t[20];
+    int n = 0, cls;
+#define ERR_CASE(text, cls_want, call)                                                             \
+    do {                                                                                           \
+        int before = handler_calls;                                                                \
+        t[n].what = text;                                                                          \
+        t[n].want = cls_want;                                                                      \
+        t[n].rc = call;                                                                            \
+        CHECK(handler_calls == before + 1, "%s: the handler was called %d times", text,            \
+              handler_calls - before);                                                             \
+        n++;                                                                                       \
+    } while (0)
+    ERR_CASE("negative sendcount", MPI_ERR_COUNT,
+             TC_Alltoall(sb, -1, MPI_INT, rb, 1, MPI_INT, comm));
+    ERR_CASE("negative recvcount", MPI_ERR_COUNT,
+             TC_Alltoall(sb, 1, MPI_INT, rb, -1, MPI_INT, comm));
+    ERR_CASE("null sendtype", MPI_ERR_TYPE,
+             TC_Alltoall(sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, comm));
+    ERR_CASE("null recvtype", MPI_ERR_TYPE,
+             TC_Alltoall(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, comm));
+    ERR_CASE("aliased buffers", MPI_ERR_BUFFER, TC_Alltoall(rb, 1, MPI_INT, rb, 1, MPI_INT, comm));
+    ERR_CASE("send block larger than the receive block", MPI_ERR_TRUNCATE,
+             TC_Alltoall(sb, 2, MPI_INT, rb, 1, MPI_INT, comm));
+    ERR_CASE("v: NULL sendcounts", MPI_ERR_ARG,
+             TC_Alltoallv(sb, NULL, displs, MPI_INT, rb, counts, displs, MPI_INT, comm));
+    ERR_CASE("v: NULL rdispls", MPI_ERR_ARG,
+             TC_Alltoallv(sb, counts, displs, MPI_INT, rb, counts, NULL, MPI_INT, comm));
+    ERR_CASE(
+        "v: null recvtype", MPI_ERR_TYPE,
+        TC_Alltoallv(sb, counts, displs, MPI_INT, rb, counts, displs, MPI_DATATYPE_NULL, comm));
+    counts[p - 1] = -1;
+    ERR_CASE("v: negative counts", MPI_ERR_COUNT,
+             TC_Alltoallv(sb, counts, displs, MPI_INT, rb, counts, displs, MPI_INT, comm));
+    ERR_CASE("v in place: negative recvcounts", MPI_ERR_COUNT,
+             TC_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_INT, rb, counts, displs, MPI_INT, comm));
+    counts[p - 1] = 1;
+    counts[rank] = 2;
+    ERR_CASE("v: block to self larger than the block from self", MPI_ERR_TRUNCATE,
+             TC_Alltoallv(sb, counts, displs, MPI_INT, rb, counts, displs, MPI_BYTE, comm));
+    counts[rank] = 1;
+#undef ERR_CASE
+    for (int i = 0; i < n; i++) {
+        MPI_Error_class(t[i].rc, &cls);
+        CHECK(cls == t[i].want, "%s: error class %d, want %d", t[i].what, cls, t[i].want);
+    }
+    int untouched = 1;
+    for (int j = 0; j < 2 * p; j++)
+        untouched &= rb[j] == -7;
+    CHECK(untouched, "a call with bad arguments wrote into the receive buffer");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = TC_Alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, MPI_COMM_NULL);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_COMM, "MPI_COMM_NULL: error class %d", cls);
+    rc = TC_Alltoallv(sb, counts, displs, MPI_INT, rb, counts, displs, MPI_INT, MPI_COMM_NULL);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_COMM, "v, MPI_COMM_NULL: error class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    /* The communicator is still usable after the errors. */
+    rc = TC_Alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, comm);
+    int ok = rc == MPI_SUCCESS;
+    for (int j = 0; j < p; j++)
+        ok &= rb[j] == 100 * j + rank;
+    CHECK(ok, "a good call after the errors failed");
+    MPI_Errhandler_free(&eh);
+    MPI_Comm_free(&comm);
+    free(sb);
+    free(rb);
+    free(counts);
+    free(displs);
+}
+
+/* An intercommunicator goes to the MPI's own: block j goes to remote rank j. */
+static void run_intercomm(void)
+{
+    if (tt_size < 2)
+        return;
+    MPI_Comm half, inter;
+    int color = tt_rank % 2;
+    MPI_Comm_split(MPI_COMM_WORLD, color, tt_rank, &half);
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - color, 77, &inter);
+    int rsize, lrank, lsize;
+    MPI_Comm_remote_size(inter, &rsize);
+    MPI_Comm_rank(inter, &lrank);
+    MPI_Comm_size(inter, &lsize);
+    int *sb = tt_xmalloc((size_t)rsize * sizeof(int)),
+        *rb = tt_xmalloc((size_t)rsize * sizeof(int));
+    int *counts = tt_xmalloc((size_t)rsize * sizeof(int));
+    int *displs = tt_xmalloc((size_t)rsize * sizeof(int));
+    for (int j = 0; j < rsize; j++) {
+        sb[j] = 1000 * tt_rank + j;
+        rb[j] = -1;
+        counts[j] = 1;
+        displs[j] = rsize - 1 - j;
+    }
+    int rc = TC_Alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, inter);
+    int ok = rc == MPI_SUCCESS;
+    for (int j = 0; j < rsize; j++)
+        ok &= rb[j] == 1000 * (2 * j + (1 - color)) + lrank; /* remote j = world 2j + other */
+    CHECK(ok, "TC_Alltoall on an intercommunicator");
+    rc = TC_Alltoallv(sb, counts, displs, MPI_INT, rb, counts, displs, MPI_INT, inter);
+    ok = rc == MPI_SUCCESS;
+    for (int j = 0; j < rsize; j++)
+        ok &= rb[rsize - 1 - j] == 1000 * (2 * j + (1 - color)) + (lsize - 1 - lrank);
+    CHECK(ok, "TC_Alltoallv on an intercommunicator");
+    free(sb);
+    free(rb);
+    free(counts);
+    free(displs);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+}
+
+int main(int argc, char **argv)
+{
+    size_t f, S;
+    tt_init(&argc, &argv, "test_alltoall", 4096, 256, &f, &S);
+    int quick = tt_arg_long(argc, argv, "--quick", 0) != 0;
+    const char *qenv = getenv("TC_SHM_BANKS");
+    long q = qenv && atol(qenv) > 0 ? atol(qenv) : 16;
+    size_t bank = S * f / (size_t)q;
+    if (bank > (size_t)1 << 20)
+        bank = (size_t)1 << 20;
+    types_create();
+
+    MPI_Comm dup, split, rev;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_split(MPI_COMM_WORLD, tt_rank % 2, tt_rank, &split);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, tt_size - tt_rank, &rev);
+    run_comm(MPI_COMM_WORLD, "world", bank, quick);
+    run_comm(rev, "reversed", bank, 1);
+    run_comm(split, "split", bank, 1);
+    run_comm(dup, "dup", bank, 1);
+    run_mixed(MPI_COMM_WORLD, bank);
+    run_mixed(split, bank);
+    run_errors();
+    run_intercomm();
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&split);
+    MPI_Comm_free(&rev);
+    types_free();
+    if (tt_rank == 0)
+        printf("test_alltoall: %ld TC calls, %ld right\n", calls_tc, calls_ok);
+    return tt_finish();
+}
