@@ -4,12 +4,18 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/atomics.h"
 #include "base/log.h"
 #include "base/median3.h"
-#include "base/redop.h"
+#include "shm/layout.h"
 #include "shm/segment.h"
 
 _Static_assert(TC_RACE_WINDOW == TC_MEDIAN3_WINDOW, "the estimate is tc_median3");
+_Static_assert(TC_RACE_LAG <= TC_SHM_RACE_RING, "a ring slot is reused only once read (race.h)");
+_Static_assert(TC_RACE_FAR_CONFIRM >= 1, "the decision counts as the first");
+
+double (*tc_race_test_time)(const tc_race_call_t *call, double ns);
+void (*tc_race_test_chosen)(const tc_race_call_t *call);
 _Static_assert(TC_RACE_EXPLORE >= TC_RACE_WINDOW, "the first decision has a full window");
 _Static_assert(TC_RACE_PROBE % TC_RACE_MEASURE == 0 && TC_RACE_PROBE_FAR % TC_RACE_MEASURE == 0,
                "every probe is timed");
@@ -52,10 +58,13 @@ tc_race_impl_t tc_race_choose(tc_race_t *r, tc_op_t op, size_t nbytes, bool orde
         call->impl = (tc_race_impl_t)n;
         return call->impl;
     }
-    call->measured = true;
     if (e[TC_RACE_TC].n < TC_RACE_EXPLORE || e[TC_RACE_PMPI].n < TC_RACE_EXPLORE) {
-        /* Alternate, the one with fewer times first. */
-        call->impl = e[TC_RACE_PMPI].n < e[TC_RACE_TC].n ? TC_RACE_PMPI : TC_RACE_TC;
+        if (c->issued[TC_RACE_TC] >= TC_RACE_EXPLORE && c->issued[TC_RACE_PMPI] >= TC_RACE_EXPLORE)
+            return call->impl; /* the times are on their way: the library's, untimed */
+        /* Alternate, the one with fewer timed calls first. */
+        call->measured = true;
+        call->impl = c->issued[TC_RACE_PMPI] < c->issued[TC_RACE_TC] ? TC_RACE_PMPI : TC_RACE_TC;
+        c->issued[call->impl]++;
         return call->impl;
     }
     const double t_tc = tc_median3(e[TC_RACE_TC].ns_per_byte, e[TC_RACE_TC].n);
@@ -63,24 +72,49 @@ tc_race_impl_t tc_race_choose(tc_race_t *r, tc_op_t op, size_t nbytes, bool orde
     const tc_race_impl_t best = t_pmpi < t_tc ? TC_RACE_PMPI : TC_RACE_TC;
     const double other = best == TC_RACE_TC ? t_pmpi : t_tc,
                  mine = best == TC_RACE_TC ? t_tc : t_pmpi;
-    const unsigned probe = other >= TC_RACE_FAR_RATIO * mine ? TC_RACE_PROBE_FAR : TC_RACE_PROBE;
-    call->impl = n % probe == 0 ? (tc_race_impl_t)(1 - best) : best;
-    call->measured = n % TC_RACE_MEASURE == 0;
     if (c->last_best != (int)best) {
         c->last_best = (int)best;
+        c->ref = mine;
+        c->far = other >= TC_RACE_FAR_RATIO * mine ? 1 : 0;
+        c->reprobe = false;
         tc_log(TC_LOG_DEBUG, "race: %s of %zu bytes and up (class %d): %s (%.3g vs %.3g ns/B)",
                tc_stats_op_name(op), (size_t)1 << (TC_RACE_CLASS_LOG0 + call->cls), call->cls,
                best == TC_RACE_TC ? "the library's path" : "the MPI's own", mine, other);
     }
+    const unsigned probe = c->far >= TC_RACE_FAR_CONFIRM ? TC_RACE_PROBE_FAR : TC_RACE_PROBE;
+    call->impl = best;
+    call->measured = n % TC_RACE_MEASURE == 0;
+    if (call->measured && (n % probe == 0 || c->reprobe)) {
+        call->impl = (tc_race_impl_t)(1 - best);
+        c->reprobe = false;
+        c->ref = mine;
+    }
+    if (call->measured)
+        c->issued[call->impl]++;
     return call->impl;
 }
 
 void tc_race_record(tc_race_t *r, tc_op_t op, int cls, tc_race_impl_t impl, size_t nbytes,
                     double ns)
 {
-    tc_race_est_t *e = &r->cls[op][cls].est[impl];
+    tc_race_class_t *c = &r->cls[op][cls];
+    tc_race_est_t *e = &c->est[impl];
     e->ns_per_byte[e->n % TC_RACE_WINDOW] = ns / (double)(nbytes ? nbytes : 1);
     e->n++;
+    if (c->last_best < 0)
+        return;
+    /* Decided: a probe's time confirms (or not) that the other is far
+     * slower; a time of the one in use may show that the machine changed
+     * since it was chosen. */
+    const double mine = tc_median3(c->est[c->last_best].ns_per_byte, c->est[c->last_best].n),
+                 other =
+                     tc_median3(c->est[1 - c->last_best].ns_per_byte, c->est[1 - c->last_best].n);
+    if ((int)impl != c->last_best) {
+        c->far = other >= TC_RACE_FAR_RATIO * mine ? c->far + 1 : 0;
+    } else if (mine > TC_RACE_GROW_RATIO * c->ref) {
+        c->reprobe = true;
+        c->far = 0;
+    }
 }
 
 static double tc_race_now_ns(void)
@@ -90,26 +124,73 @@ static double tc_race_now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* The pending time as the maximum over all processes: the call is over for
- * the communicator when its last process leaves it. */
-static int tc_race_agree(tc_race_t *r, tc_shm_comm_t *shm, MPI_Comm priv)
+/* Hierarchy: the pending time as the maximum over all processes (the call
+ * is over for the communicator when its last process leaves it). */
+static int tc_race_agree(tc_race_t *r, MPI_Comm priv)
 {
     double mine = r->pending_ns, all = mine;
-    int rc = MPI_SUCCESS;
-    tc_redop_t max;
-    if (shm && tc_redop_init(&max, 1, MPI_DOUBLE, MPI_MAX) == 0) {
-        if (tc_shm_reduce(shm, &mine, &all, 1, &max, -1) != 0)
-            shm = NULL; /* no reduce area: the same on every process */
-        tc_redop_free(&max);
-    } else {
-        shm = NULL;
-    }
-    if (!shm)
-        rc = PMPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, priv);
+    const int rc = PMPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, priv);
     r->pending = false;
     if (rc == MPI_SUCCESS)
         tc_race_record(r, r->pending_op, r->pending_cls, r->pending_impl, r->pending_bytes, all);
     return rc;
+}
+
+/* Segment mode (race.h): process i's race line @p which, and its ring. */
+static tc_atomic_u64_t *tc_race_line(const tc_shm_comm_t *s, int i, int which)
+{
+    return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_race(&s->layout, i, which));
+}
+static double *tc_race_ring(const tc_shm_comm_t *s, int i)
+{
+    return (double *)(void *)(s->base + tc_shm_layout_race(&s->layout, i, TC_SHM_RACE_RING0));
+}
+
+/* Segment mode: at the start of raced call r->seq, every timed call made
+ * TC_RACE_LAG raced calls ago or earlier enters the estimates with the
+ * maximum of every process's time (waiting for a peer that has not written
+ * it yet: race.h says why that ends). */
+static void tc_race_take_in(tc_race_t *r, tc_shm_comm_t *s)
+{
+    while (r->applied < r->timed &&
+           r->inflight[r->applied % TC_RACE_LAG].seq + TC_RACE_LAG <= r->seq) {
+        const unsigned long long j = r->applied;
+        const tc_race_inflight_t *f = &r->inflight[j % TC_RACE_LAG];
+        double all = 0;
+        for (int q = 0; q < s->p; q++) {
+            if (q != s->rank)
+                tc_shm_wait_ge(s, tc_race_line(s, q, TC_SHM_RACE_PUBLISHED), q, j + 1,
+                               "race: wait for a peer's time of a timed call", q);
+            const double t = tc_race_ring(s, q)[j % TC_SHM_RACE_RING];
+            all = t > all || t < 0 ? t : all; /* < 0: nothing timed (tc_race_skip) */
+            if (t < 0)
+                break;
+        }
+        if (all >= 0) {
+            tc_race_record(r, f->op, f->cls, f->impl, f->nbytes, all);
+        } else {
+            /* Not a time: the exploration counts it no more. */
+            unsigned *issued = &r->cls[f->op][f->cls].issued[f->impl];
+            *issued -= *issued > 0;
+        }
+        r->applied = j + 1;
+        /* The writers may reuse the slot. */
+        tc_shm_publish(s, tc_race_line(s, s->rank, TC_SHM_RACE_CONSUMED), s->rank, j + 1);
+    }
+}
+
+/* Segment mode: this process's time of timed call @p j into its ring, once
+ * every peer has taken in the time the slot held (race.h). */
+static void tc_race_publish(tc_shm_comm_t *s, unsigned long long j, double ns)
+{
+    if (j >= TC_SHM_RACE_RING)
+        for (int q = 0; q < s->p; q++)
+            if (q != s->rank)
+                tc_shm_wait_ge(s, tc_race_line(s, q, TC_SHM_RACE_CONSUMED), q,
+                               j - TC_SHM_RACE_RING + 1,
+                               "race: wait for a peer to take in an older time", q);
+    tc_race_ring(s, s->rank)[j % TC_SHM_RACE_RING] = ns;
+    tc_shm_publish(s, tc_race_line(s, s->rank, TC_SHM_RACE_PUBLISHED), s->rank, j + 1);
 }
 
 int tc_race_begin(tc_race_t *r, tc_shm_comm_t *shm, MPI_Comm priv, tc_op_t op, size_t nbytes,
@@ -117,10 +198,27 @@ int tc_race_begin(tc_race_t *r, tc_shm_comm_t *shm, MPI_Comm priv, tc_op_t op, s
 {
     int rc = MPI_SUCCESS;
     /* Whether this call races depends on agreed values only (min, the
-     * message size, the operation), so every process agrees here or none. */
-    if (r->pending && r->min != 0 && nbytes >= r->min && order_free)
-        rc = tc_race_agree(r, shm, priv);
+     * message size, the operation), so every process takes times in (or
+     * agrees) here or none does. */
+    const bool races = r->min != 0 && nbytes >= r->min && order_free;
+    if (races && shm)
+        tc_race_take_in(r, shm);
+    else if (races && r->pending)
+        rc = tc_race_agree(r, priv);
     *impl = tc_race_choose(r, op, nbytes, order_free, call);
+    if (!call->raced)
+        return rc;
+    if (shm) {
+        if (call->measured) {
+            call->board = shm;
+            call->timed = r->timed++;
+            r->inflight[call->timed % TC_RACE_LAG] = (tc_race_inflight_t){
+                .op = op, .cls = call->cls, .impl = call->impl, .nbytes = nbytes, .seq = r->seq};
+        }
+        r->seq++;
+    }
+    if (tc_race_test_chosen)
+        tc_race_test_chosen(call);
     if (call->measured)
         call->t0_ns = tc_race_now_ns();
     return rc;
@@ -130,10 +228,24 @@ void tc_race_end(tc_race_t *r, const tc_race_call_t *call)
 {
     if (!call->measured)
         return;
+    double ns = tc_race_now_ns() - call->t0_ns;
+    if (tc_race_test_time)
+        ns = tc_race_test_time(call, ns);
+    if (call->board) {
+        tc_race_publish(call->board, call->timed, ns);
+        return;
+    }
     r->pending = true;
     r->pending_op = call->op;
     r->pending_cls = call->cls;
     r->pending_impl = call->impl;
     r->pending_bytes = call->nbytes;
-    r->pending_ns = tc_race_now_ns() - call->t0_ns;
+    r->pending_ns = ns;
+}
+
+void tc_race_skip(tc_race_t *r, const tc_race_call_t *call)
+{
+    (void)r;
+    if (call->measured && call->board)
+        tc_race_publish(call->board, call->timed, -1.0);
 }

@@ -21,12 +21,41 @@
  * TC_RACE_FAR_RATIO times slower: a probe then costs more than it can win).
  *
  * Every process must run the same implementation in the same call, so the
- * times are agreed, not local: a timed call's time (this process's entry to
- * exit) is agreed as the maximum over all processes at the start of the
- * next call that is large enough to race (one 8-byte allreduce in the
- * segment, or over the private communicator on the hierarchy), and every
- * process updates the same estimates with the same numbers: the state is
- * replicated, and the choices follow from it identically everywhere.
+ * times are agreed, not local: a timed call's time is the maximum over all
+ * processes of their entry-to-exit times, and every process updates the same
+ * estimates with the same numbers at the same point of its sequence of raced
+ * calls: the state is replicated, and the choices follow from it
+ * identically everywhere.
+ *
+ * Where one segment spans the communicator the agreement costs no
+ * synchronization (issue 13: under CPU contention a collective agreement
+ * every 8th call waited a time slice whenever the peer was descheduled, on
+ * operations that otherwise let a process run ahead, and made a raced 1 MiB
+ * Reduce 10-26x slower than the MPI's): every process writes its time of
+ * timed call j into its own lines of the segment (a ring of
+ * TC_SHM_RACE_RING slots and a count, shm/layout.h), and the time of a call
+ * made as raced call k enters the estimates at the start of raced call
+ * k + TC_RACE_LAG, on every process. A process that gets there before some
+ * peer has published waits for it (the wait helper, base/wait.h); a writer
+ * whose ring slot still holds a time some peer has not taken in waits for
+ * that peer's `consumed` count. Neither wait can deadlock, for any raced
+ * operation (Bcast, Reduce, Allreduce, Allgather, Gather, Scatter,
+ * Reduce_scatter_block, Reduce_scatter, Scan, Exscan, Alltoall; not Gatherv,
+ * Scatterv and Alltoallv, whose sizes not every process knows): a process waiting at the start
+ * of raced call m for the time of call k <= m - TC_RACE_LAG has finished its
+ * own part of every call before m; the peer it waits for publishes that time
+ * at the end of its call k, and its calls up to k need nothing from the
+ * waiting process beyond that process's parts of calls <= k (every raced
+ * collective, the library's and the MPI's, completes once every process has
+ * made its own part of it and of the calls before) nor any time of a call
+ * after k - TC_RACE_LAG (already published, by induction). A writer at the
+ * end of timed call j (made as raced call k_j) waits for peers to take in
+ * time j - RING, which they do at the start of raced call
+ * k_{j-RING} + TC_RACE_LAG <= k_j (RING >= TC_RACE_LAG and timed calls are
+ * distinct calls): the peers must only reach the start of a call no later
+ * than k_j, which needs nothing of the writer's after its part of call k_j.
+ * On the hierarchy (no such segment) the time is agreed at the next raced
+ * call in one 8-byte PMPI_Allreduce over the private communicator.
  *
  * Only calls whose result cannot depend on the algorithm are raced: every
  * Bcast; Reduce and Allreduce when the operation's result is the same bits
@@ -70,6 +99,17 @@ struct tc_shm_comm;
 #define TC_RACE_PROBE     32
 #define TC_RACE_PROBE_FAR 256
 #define TC_RACE_FAR_RATIO 1.5
+/* ... the far interval only once the decision and this many probes in a row
+ * after it found the other that much slower (one probe taken while the
+ * machine was busy must not hold a choice for 256 calls). */
+#define TC_RACE_FAR_CONFIRM 3
+/* The other is probed at the next timed call when the estimate of the one in
+ * use has grown this many times over what it was when chosen (or last
+ * probed against). */
+#define TC_RACE_GROW_RATIO 2.0
+/* Raced calls between a timed call and the call whose choice first uses its
+ * time (segment mode, see above); no more than TC_SHM_RACE_RING. */
+#define TC_RACE_LAG 16
 
 typedef enum { TC_RACE_TC, TC_RACE_PMPI, TC_RACE_IMPL_LAST } tc_race_impl_t;
 
@@ -80,15 +120,34 @@ typedef struct tc_race_est {
 
 typedef struct tc_race_class {
     tc_race_est_t est[TC_RACE_IMPL_LAST];
-    unsigned calls; /* raced calls of this class so far */
-    int last_best;  /* the implementation in use after the last decision (-1: none) */
+    unsigned issued[TC_RACE_IMPL_LAST]; /* timed calls of each made (times may be in flight) */
+    unsigned calls;                     /* raced calls of this class so far */
+    int last_best; /* the implementation in use after the last decision (-1: none) */
+    unsigned far;  /* decision and probes in a row that found the other far slower */
+    double ref;    /* estimate of last_best when chosen or last probed against */
+    bool reprobe;  /* probe the other at the next timed call */
 } tc_race_class_t;
+
+/* A timed call whose agreed time is not in the estimates yet (segment mode). */
+typedef struct tc_race_inflight {
+    tc_op_t op;
+    int cls;
+    tc_race_impl_t impl;
+    size_t nbytes;
+    unsigned long long seq; /* its number among the raced calls */
+} tc_race_inflight_t;
 
 /* One communicator's race: identical on every process of it. */
 typedef struct tc_race {
     size_t min; /* agreed TC_PMPI_RACE_MIN: messages of at least this many bytes race; 0: off */
     tc_race_class_t cls[TC_OP_LAST][TC_RACE_CLASSES];
-    /* The last timed call, whose time is agreed at the next raced call. */
+    /* Segment mode: raced calls, timed calls (numbers of the times in the
+     * segment's rings), timed calls taken into the estimates; the timed
+     * calls in flight, at their number % TC_RACE_LAG. */
+    unsigned long long seq, timed, applied;
+    tc_race_inflight_t inflight[TC_RACE_LAG];
+    /* Hierarchy: the last timed call, whose time is agreed at the next raced
+     * call. */
     bool pending;
     tc_op_t pending_op;
     int pending_cls;
@@ -106,7 +165,15 @@ typedef struct tc_race_call {
     tc_race_impl_t impl;
     size_t nbytes;
     double t0_ns;
+    struct tc_shm_comm *board; /* segment mode: where its time goes (else NULL) */
+    unsigned long long timed;  /* segment mode: its number among the timed calls */
 } tc_race_call_t;
+
+/* Test hook (NULL in production): when set, the time a process keeps for a
+ * timed call is what it returns for @p call and the measured @p ns. */
+extern double (*tc_race_test_time)(const tc_race_call_t *call, double ns);
+/* Test hook: when set, called with every raced call's choice. */
+extern void (*tc_race_test_chosen)(const tc_race_call_t *call);
 
 /* A fresh race with threshold @p min (0: off). */
 void tc_race_init(tc_race_t *r, size_t min);
@@ -127,15 +194,22 @@ double tc_race_estimate(const tc_race_t *r, tc_op_t op, int cls, tc_race_impl_t 
 /* The class of a message of @p nbytes bytes. */
 int tc_race_class(size_t nbytes);
 
-/* Before a call of @p nbytes on the library's path. Collective when the
- * call is large enough to race and a timed call's time is still to be
- * agreed (every process of the communicator calls it with the same
- * arguments): @p shm, when not NULL, is the segment spanning the whole
- * communicator, used for the agreement; otherwise it goes over @p priv.
- * Sets *impl; returns MPI_SUCCESS or the error of the agreement. */
+/* Before a call of @p nbytes on the library's path (every process of the
+ * communicator calls it with the same arguments, in the same order): @p shm,
+ * when not NULL, is the segment spanning the whole communicator, through
+ * which the times travel (it may wait for a peer's time, never collective);
+ * otherwise a timed call's time is agreed over @p priv at the next raced call
+ * (collective). A communicator always passes a segment or always none. Sets
+ * *impl; returns MPI_SUCCESS or the error of the agreement. */
 int tc_race_begin(tc_race_t *r, struct tc_shm_comm *shm, MPI_Comm priv, tc_op_t op, size_t nbytes,
                   bool order_free, tc_race_call_t *call, tc_race_impl_t *impl);
-/* After the call (local): a timed call's time is kept for the agreement. */
+/* After the call: a timed call's time is kept for the agreement (local), or
+ * written into the segment (may wait for a peer to have read an older time,
+ * see above). */
 void tc_race_end(tc_race_t *r, const tc_race_call_t *call);
+
+/* Instead of tc_race_end() when the library's path refused before anything
+ * moved (every process alike): no time for this call. */
+void tc_race_skip(tc_race_t *r, const tc_race_call_t *call);
 
 #endif /* TC_CORE_RACE_H */

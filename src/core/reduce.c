@@ -238,6 +238,7 @@ static __attribute__((noinline)) int tc_reduce_dispatch(tc_ctx_t *ctx, tc_op_t w
         }
         /* An element larger than a slot, or no reduce area (the same on
          * every process): nothing timed. */
+        tc_race_skip(&ctx->race, &race);
         path = TC_PATH_PMPI_OP;
     }
 fn_pmpi:

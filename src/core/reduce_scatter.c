@@ -328,6 +328,7 @@ static tc_err_t tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf
         }
         /* No reduce area, or an element larger than a slot (the same on
          * every process): nothing moved, nothing timed. */
+        tc_race_skip(&ctx->race, &race);
         path = TC_PATH_PMPI_OP;
     }
 fn_pmpi:

@@ -350,6 +350,7 @@ static tc_err_t tc_scan_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendb
         }
         /* No reduce area, or an element larger than a slot (the same on
          * every process): nothing moved, nothing timed. */
+        tc_race_skip(&ctx->race, &race);
         path = TC_PATH_PMPI_OP;
     }
 fn_pmpi:

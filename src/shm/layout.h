@@ -41,6 +41,10 @@
  *   on some line of this block; written only by sleepers (an atomic add on
  *   going to sleep, a subtract on waking), read by every writer of a line of
  *   this block right after it publishes (one load, a syscall only if non-zero)
+ * then the race's lines (core/race.c), all written by i only:
+ *   published    timed calls whose time i has written into its ring
+ *   consumed     timed calls whose agreed time i has taken into its estimates
+ *   ring         TC_SHM_RACE_RING doubles: i's time of timed call j at j % RING
  * and after the broadcast queue, the reduce data of process i:
  *   contrib[k]   reduce_slots slots of reduce_slot_bytes: i's contributions
  *   result[k]    reduce_slots slots: the slices i combined
@@ -63,6 +67,10 @@
 #include "base/err.h"
 
 #define TC_SHM_MAGIC 0x746f706f636f6c6cULL /* "topocoll" */
+
+/* Times of timed calls of the race kept per process (core/race.c). */
+#define TC_SHM_RACE_RING 32
+enum { TC_SHM_RACE_PUBLISHED, TC_SHM_RACE_CONSUMED, TC_SHM_RACE_RING0 };
 
 /* Inline slots of the reduce (payload <= one line minus the sequence number). */
 #define TC_SHM_REDUCE_INLINE_SLOTS 16
@@ -88,6 +96,7 @@ typedef struct tc_shm_layout {
     int brounds;         /* barrier round lines per process: ceil(log2 p) */
     size_t bctrl_off;    /* in a region: the barrier arrive line (then release, counter, ...) */
     size_t sleepers_off; /* in a region: the sleepers line (after the barrier lines) */
+    size_t race_off;     /* in a region: the race's lines (after the sleepers line) */
     size_t region_size;  /* ctrl_size + S * f + 2 * rslots * rslot_bytes */
     size_t total;        /* whole segment */
 } tc_shm_layout_t;
@@ -174,6 +183,13 @@ static inline size_t tc_shm_layout_btround(const tc_shm_layout_t *l, int i, int 
 static inline size_t tc_shm_layout_sleepers(const tc_shm_layout_t *l, int i)
 {
     return tc_shm_layout_region(l, i) + l->sleepers_off;
+}
+
+/* The race's line @p which (TC_SHM_RACE_*) of process i; the ring starts at
+ * TC_SHM_RACE_RING0. */
+static inline size_t tc_shm_layout_race(const tc_shm_layout_t *l, int i, int which)
+{
+    return tc_shm_layout_region(l, i) + l->race_off + (size_t)which * l->line;
 }
 
 #endif /* TC_SHM_LAYOUT_H */

@@ -1,7 +1,8 @@
 /* Unit test of the race's decisions (src/core/race.h), on made-up times:
  * which implementation each call of a class runs, which calls are timed,
- * the warm-up, the alternation, the median, the probes (near and far), a
- * change of the machine's state, classes and operations kept apart, the
+ * the warm-up, the alternation, the median, the probes (near and far, the
+ * far interval only once confirmed, a probe as soon as the one in use grew
+ * slower), a change of the machine's state, classes and operations kept apart, the
  * threshold, and calls whose result could depend on the algorithm. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,20 +64,74 @@ static void test_phases(void)
     EXPECT(tc_race_estimate(&r, TC_OP_ALLREDUCE, tc_race_class(n), TC_RACE_TC) > 0.09 &&
                tc_race_estimate(&r, TC_OP_ALLREDUCE, tc_race_class(n), TC_RACE_PMPI) < 0.05,
            "estimates in ns per byte");
-    /* Decided: PMPI is 2x faster -> "far": TC again only every 256th call;
-     * every 8th call timed. */
+    /* Decided: PMPI is 2x faster -> "far", but TC keeps its probes every
+     * TC_RACE_PROBE calls until TC_RACE_FAR_CONFIRM - 1 of them confirmed it;
+     * then every TC_RACE_PROBE_FAR-th call only; every 8th call timed. */
     int tc_runs = 0, timed = 0;
     for (unsigned k = WARM; k < WARM + 512; k++) {
         tc_race_impl_t impl = run(&r, TC_OP_ALLREDUCE, n, 100e3, 50e3, &m);
         if (impl == TC_RACE_TC) {
             tc_runs++;
-            EXPECT(k % TC_RACE_PROBE_FAR == 0 && m, "TC ran at call %u (timed %d)", k, m);
+            const unsigned near_until = TC_RACE_PROBE * TC_RACE_FAR_CONFIRM;
+            EXPECT(k % (k < near_until ? TC_RACE_PROBE : TC_RACE_PROBE_FAR) == 0 && m,
+                   "TC ran at call %u (timed %d)", k, m);
         }
         timed += m;
         EXPECT(m == (k % TC_RACE_MEASURE == 0), "call %u timed=%d", k, m);
     }
-    EXPECT(tc_runs == 2, "far probes: TC ran %d times in 512 calls", tc_runs);
+    EXPECT(tc_runs == (TC_RACE_FAR_CONFIRM - 1) + (WARM + 512) / TC_RACE_PROBE_FAR,
+           "far probes: TC ran %d times in 512 calls", tc_runs);
     EXPECT(timed == 512 / TC_RACE_MEASURE, "timed %d of 512", timed);
+}
+
+/* A probe that finds the other no longer far slower keeps the near
+ * interval: the far one needs confirmation in a row. */
+static void test_far_confirm(void)
+{
+    tc_race_t r;
+    tc_race_init(&r, 64 * 1024);
+    const size_t n = 1 << 20;
+    for (int i = 0; i < WARM; i++)
+        run(&r, TC_OP_REDUCE, n, 100e3, 50e3, NULL);
+    int tc_runs = 0;
+    for (unsigned k = WARM; k < WARM + 512; k++) {
+        if (run(&r, TC_OP_REDUCE, n, 60e3, 50e3, NULL) == TC_RACE_TC) {
+            tc_runs++;
+            EXPECT(k % TC_RACE_PROBE == 0, "TC ran at call %u", k);
+        }
+    }
+    EXPECT(tc_runs == (WARM + 512) / TC_RACE_PROBE, "near probes after one far: %d", tc_runs);
+}
+
+/* The one in use gets much slower while the other's estimate is old and
+ * bad (its exploration ran in a busy time slice): the other is probed at
+ * once, not after the far interval, and takes over. */
+static void test_grow(void)
+{
+    tc_race_t r;
+    tc_race_init(&r, 64 * 1024);
+    const size_t n = 1 << 20;
+    for (int i = 0; i < WARM; i++)
+        run(&r, TC_OP_REDUCE, n, 100e3, 4400e3, NULL);
+    /* Far, confirmed: the next probe would come only at TC_RACE_PROBE_FAR. */
+    unsigned k = WARM;
+    for (; k < 4 * TC_RACE_PROBE; k++)
+        EXPECT(run(&r, TC_OP_REDUCE, n, 100e3, 4400e3, NULL) == TC_RACE_TC ||
+                   k % TC_RACE_PROBE == 0,
+               "PMPI ran at call %u", k);
+    const unsigned changed = k;
+    const int cls = tc_race_class(n);
+    while (k < changed + TC_RACE_PROBE_FAR &&
+           !(tc_race_estimate(&r, TC_OP_REDUCE, cls, TC_RACE_PMPI) <
+             tc_race_estimate(&r, TC_OP_REDUCE, cls, TC_RACE_TC))) {
+        run(&r, TC_OP_REDUCE, n, 1100e3, 110e3, NULL);
+        k++;
+    }
+    /* Two timed calls to see the growth, one to probe, a near probe more. */
+    EXPECT(k - changed <= 4 * TC_RACE_MEASURE + TC_RACE_PROBE, "PMPI after %u calls", k - changed);
+    while (k % TC_RACE_MEASURE == 0)
+        run(&r, TC_OP_REDUCE, n, 1100e3, 110e3, NULL), k++;
+    EXPECT(run(&r, TC_OP_REDUCE, n, 1100e3, 110e3, NULL) == TC_RACE_PMPI, "PMPI in use");
 }
 
 /* Near times: the probe every TC_RACE_PROBE calls; a lasting change of the
@@ -170,6 +225,8 @@ int main(void)
     test_phases();
     test_settling();
     test_flip();
+    test_far_confirm();
+    test_grow();
     test_scope();
     if (failures) {
         fprintf(stderr, "test_race: %d failures\n", failures);
