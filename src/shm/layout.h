@@ -41,6 +41,13 @@
  *   on some line of this block; written only by sleepers (an atomic add on
  *   going to sleep, a subtract on waking), read by every writer of a line of
  *   this block right after it publishes (one load, a syscall only if non-zero)
+ * then the broadcast's extra inline lines, TC_SHM_BCAST_INLINE_LINES - 1 per
+ *   bank (bank b's together): iline[b][j], j >= 1, holds a sequence number
+ *   and the bytes [j w, (j + 1) w) of an inline broadcast of more than one
+ *   line, w = line - 8 (ready[b] is line 0, with the first w bytes); written like
+ *   ready[b] by i's parent in the current tree, ordered the same way
+ *   (bcast_pipelined.c), and by nothing else, so no payload of another
+ *   protocol can look like a sequence number there
  * and after the broadcast queue, the reduce data of process i:
  *   contrib[k]   reduce_slots slots of reduce_slot_bytes: i's contributions
  *   result[k]    reduce_slots slots: the slices i combined
@@ -67,6 +74,13 @@
 /* Inline slots of the reduce (payload <= one line minus the sequence number). */
 #define TC_SHM_REDUCE_INLINE_SLOTS 16
 
+/* Lines an inline broadcast may take: ready[b] and TC_SHM_BCAST_INLINE_LINES - 1
+ * extra lines per bank (bcast_pipelined.c). */
+#ifndef TC_SHM_BCAST_INLINE_LINES
+#define TC_SHM_BCAST_INLINE_LINES 2
+#endif
+_Static_assert(TC_SHM_BCAST_INLINE_LINES >= 1, "ready[b] is line 0");
+
 typedef struct tc_shm_layout {
     size_t page;           /* page size */
     size_t line;           /* cache line size */
@@ -88,6 +102,7 @@ typedef struct tc_shm_layout {
     int brounds;         /* barrier round lines per process: ceil(log2 p) */
     size_t bctrl_off;    /* in a region: the barrier arrive line (then release, counter, ...) */
     size_t sleepers_off; /* in a region: the sleepers line (after the barrier lines) */
+    size_t iline_off;    /* in a region: the broadcast's extra inline lines (after sleepers) */
     size_t region_size;  /* ctrl_size + S * f + 2 * rslots * rslot_bytes */
     size_t total;        /* whole segment */
 } tc_shm_layout_t;
@@ -174,6 +189,14 @@ static inline size_t tc_shm_layout_btround(const tc_shm_layout_t *l, int i, int 
 static inline size_t tc_shm_layout_sleepers(const tc_shm_layout_t *l, int i)
 {
     return tc_shm_layout_region(l, i) + l->sleepers_off;
+}
+
+/* Extra inline line @p j (1 <= j < TC_SHM_BCAST_INLINE_LINES) of bank @p bank
+ * of process @p i (line 0 is ready[bank]). */
+static inline size_t tc_shm_layout_iline(const tc_shm_layout_t *l, int i, int bank, int j)
+{
+    return tc_shm_layout_region(l, i) + l->iline_off +
+           ((size_t)bank * (TC_SHM_BCAST_INLINE_LINES - 1) + (size_t)(j - 1)) * l->line;
 }
 
 #endif /* TC_SHM_LAYOUT_H */

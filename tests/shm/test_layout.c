@@ -46,6 +46,12 @@ int main(void)
     CHECK_EQ("bround(3, 1)", tc_shm_layout_bround(&l, 3, 1), 4096 + 3 * 69632 + 8 * 64);
     CHECK_EQ("btround(1, 1)", tc_shm_layout_btround(&l, 1, 1), 4096 + 69632 + 10 * 64);
     checks += 6;
+    /* Then the sleepers line (11) and the broadcast's extra inline lines from line 12,
+     * TC_SHM_BCAST_INLINE_LINES - 1 per bank. */
+    CHECK_EQ("sleepers(2)", tc_shm_layout_sleepers(&l, 2), 4096 + 2 * 69632 + 11 * 64);
+    CHECK_EQ("iline(2, 1, 1)", tc_shm_layout_iline(&l, 2, 1, 1),
+             4096 + 2 * 69632 + (12 + (TC_SHM_BCAST_INLINE_LINES - 1)) * 64);
+    checks += 2;
 
     /* p = 1000: numa_node[] takes 4000 B from 64, leaders[] from 4096 (4064 rounded up
      * to a line) to 8096 -> two header pages. */
@@ -79,22 +85,33 @@ int main(void)
     /* Barrier lines after the 16 inline lines: line 37; 37 + 4 + 2 = 43 lines. */
     CHECK_EQ("bctrl_off", l.bctrl_off, 37 * 64);
     CHECK_EQ("btround(1, 0)", tc_shm_layout_btround(&l, 1, 0), 4096 + 593920 + 42 * 64);
+    /* Sleepers at line 43, the extra inline lines from 44: 44 + 16 (two-line
+     * inline) = 60 lines, one page. */
+    CHECK_EQ("iline(1, 15, 1)", tc_shm_layout_iline(&l, 1, 15, 1),
+             4096 + 593920 + (44 + 15 * (TC_SHM_BCAST_INLINE_LINES - 1)) * 64);
+    CHECK_EQ("ctrl_size", l.ctrl_size,
+             44 + 16 * (TC_SHM_BCAST_INLINE_LINES - 1) <= 64 ? 4096 : 8192);
     /* p = 2^20, 40 banks: 61 lines + 4 + 2 * 20 round lines = 105 -> the barrier lines
-     * spill into a second control page. */
+     * spill into a second control page; the sleepers line and 40 extra inline lines
+     * (two-line inline) make 146 lines: three pages. */
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 1 << 20, 40, 40, 4096, 2, 64, 4096, 64), 0);
     CHECK_EQ("brounds", l.brounds, 20);
     CHECK_EQ("bctrl_off", l.bctrl_off, 61 * 64);
-    CHECK_EQ("ctrl_size", l.ctrl_size, 8192);
-    /* 63 banks: 1 + 63 + 20 = 84 lines spill into a second control page. */
+    CHECK_EQ("iline_off", l.iline_off, 106 * 64);
+    CHECK_EQ("ctrl_size", l.ctrl_size,
+             (106 + 40 * (TC_SHM_BCAST_INLINE_LINES - 1) + 63) / 64 * 4096);
+    /* 63 banks: 1 + 63 + 20 = 84 lines, + 4 + 4 barrier lines, sleepers, 63 extra
+     * inline lines = 156 lines: three control pages. */
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 3, 63, 63, 4096, 2, 1024, 4096, 64), 0);
-    CHECK_EQ("ctrl_size", l.ctrl_size, 8192);
-    CHECK_EQ("region_size", l.region_size, 8192 + 63 * 4096 + 4096);
+    CHECK_EQ("ctrl_size", l.ctrl_size,
+             (93 + 63 * (TC_SHM_BCAST_INLINE_LINES - 1) + 63) / 64 * 4096);
+    CHECK_EQ("region_size", l.region_size, l.ctrl_size + 63 * 4096 + 4096);
     /* Bad reduce areas: one slot, slot not a line multiple. */
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 2, 2, 1, 4096, 1, 1024, 4096, 64),
              (unsigned long long)tc_err(TC_ERR_ARG));
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 2, 2, 1, 4096, 4, 1000, 4096, 64),
              (unsigned long long)tc_err(TC_ERR_ARG));
-    checks += 21;
+    checks += 24;
 
     /* Every block page aligned, regions disjoint, lines distinct, for many shapes. */
     for (int p = 1; p <= 64; p++)
@@ -126,6 +143,15 @@ int main(void)
                             tc_shm_layout_bround(&l, i, 0) + (size_t)l.brounds * 64 ||
                         tc_shm_layout_btround(&l, i, l.brounds) > tc_shm_layout_queue(&l, i)) {
                         fprintf(stderr, "FAIL: barrier lines p=%d S=%d q=%d i=%d\n", p, S, q, i);
+                        failures++;
+                    }
+                    /* The extra inline lines: after the sleepers line, inside the
+                     * control block. */
+                    if (TC_SHM_BCAST_INLINE_LINES > 1 &&
+                        (tc_shm_layout_iline(&l, i, 0, 1) != tc_shm_layout_sleepers(&l, i) + 64 ||
+                         tc_shm_layout_iline(&l, i, q - 1, TC_SHM_BCAST_INLINE_LINES - 1) + 64 >
+                             tc_shm_layout_queue(&l, i))) {
+                        fprintf(stderr, "FAIL: inline lines p=%d S=%d q=%d i=%d\n", p, S, q, i);
                         failures++;
                     }
                 }
