@@ -77,7 +77,7 @@
 /* Lines an inline broadcast may take: ready[b] and TC_SHM_BCAST_INLINE_LINES - 1
  * extra lines per bank (bcast_pipelined.c). */
 #ifndef TC_SHM_BCAST_INLINE_LINES
-#define TC_SHM_BCAST_INLINE_LINES 2
+#define TC_SHM_BCAST_INLINE_LINES 3
 #endif
 _Static_assert(TC_SHM_BCAST_INLINE_LINES >= 1, "ready[b] is line 0");
 

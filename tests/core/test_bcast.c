@@ -14,7 +14,7 @@
  *   big     --big bytes (default 64 MiB) as bytes, doubles, ints and
  *           contiguous -> strided (a quarter of it): many queue wraps.
  *   inline  the inline boundaries (one line carries 56 bytes, a broadcast
- *           up to two lines rides in the control block): 0..169 bytes around
+ *           up to three lines rides in the control block): 0..169 bytes around
  *           1, 2 and 3 lines' payload, every type pair and root on world, the
  *           split halves and the reversed order, each case followed by a
  *           queued broadcast (f + 1 bytes) or a TC_Allgather of 8-100 bytes
@@ -308,8 +308,8 @@ static void run_allgather(const tcomm_t *c, size_t n, uint64_t id)
 
 static void mode_inline(size_t f, const char *which_roots, const char *which_types)
 {
-    /* 56 = one line's payload, 112 = two lines' (the largest inline
-     * broadcast), 168 = three. */
+    /* 56 = one line's payload, 112 = two lines', 168 = three (the largest
+     * inline broadcast with TC_SHM_BCAST_INLINE_LINES = 3). */
     static const size_t sizes[] = {0,   1,   8,   55,  56,  57,  63,  64,  65, 96,
                                    104, 111, 112, 113, 120, 128, 167, 168, 169};
     static const size_t ag_sizes[] = {8, 56, 57, 100};
