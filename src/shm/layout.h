@@ -45,6 +45,13 @@
  *   published    timed calls whose time i has written into its ring
  *   consumed     timed calls whose agreed time i has taken into its estimates
  *   ring         TC_SHM_RACE_RING doubles: i's time of timed call j at j % RING
+ * then the broadcast's extra inline lines, TC_SHM_BCAST_INLINE_LINES - 1 per
+ *   bank (bank b's together): iline[b][j], j >= 1, holds a sequence number
+ *   and the bytes [j w, (j + 1) w) of an inline broadcast of more than one
+ *   line, w = line - 8 (ready[b] is line 0, with the first w bytes); written like
+ *   ready[b] by i's parent in the current tree, ordered the same way
+ *   (bcast_pipelined.c), and by nothing else, so no payload of another
+ *   protocol can look like a sequence number there
  * and after the broadcast queue, the reduce data of process i:
  *   contrib[k]   reduce_slots slots of reduce_slot_bytes: i's contributions
  *   result[k]    reduce_slots slots: the slices i combined
@@ -75,6 +82,13 @@ enum { TC_SHM_RACE_PUBLISHED, TC_SHM_RACE_CONSUMED, TC_SHM_RACE_RING0 };
 /* Inline slots of the reduce (payload <= one line minus the sequence number). */
 #define TC_SHM_REDUCE_INLINE_SLOTS 16
 
+/* Lines an inline broadcast may take: ready[b] and TC_SHM_BCAST_INLINE_LINES - 1
+ * extra lines per bank (bcast_pipelined.c). */
+#ifndef TC_SHM_BCAST_INLINE_LINES
+#define TC_SHM_BCAST_INLINE_LINES 3
+#endif
+_Static_assert(TC_SHM_BCAST_INLINE_LINES >= 1, "ready[b] is line 0");
+
 typedef struct tc_shm_layout {
     size_t page;           /* page size */
     size_t line;           /* cache line size */
@@ -97,6 +111,7 @@ typedef struct tc_shm_layout {
     size_t bctrl_off;    /* in a region: the barrier arrive line (then release, counter, ...) */
     size_t sleepers_off; /* in a region: the sleepers line (after the barrier lines) */
     size_t race_off;     /* in a region: the race's lines (after the sleepers line) */
+    size_t iline_off;    /* in a region: the broadcast's extra inline lines (after the race's) */
     size_t region_size;  /* ctrl_size + S * f + 2 * rslots * rslot_bytes */
     size_t total;        /* whole segment */
 } tc_shm_layout_t;
@@ -190,6 +205,14 @@ static inline size_t tc_shm_layout_sleepers(const tc_shm_layout_t *l, int i)
 static inline size_t tc_shm_layout_race(const tc_shm_layout_t *l, int i, int which)
 {
     return tc_shm_layout_region(l, i) + l->race_off + (size_t)which * l->line;
+}
+
+/* Extra inline line @p j (1 <= j < TC_SHM_BCAST_INLINE_LINES) of bank @p bank
+ * of process @p i (line 0 is ready[bank]). */
+static inline size_t tc_shm_layout_iline(const tc_shm_layout_t *l, int i, int bank, int j)
+{
+    return tc_shm_layout_region(l, i) + l->iline_off +
+           ((size_t)bank * (TC_SHM_BCAST_INLINE_LINES - 1) + (size_t)(j - 1)) * l->line;
 }
 
 #endif /* TC_SHM_LAYOUT_H */

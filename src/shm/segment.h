@@ -149,6 +149,14 @@ static inline tc_atomic_u64_t *tc_shm_ready(const tc_shm_comm_t *s, int i, int b
 {
     return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_ready(&s->layout, i, bank));
 }
+/* Line @p j of an inline broadcast to process @p i in bank @p bank: ready[bank]
+ * for j = 0, else the extra line j (layout.h). */
+static inline tc_atomic_u64_t *tc_shm_inline_line(const tc_shm_comm_t *s, int i, int bank, int j)
+{
+    if (j == 0)
+        return tc_shm_ready(s, i, bank);
+    return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_iline(&s->layout, i, bank, j));
+}
 static inline char *tc_shm_queue(const tc_shm_comm_t *s, int i)
 {
     return s->base + tc_shm_layout_queue(&s->layout, i);
@@ -185,6 +193,9 @@ static inline uint64_t tc_shm_fetch_add_publish(const tc_shm_comm_t *s, tc_atomi
 /* Messages up to this many bytes travel inside the ready line itself, next
  * to the sequence number: one cache line moves instead of two. */
 #define TC_SHM_INLINE_MAX (TC_CACHELINE - sizeof(uint64_t))
+/* A broadcast up to this many bytes travels in TC_SHM_BCAST_INLINE_LINES such
+ * lines (layout.h), each with its own sequence number, all polled at once. */
+#define TC_SHM_BCAST_INLINE_MAX (TC_SHM_BCAST_INLINE_LINES * TC_SHM_INLINE_MAX)
 
 /* How a non-contiguous message gets in and out of the user's buffer: the
  * message's byte stream is visited in order, in pieces (fragment by

@@ -13,6 +13,13 @@
  *           two interleaved communicators: queue wrap-around, bank reuse.
  *   big     --big bytes (default 64 MiB) as bytes, doubles, ints and
  *           contiguous -> strided (a quarter of it): many queue wraps.
+ *   inline  the inline boundaries (one line carries 56 bytes, a broadcast
+ *           up to three lines rides in the control block): 0..169 bytes around
+ *           1, 2 and 3 lines' payload, every type pair and root on world, the
+ *           split halves and the reversed order, each case followed by a
+ *           queued broadcast (f + 1 bytes) or a TC_Allgather of 8-100 bytes
+ *           per process (checked), so inline, queued and Allgather uses of
+ *           the banks interleave.
  * Options: --roots all|some (some: 0, 1, p/2, p-1), --pmpi N (compare with
  * PMPI_Bcast on about every Nth case, 0 = never; default 1), --comms
  * world,split,dup,rev, --types byte,int,double,vector,struct,c2s,s2c.
@@ -268,6 +275,81 @@ static void mode_many(size_t f, size_t s, long iters)
     MPI_Comm_free(&comms[1].comm);
 }
 
+/* A TC_Allgather of @p n bytes per process on @p c, checked against the
+ * pattern each rank's block is built from. */
+static void run_allgather(const tcomm_t *c, size_t n, uint64_t id)
+{
+    int p, crank;
+    MPI_Comm_size(c->comm, &p);
+    MPI_Comm_rank(c->comm, &crank);
+    unsigned char *mine = tt_xmalloc(n), *all = tt_xmalloc(n * (size_t)p);
+    for (size_t k = 0; k < n; k++)
+        mine[k] = (unsigned char)(id * 131 + (uint64_t)crank * 31 + k * 7 + 1);
+    memset(all, TT_SENTINEL, n * (size_t)p);
+    int rc = TC_Allgather(mine, (int)n, MPI_BYTE, all, (int)n, MPI_BYTE, c->comm);
+    if (rc != MPI_SUCCESS)
+        tt_fail("mode=inline comm=%s allgather bytes=%zu case=%llu: returned %d", c->name, n,
+                (unsigned long long)id, rc);
+    for (int r = 0; rc == MPI_SUCCESS && r < p; r++)
+        for (size_t k = 0; k < n; k++) {
+            unsigned char want = (unsigned char)(id * 131 + (uint64_t)r * 31 + k * 7 + 1);
+            if (all[(size_t)r * n + k] != want) {
+                tt_fail("mode=inline comm=%s allgather bytes=%zu case=%llu: block %d byte %zu = "
+                        "%d, expected %d",
+                        c->name, n, (unsigned long long)id, r, k, all[(size_t)r * n + k], want);
+                r = p;
+                break;
+            }
+        }
+    free(mine);
+    free(all);
+    tt_case_done();
+}
+
+static void mode_inline(size_t f, const char *which_roots, const char *which_types)
+{
+    /* 56 = one line's payload, 112 = two lines', 168 = three (the largest
+     * inline broadcast with TC_SHM_BCAST_INLINE_LINES = 3). */
+    static const size_t sizes[] = {0,   1,   8,   55,  56,  57,  63,  64,  65, 96,
+                                   104, 111, 112, 113, 120, 128, 167, 168, 169};
+    static const size_t ag_sizes[] = {8, 56, 57, 100};
+    enum { NSIZES = sizeof sizes / sizeof sizes[0] };
+    tcomm_t comms[5];
+    int ncomms = make_comms(comms, "world,split,rev");
+
+    for (int ci = 0; ci < ncomms; ci++) {
+        /* Counted per communicator: the split halves differ in size. */
+        uint64_t n = 0;
+        int p, nroots, *roots;
+        MPI_Comm_size(comms[ci].comm, &p);
+        roots = tt_xmalloc(sizeof(int) * (size_t)p + 4 * sizeof(int));
+        nroots = pick_roots(p, which_roots, roots);
+        for (int ti = 0; ti < (int)NTYPE_PAIRS; ti++) {
+            if (!list_has(which_types, type_pairs[ti].name))
+                continue;
+            for (int si = 0; si < (int)NSIZES; si++)
+                for (int ri = 0; ri < nroots; ri++, n++) {
+                    uint64_t id =
+                        3000000ull +
+                        ((((uint64_t)comms[ci].index * 16 + (uint64_t)ti) * 32 + (uint64_t)si) *
+                             4096 +
+                         (uint64_t)roots[ri]) *
+                            2;
+                    run_case("inline", &comms[ci], roots[ri], &type_pairs[ti], sizes[si], id);
+                    /* Interleave: every other case a queued broadcast from
+                     * the next root, else an Allgather. */
+                    if (n % 2 == 0)
+                        run_case("inline", &comms[ci], (roots[ri] + 1) % p, &type_pairs[0], f + 1,
+                                 id + 1);
+                    else
+                        run_allgather(&comms[ci], ag_sizes[(n / 2) % 4], id + 1);
+                }
+        }
+        free(roots);
+    }
+    free_comms(comms, ncomms);
+}
+
 static void mode_big(size_t big)
 {
     tcomm_t w, d;
@@ -307,6 +389,8 @@ int main(int argc, char **argv)
                     tt_arg(argc, argv, "--roots", "all"), tt_arg(argc, argv, "--types", "all"));
     else if (strcmp(mode, "many") == 0)
         mode_many(f, s, tt_arg_long(argc, argv, "--iters", 300));
+    else if (strcmp(mode, "inline") == 0)
+        mode_inline(f, tt_arg(argc, argv, "--roots", "all"), tt_arg(argc, argv, "--types", "all"));
     else if (strcmp(mode, "big") == 0)
         mode_big((size_t)tt_arg_long(argc, argv, "--big", 64L << 20));
     else {

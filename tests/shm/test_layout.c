@@ -46,6 +46,12 @@ int main(void)
     CHECK_EQ("bround(3, 1)", tc_shm_layout_bround(&l, 3, 1), 4096 + 3 * 69632 + 8 * 64);
     CHECK_EQ("btround(1, 1)", tc_shm_layout_btround(&l, 1, 1), 4096 + 69632 + 10 * 64);
     checks += 6;
+    /* Then the sleepers line (11) and the broadcast's extra inline lines from line 12,
+     * TC_SHM_BCAST_INLINE_LINES - 1 per bank. */
+    CHECK_EQ("sleepers(2)", tc_shm_layout_sleepers(&l, 2), 4096 + 2 * 69632 + 11 * 64);
+    CHECK_EQ("iline(2, 1, 1)", tc_shm_layout_iline(&l, 2, 1, 1),
+             4096 + 2 * 69632 + (12 + (TC_SHM_BCAST_INLINE_LINES - 1)) * 64);
+    checks += 2;
 
     /* p = 1000: numa_node[] takes 4000 B from 64, leaders[] from 4096 (4064 rounded up
      * to a line) to 8096 -> two header pages. */
@@ -61,40 +67,55 @@ int main(void)
     checks += 2;
 
     /* With a reduce area: p = 2, S = 16, q = 16, f = 4 KiB, 8 slots of 32 KiB.
-     * control lines: 1 + 16 + 4 + 16 inline = 37 -> 2368 B -> one page;
-     * rseq at line 17; contrib[0] after the queue at 4096 + 16 * 4096 = 69632;
-     * region = 69632 + 2 * 8 * 32768 = 593920; total = 4096 + 2 * 593920. */
+     * control lines: 1 + 16 + 4 + 16 inline = 37, then 4 + 2 barrier lines (43), the
+     * sleepers line (44) and 16 (K - 1) extra broadcast inline lines, K =
+     * TC_SHM_BCAST_INLINE_LINES: c = one control page for K <= 2, two for K = 3;
+     * rseq at line 17; contrib[0] after the queue at c + 16 * 4096;
+     * region = contrib[0] + 2 * 8 * 32768; total = 4096 + 2 * region. */
+    const size_t c = (44 + 16 * (TC_SHM_BCAST_INLINE_LINES - 1) + 63) / 64 * 4096;
+    const size_t rd = c + 16 * 4096, rg = rd + 2 * 8 * 32768;
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 2, 16, 16, 4096, 8, 32768, 4096, 64), 0);
-    CHECK_EQ("ctrl_size", l.ctrl_size, 4096);
+    CHECK_EQ("ctrl_size", l.ctrl_size, c);
     CHECK_EQ("rctrl_off", l.rctrl_off, 17 * 64);
-    CHECK_EQ("rdata_off", l.rdata_off, 69632);
-    CHECK_EQ("region_size", l.region_size, 593920);
-    CHECK_EQ("total", l.total, 4096 + 2 * 593920);
-    CHECK_EQ("rline(1, done)", tc_shm_layout_rline(&l, 1, TC_SHM_RLINE_DONE),
-             4096 + 593920 + 19 * 64);
+    CHECK_EQ("rdata_off", l.rdata_off, rd);
+    CHECK_EQ("region_size", l.region_size, rg);
+    CHECK_EQ("total", l.total, 4096 + 2 * rg);
+    CHECK_EQ("rline(1, done)", tc_shm_layout_rline(&l, 1, TC_SHM_RLINE_DONE), 4096 + rg + 19 * 64);
     CHECK_EQ("inline(0, 15)", tc_shm_layout_rline(&l, 0, TC_SHM_RLINE_INLINE0 + 15),
              4096 + (17 + 4 + 15) * 64);
-    CHECK_EQ("rcontrib(1, 3)", tc_shm_layout_rcontrib(&l, 1, 3), 4096 + 593920 + 69632 + 3 * 32768);
-    CHECK_EQ("rresult(0, 7)", tc_shm_layout_rresult(&l, 0, 7), 4096 + 69632 + 15 * 32768);
+    CHECK_EQ("rcontrib(1, 3)", tc_shm_layout_rcontrib(&l, 1, 3), 4096 + rg + rd + 3 * 32768);
+    CHECK_EQ("rresult(0, 7)", tc_shm_layout_rresult(&l, 0, 7), 4096 + rd + 15 * 32768);
     /* Barrier lines after the 16 inline lines: line 37; 37 + 4 + 2 = 43 lines. */
     CHECK_EQ("bctrl_off", l.bctrl_off, 37 * 64);
-    CHECK_EQ("btround(1, 0)", tc_shm_layout_btround(&l, 1, 0), 4096 + 593920 + 42 * 64);
+    CHECK_EQ("btround(1, 0)", tc_shm_layout_btround(&l, 1, 0), 4096 + rg + 42 * 64);
+    /* Sleepers at line 43, the race's 6 lines (2 + a ring of 32 doubles) from 44,
+     * the extra inline lines from 50, bank 15's last. */
+    CHECK_EQ("iline(1, 15, 1)", tc_shm_layout_iline(&l, 1, 15, 1),
+             4096 + rg + (50 + 15 * (TC_SHM_BCAST_INLINE_LINES - 1)) * 64);
+    CHECK_EQ("iline(1, 15, K-1)", tc_shm_layout_iline(&l, 1, 15, TC_SHM_BCAST_INLINE_LINES - 1),
+             4096 + rg + (50 + 16 * (TC_SHM_BCAST_INLINE_LINES - 1) - 1) * 64);
     /* p = 2^20, 40 banks: 61 lines + 4 + 2 * 20 round lines = 105 -> the barrier lines
-     * spill into a second control page. */
+     * spill into a second control page; the sleepers line, the race's 6 lines and
+     * 40 (K - 1) extra inline lines follow (152 lines, three pages, for K = 2). */
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 1 << 20, 40, 40, 4096, 2, 64, 4096, 64), 0);
     CHECK_EQ("brounds", l.brounds, 20);
     CHECK_EQ("bctrl_off", l.bctrl_off, 61 * 64);
-    CHECK_EQ("ctrl_size", l.ctrl_size, 8192);
-    /* 63 banks: 1 + 63 + 20 = 84 lines spill into a second control page. */
+    CHECK_EQ("iline_off", l.iline_off, 112 * 64);
+    CHECK_EQ("ctrl_size", l.ctrl_size,
+             (112 + 40 * (TC_SHM_BCAST_INLINE_LINES - 1) + 63) / 64 * 4096);
+    /* 63 banks: 1 + 63 + 20 = 84 lines, + 4 + 4 barrier lines, sleepers, the race's
+     * 6 lines, then 63 (K - 1) extra inline lines (162 lines, three control pages,
+     * for K = 2). */
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 3, 63, 63, 4096, 2, 1024, 4096, 64), 0);
-    CHECK_EQ("ctrl_size", l.ctrl_size, 8192);
-    CHECK_EQ("region_size", l.region_size, 8192 + 63 * 4096 + 4096);
+    CHECK_EQ("ctrl_size", l.ctrl_size,
+             (99 + 63 * (TC_SHM_BCAST_INLINE_LINES - 1) + 63) / 64 * 4096);
+    CHECK_EQ("region_size", l.region_size, l.ctrl_size + 63 * 4096 + 4096);
     /* Bad reduce areas: one slot, slot not a line multiple. */
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 2, 2, 1, 4096, 1, 1024, 4096, 64),
              (unsigned long long)tc_err(TC_ERR_ARG));
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 2, 2, 1, 4096, 4, 1000, 4096, 64),
              (unsigned long long)tc_err(TC_ERR_ARG));
-    checks += 21;
+    checks += 24;
 
     /* Every block page aligned, regions disjoint, lines distinct, for many shapes. */
     for (int p = 1; p <= 64; p++)
@@ -126,6 +147,15 @@ int main(void)
                             tc_shm_layout_bround(&l, i, 0) + (size_t)l.brounds * 64 ||
                         tc_shm_layout_btround(&l, i, l.brounds) > tc_shm_layout_queue(&l, i)) {
                         fprintf(stderr, "FAIL: barrier lines p=%d S=%d q=%d i=%d\n", p, S, q, i);
+                        failures++;
+                    }
+                    /* The extra inline lines: after the sleepers line, inside the
+                     * control block. */
+                    if (TC_SHM_BCAST_INLINE_LINES > 1 &&
+                        (tc_shm_layout_iline(&l, i, 0, 1) != tc_shm_layout_sleepers(&l, i) + 64 ||
+                         tc_shm_layout_iline(&l, i, q - 1, TC_SHM_BCAST_INLINE_LINES - 1) + 64 >
+                             tc_shm_layout_queue(&l, i))) {
+                        fprintf(stderr, "FAIL: inline lines p=%d S=%d q=%d i=%d\n", p, S, q, i);
                         failures++;
                     }
                 }
