@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/tags.h"
 #include "blocks.h"
 #include "ctx.h"
 #include "shm/alltoall.h"
@@ -167,12 +168,6 @@ static int tc_a2a_shm(tc_ctx_t *ctx, const tc_a2a_call_t *c)
 
 /* ---- node-aware aggregation (Alltoall across nodes) ---------------------------------- */
 
-/* Point-to-point tags on the private communicator (no other traffic uses
- * them; hier_coll.h has 0x7c01..0x7c03). */
-#define TC_A2A_TAG_GATHER   0x7c21
-#define TC_A2A_TAG_EXCHANGE 0x7c22
-#define TC_A2A_TAG_SCATTER  0x7c23
-
 /* Aggregation only while a leader's buffers (at most 4 x its node's
  * processes x p blocks) stay below 4 x this many bytes. */
 #define TC_A2A_AGG_ROWS_MAX ((size_t)16 << 20)
@@ -293,8 +288,8 @@ static int tc_a2a_agg(const tc_a2a_plan_t *pl, const char *sbase, char *rbase, s
     const int *ma = pl->memb + pl->start[a];
     const size_t row = (size_t)p * B;
     if (rank != ma[0])
-        return PMPI_Sendrecv(sbase, (int)row, MPI_BYTE, ma[0], TC_A2A_TAG_GATHER, rbase, (int)row,
-                             MPI_BYTE, ma[0], TC_A2A_TAG_SCATTER, priv, MPI_STATUS_IGNORE);
+        return PMPI_Sendrecv(sbase, (int)row, MPI_BYTE, ma[0], TC_TAG_A2A_GATHER, rbase, (int)row,
+                             MPI_BYTE, ma[0], TC_TAG_A2A_SCATTER, priv, MPI_STATUS_IGNORE);
     const size_t xbytes = (size_t)na * (size_t)(p - na) * B; /* each exchange buffer */
     char *g = malloc(2 * (size_t)(na - 1) * row + 2 * xbytes + 1);
     MPI_Request *req = malloc((size_t)(na + 2 * n) * sizeof *req);
@@ -308,7 +303,7 @@ static int tc_a2a_agg(const tc_a2a_plan_t *pl, const char *sbase, char *rbase, s
 #define TC_A2A_ROW(i) ((i) == 0 ? sbase : g + (size_t)((i)-1) * row)
     for (int i = 1; i < na; i++)
         if ((rc = PMPI_Irecv(g + (size_t)(i - 1) * row, (int)row, MPI_BYTE, ma[i],
-                             TC_A2A_TAG_GATHER, priv, &req[nreq++])) != MPI_SUCCESS)
+                             TC_TAG_A2A_GATHER, priv, &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     if ((rc = tc_a2a_wait(nreq, req)) != MPI_SUCCESS)
         goto fn_exit;
@@ -319,14 +314,14 @@ static int tc_a2a_agg(const tc_a2a_plan_t *pl, const char *sbase, char *rbase, s
         const int nb = pl->start[b + 1] - pl->start[b];
         const int *mb = pl->memb + pl->start[b];
         const int cnt = (int)((size_t)na * (size_t)nb * B);
-        if ((rc = PMPI_Irecv(rpack + pl->off[b], cnt, MPI_BYTE, mb[0], TC_A2A_TAG_EXCHANGE, priv,
+        if ((rc = PMPI_Irecv(rpack + pl->off[b], cnt, MPI_BYTE, mb[0], TC_TAG_A2A_EXCHANGE, priv,
                              &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
         char *d = spack + pl->off[b];
         for (int i = 0; i < na; i++)
             for (int j = 0; j < nb; j++, d += B)
                 memcpy(d, TC_A2A_ROW(i) + (size_t)mb[j] * B, B);
-        if ((rc = PMPI_Isend(spack + pl->off[b], cnt, MPI_BYTE, mb[0], TC_A2A_TAG_EXCHANGE, priv,
+        if ((rc = PMPI_Isend(spack + pl->off[b], cnt, MPI_BYTE, mb[0], TC_TAG_A2A_EXCHANGE, priv,
                              &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     }
@@ -342,7 +337,7 @@ static int tc_a2a_agg(const tc_a2a_plan_t *pl, const char *sbase, char *rbase, s
                                      : rpack + pl->off[k] + (px * (size_t)na + (size_t)j) * B;
             memcpy(dst + (size_t)x * B, src, B);
         }
-        if (j > 0 && (rc = PMPI_Isend(dst, (int)row, MPI_BYTE, ma[j], TC_A2A_TAG_SCATTER, priv,
+        if (j > 0 && (rc = PMPI_Isend(dst, (int)row, MPI_BYTE, ma[j], TC_TAG_A2A_SCATTER, priv,
                                       &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     }

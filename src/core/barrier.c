@@ -22,13 +22,9 @@
 #include "barrier/msg_barrier.h"
 #include "barrier/shm_barrier.h"
 #include "base/log.h"
+#include "base/tags.h"
 #include "ctx.h"
 #include "topocoll.h"
-
-/* Tags on the private communicator (hier_coll.h uses 0x7c01..0x7c03). */
-#define TC_BARRIER_TAG_ARRIVE  0x7c10
-#define TC_BARRIER_TAG_RELEASE 0x7c11
-#define TC_BARRIER_TAG_TOP     0x7c12
 
 /* Zero-byte messages still get a real address (some MPIs look at it). */
 static char tc_barrier_dummy;
@@ -38,7 +34,7 @@ static int tc_barrier_gather(MPI_Comm priv, const tc_hier_level_t *l)
 {
     int rc = MPI_SUCCESS;
     for (int m = 1; m < l->size && rc == MPI_SUCCESS; m++)
-        rc = PMPI_Recv(&tc_barrier_dummy, 0, MPI_BYTE, l->members[m], TC_BARRIER_TAG_ARRIVE, priv,
+        rc = PMPI_Recv(&tc_barrier_dummy, 0, MPI_BYTE, l->members[m], TC_TAG_BARRIER_ARRIVE, priv,
                        MPI_STATUS_IGNORE);
     return rc;
 }
@@ -47,7 +43,7 @@ static int tc_barrier_release_members(MPI_Comm priv, const tc_hier_level_t *l)
 {
     int rc = MPI_SUCCESS;
     for (int m = 1; m < l->size && rc == MPI_SUCCESS; m++)
-        rc = PMPI_Send(&tc_barrier_dummy, 0, MPI_BYTE, l->members[m], TC_BARRIER_TAG_RELEASE, priv);
+        rc = PMPI_Send(&tc_barrier_dummy, 0, MPI_BYTE, l->members[m], TC_TAG_BARRIER_RELEASE, priv);
     return rc;
 }
 
@@ -63,7 +59,7 @@ static int tc_barrier_hier(tc_ctx_t *ctx)
         const tc_hier_level_t *l = &h->level[i];
         if ((int)l->level == top && !l->shm) {
             rc = tc_msg_barrier(plan->msg_alg, ctx->priv, l->members, l->size, l->my_index,
-                                plan->msg_arity, TC_BARRIER_TAG_TOP);
+                                plan->msg_arity, TC_TAG_BARRIER_TOP);
             break; /* everyone has arrived: release from here */
         }
         if (l->shm) {
@@ -71,7 +67,7 @@ static int tc_barrier_hier(tc_ctx_t *ctx)
         } else if (l->my_index == 0) {
             rc = tc_barrier_gather(ctx->priv, l);
         } else {
-            rc = PMPI_Send(&tc_barrier_dummy, 0, MPI_BYTE, l->members[0], TC_BARRIER_TAG_ARRIVE,
+            rc = PMPI_Send(&tc_barrier_dummy, 0, MPI_BYTE, l->members[0], TC_TAG_BARRIER_ARRIVE,
                            ctx->priv);
         }
         if (rc != MPI_SUCCESS || l->my_index != 0)
@@ -89,7 +85,7 @@ static int tc_barrier_hier(tc_ctx_t *ctx)
             tc_shm_barrier_release(ctx->shm, plan->shm_alg, plan->shm_arity);
         } else if (l->my_index != 0) {
             int r2 = PMPI_Recv(&tc_barrier_dummy, 0, MPI_BYTE, l->members[0],
-                               TC_BARRIER_TAG_RELEASE, ctx->priv, MPI_STATUS_IGNORE);
+                               TC_TAG_BARRIER_RELEASE, ctx->priv, MPI_STATUS_IGNORE);
             rc = rc == MPI_SUCCESS ? r2 : rc;
         } else {
             int r2 = tc_barrier_release_members(ctx->priv, l);

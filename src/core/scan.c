@@ -32,6 +32,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "base/redop.h"
+#include "base/tags.h"
 #include "ctx.h"
 #include "hier/hier_build.h"
 #include "hier/level_scan.h"
@@ -110,7 +111,6 @@ static tc_err_t tc_scan_mpi(const tc_ctx_t *ctx, tc_op_t which, const tc_redop_t
 }
 
 /* Tag of the leaders' exchanges on the private communicator. */
-#define TC_SCAN_TAG_HIER 0x7c21
 
 /* The units of the hierarchical scan, agreed by every process (ctx.h). */
 typedef struct tc_scan_units {
@@ -214,7 +214,7 @@ static tc_err_t tc_scan_hier(tc_ctx_t *ctx, const tc_scan_units_t *u, const tc_r
             total = tmp + nb;
         }
         if ((rc = tc_hier_exscan_group(total, ex, tmp + 2 * nb, n, r, u->last, u->nunits, u->unit,
-                                       ctx->priv, TC_SCAN_TAG_HIER)) != TC_OK)
+                                       ctx->priv, TC_TAG_SCAN_HIER)) != TC_OK)
             goto fn_exit;
     }
     if (!later)

@@ -1,5 +1,6 @@
 /* Hierarchical Allgather(v) (hier_allgather.h). */
 #include "hier_allgather.h"
+#include "base/tags.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -75,7 +76,7 @@ static tc_err_t tc_hag_p2p_gather(const tc_hier_level_t *l, const tc_hier_gblock
             tc_hier_gblocks_copy(g, me, r, prefix, bytes, 0, tmp, g->len[me], false);
             src = tmp;
         }
-        rc = PMPI_Send(src, (int)g->len[me], MPI_BYTE, l->members[0], TC_HIER_TAG_ALLGATHER, priv);
+        rc = PMPI_Send(src, (int)g->len[me], MPI_BYTE, l->members[0], TC_TAG_HIER_ALLGATHER, priv);
         free(tmp);
         return rc;
     }
@@ -98,7 +99,7 @@ static tc_err_t tc_hag_p2p_gather(const tc_hier_level_t *l, const tc_hier_gblock
             dst = stage + at;
             at += g->len[k];
         }
-        rc = PMPI_Irecv(dst, (int)g->len[k], MPI_BYTE, l->members[k], TC_HIER_TAG_ALLGATHER, priv,
+        rc = PMPI_Irecv(dst, (int)g->len[k], MPI_BYTE, l->members[k], TC_TAG_HIER_ALLGATHER, priv,
                         &req[nreq++]);
     }
     /* PMPI_Wait in turn, not PMPI_Waitall: gcc >= 11 rejects MPICH's
@@ -137,7 +138,7 @@ static tc_err_t tc_hag_exchange(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm
         tc_hier_gblocks_copy(g, me, r, prefix, bytes, 0, buf + g->off[me], g->len[me], false);
     tc_err_t rc = tc_hier_allgatherv_group(buf, g->off, g->len, l->members, l->size, me,
                                            tc_hier_top_allgather_alg(h, total), tmp, priv,
-                                           TC_HIER_TAG_ALLGATHER);
+                                           TC_TAG_HIER_ALLGATHER);
     for (int k = 0; k < g->n && rc == TC_OK && !g->rank_order; k++)
         if (k != me)
             tc_hier_gblocks_copy(g, k, r, prefix, bytes, 0, buf + g->off[k], g->len[k], true);
@@ -193,7 +194,7 @@ tc_err_t tc_hier_allgatherv(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, cha
         } else {
             rc = tc_hier_bcast_group(
                 r, total, l->members, l->size, l->my_index, 0, tc_hier_level_bcast_alg(h, l, total),
-                tc_hier_level_bcast_k(h, l, total), priv, TC_HIER_TAG_ALLGATHER);
+                tc_hier_level_bcast_k(h, l, total), priv, TC_TAG_HIER_ALLGATHER);
         }
     }
     return rc;

@@ -31,7 +31,6 @@
 #include "shm/segment.h"
 
 /* Tag on the private communicator (no other traffic uses it). */
-#define TC_HIER_TAG_ALLGATHER 0x7c10
 
 /**
  * Scratch of the hierarchy (kept between calls) for an Allgather of

@@ -1,5 +1,6 @@
 /* Hierarchical collectives (see hier_coll.h). */
 #include "hier_coll.h"
+#include "base/tags.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@ static tc_err_t tc_hier_group_bcast(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_
     }
     return tc_hier_bcast_group(buf, n, l->members, l->size, l->my_index, root_index,
                                tc_hier_level_bcast_alg(h, l, n), tc_hier_level_bcast_k(h, l, n),
-                               priv, TC_HIER_TAG_BCAST);
+                               priv, TC_TAG_HIER_BCAST);
 }
 
 static tc_err_t tc_hier_bcast_piece(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv,
@@ -104,7 +105,7 @@ static tc_err_t tc_hier_group_reduce(const tc_hier_t *h, tc_shm_comm_t *shm, MPI
     char *scratch = tc_hier_rbufs_other(b, w);
     rc = tc_hier_reduce_group(w, scratch, nelem, op, l->members, l->size, l->my_index, root_index,
                               tc_hier_level_reduce_alg(h, l, nb, op->commutative), priv,
-                              TC_HIER_TAG_REDUCE);
+                              TC_TAG_HIER_REDUCE);
     b->cur = w;
     return rc;
 }
@@ -201,7 +202,7 @@ static tc_err_t tc_hier_allreduce_rab_piece(const tc_hier_t *h, tc_shm_comm_t *s
         } else {
             rc = tc_hier_allreduce_group(
                 b->out, tc_hier_rbufs_other(b, b->out), nelem, op, l->members, l->size, l->my_index,
-                tc_hier_top_allreduce_alg(h, nb, op->commutative), priv, TC_HIER_TAG_ALLREDUCE);
+                tc_hier_top_allreduce_alg(h, nb, op->commutative), priv, TC_TAG_HIER_ALLREDUCE);
         }
     } else if (!done && b->cur != b->out) {
         memcpy(b->out, b->cur, nb); /* no top group above us: we hold the total */

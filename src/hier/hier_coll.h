@@ -31,11 +31,6 @@
 #include "hier.h"
 #include "shm/segment.h"
 
-/* Tags on the private communicator (no other traffic uses them). */
-#define TC_HIER_TAG_BCAST     0x7c01
-#define TC_HIER_TAG_REDUCE    0x7c02
-#define TC_HIER_TAG_ALLREDUCE 0x7c03
-
 /** Broadcast @p nbytes bytes at @p buf from @p root (a rank of @p priv).
  * @p shm serves the group marked shm (NULL if none). */
 tc_err_t tc_hier_bcast(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, void *buf,

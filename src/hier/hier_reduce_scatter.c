@@ -1,5 +1,6 @@
 /* Hierarchical Reduce_scatter (see hier_reduce_scatter.h). */
 #include "hier_reduce_scatter.h"
+#include "base/tags.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@ static tc_err_t rs_send(MPI_Comm comm, const char *buf, size_t len, int dest)
 {
     for (size_t off = 0; off < len; off += tc_hier_piece_max()) {
         const int rc = PMPI_Send(buf + off, (int)rs_piece(len, off), MPI_BYTE, dest,
-                                 TC_HIER_TAG_RS_DOWN, comm);
+                                 TC_TAG_HIER_RS_DOWN, comm);
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -32,7 +33,7 @@ static tc_err_t rs_recv(MPI_Comm comm, char *buf, size_t len, int src)
 {
     for (size_t off = 0; off < len; off += tc_hier_piece_max()) {
         const int rc = PMPI_Recv(buf + off, (int)rs_piece(len, off), MPI_BYTE, src,
-                                 TC_HIER_TAG_RS_DOWN, comm, MPI_STATUS_IGNORE);
+                                 TC_TAG_HIER_RS_DOWN, comm, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -50,12 +51,12 @@ static tc_err_t rs_exchange(MPI_Comm comm, const char *sbuf, size_t slen, int de
         const int nr = off < rlen ? (int)rs_piece(rlen, off) : 0;
         int rc;
         if (ns > 0 && nr > 0)
-            rc = PMPI_Sendrecv(sbuf + off, ns, MPI_BYTE, dest, TC_HIER_TAG_RS_TOP, rbuf + off, nr,
-                               MPI_BYTE, src, TC_HIER_TAG_RS_TOP, comm, MPI_STATUS_IGNORE);
+            rc = PMPI_Sendrecv(sbuf + off, ns, MPI_BYTE, dest, TC_TAG_HIER_RS_TOP, rbuf + off, nr,
+                               MPI_BYTE, src, TC_TAG_HIER_RS_TOP, comm, MPI_STATUS_IGNORE);
         else if (ns > 0)
-            rc = PMPI_Send(sbuf + off, ns, MPI_BYTE, dest, TC_HIER_TAG_RS_TOP, comm);
+            rc = PMPI_Send(sbuf + off, ns, MPI_BYTE, dest, TC_TAG_HIER_RS_TOP, comm);
         else
-            rc = PMPI_Recv(rbuf + off, nr, MPI_BYTE, src, TC_HIER_TAG_RS_TOP, comm,
+            rc = PMPI_Recv(rbuf + off, nr, MPI_BYTE, src, TC_TAG_HIER_RS_TOP, comm,
                            MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS)
             return rc;
@@ -195,7 +196,7 @@ tc_err_t tc_hier_reduce_scatter(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv,
                 memcpy(W, cur, nb);
             rc = tc_hier_reduce_group(W, S, op->nelem, op, l->members, l->size, l->my_index, 0,
                                       tc_hier_level_reduce_alg(h, l, nb, 1), priv,
-                                      TC_HIER_TAG_RS_UP);
+                                      TC_TAG_HIER_RS_UP);
         }
         if (leader)
             cur = W;

@@ -38,11 +38,6 @@
 #include "hier.h"
 #include "shm/segment.h"
 
-/* Tags on the private communicator (no other traffic uses them). */
-#define TC_HIER_TAG_RS_UP   0x7c30
-#define TC_HIER_TAG_RS_TOP  0x7c31
-#define TC_HIER_TAG_RS_DOWN 0x7c32
-
 tc_err_t tc_hier_reduce_scatter(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, const void *send,
                                 void *recv, const int *counts, int stride, size_t scale,
                                 const tc_redop_t *op);

@@ -14,6 +14,7 @@
  * them (Scatter: it distributes them one level up).
  */
 #include "level_gather.h"
+#include "base/tags.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -459,19 +460,19 @@ static tc_err_t tc_hg_gather_group(tc_hg_t *g, const tc_hier_level_t *l, int c, 
     tc_err_t rc = TC_OK;
     if (me != c) {
         if (sizes)
-            rc = tc_hg_xfer_sizes(g, true, me, l->members[c], TC_HIER_TAG_GATHER_SIZES);
+            rc = tc_hg_xfer_sizes(g, true, me, l->members[c], TC_TAG_HIER_GATHER_SIZES);
         if (rc == TC_OK)
-            rc = tc_hg_xfer_stream(g, true, me, l->members[c], TC_HIER_TAG_GATHER);
+            rc = tc_hg_xfer_stream(g, true, me, l->members[c], TC_TAG_HIER_GATHER);
         return rc;
     }
     for (int k = 0; sizes && k < n && rc == TC_OK; k++)
         if (k != c)
-            rc = tc_hg_xfer_sizes(g, false, k, l->members[k], TC_HIER_TAG_GATHER_SIZES);
+            rc = tc_hg_xfer_sizes(g, false, k, l->members[k], TC_TAG_HIER_GATHER_SIZES);
     if (rc == TC_OK)
         rc = tc_hg_hold(g, 0, n, c);
     for (int k = 0; k < n && rc == TC_OK; k++)
         if (k != c)
-            rc = tc_hg_xfer_stream(g, false, k, l->members[k], TC_HIER_TAG_GATHER);
+            rc = tc_hg_xfer_stream(g, false, k, l->members[k], TC_TAG_HIER_GATHER);
     return rc;
 }
 
@@ -488,18 +489,18 @@ static tc_err_t tc_hg_scatter_group(tc_hg_t *g, const tc_hier_level_t *l, int c,
             if (k == c)
                 continue;
             if (g->v)
-                rc = tc_hg_xfer_sizes(g, true, k, l->members[k], TC_HIER_TAG_SCATTER_SIZES);
+                rc = tc_hg_xfer_sizes(g, true, k, l->members[k], TC_TAG_HIER_SCATTER_SIZES);
             if (rc == TC_OK)
-                rc = tc_hg_xfer_stream(g, true, k, l->members[k], TC_HIER_TAG_SCATTER);
+                rc = tc_hg_xfer_stream(g, true, k, l->members[k], TC_TAG_HIER_SCATTER);
         }
         return rc;
     }
     if (g->v)
-        rc = tc_hg_xfer_sizes(g, false, me, l->members[c], TC_HIER_TAG_SCATTER_SIZES);
+        rc = tc_hg_xfer_sizes(g, false, me, l->members[c], TC_TAG_HIER_SCATTER_SIZES);
     if (rc == TC_OK)
         rc = tc_hg_hold(g, me, me + 1, -1);
     if (rc == TC_OK)
-        rc = tc_hg_xfer_stream(g, false, me, l->members[c], TC_HIER_TAG_SCATTER);
+        rc = tc_hg_xfer_stream(g, false, me, l->members[c], TC_TAG_HIER_SCATTER);
     return rc;
 }
 

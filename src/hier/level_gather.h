@@ -40,13 +40,6 @@
 #include "hier.h"
 #include "shm/segment.h"
 
-/* Tags on the private communicator (hier_coll.h 0x7c01..03, barrier.c
- * 0x7c10..12, rma 0x7c52). */
-#define TC_HIER_TAG_GATHER_SIZES  0x7c30
-#define TC_HIER_TAG_GATHER        0x7c31
-#define TC_HIER_TAG_SCATTER_SIZES 0x7c32
-#define TC_HIER_TAG_SCATTER       0x7c33
-
 /* The user's blocks, as byte streams. At the root block y is rank y's place
  * in the receive (Gather) or send (Scatter) buffer, any y but the root's
  * own; elsewhere only the process's own block (y == its rank). */

@@ -13,11 +13,11 @@
 #include "base/err_mpi.h"
 #include "base/log.h"
 #include "base/settings.h"
+#include "base/tags.h"
 #include "rma.h"
 #include "settings.h"
 
 /* Tag of MPI_Comm_create_group (collective over the window's group only). */
-#define TC_RMA_CREATE_TAG 0x7c52
 
 tc_rma_knobs_t tc_rma_knobs;
 
@@ -272,7 +272,7 @@ int TC_Rma_win_register(MPI_Win win, int *wid_out)
         goto fn_fail;
     /* A communicator over the window's group, collective over that group
      * only (the window's group is a subset of MPI_COMM_WORLD's). */
-    if ((rc = PMPI_Comm_create_group(MPI_COMM_WORLD, group, TC_RMA_CREATE_TAG, &comm)) !=
+    if ((rc = PMPI_Comm_create_group(MPI_COMM_WORLD, group, TC_TAG_RMA_CREATE, &comm)) !=
         MPI_SUCCESS)
         goto fn_fail;
 

@@ -46,11 +46,11 @@ int main(void)
     CHECK_EQ("bround(3, 1)", tc_shm_layout_bround(&l, 3, 1), 4096 + 3 * 69632 + 8 * 64);
     CHECK_EQ("btround(1, 1)", tc_shm_layout_btround(&l, 1, 1), 4096 + 69632 + 10 * 64);
     checks += 6;
-    /* Then the sleepers line (11) and the broadcast's extra inline lines from line 12,
-     * TC_SHM_BCAST_INLINE_LINES - 1 per bank. */
+    /* Then the sleepers line (11), the race's 6 lines (12..17) and the broadcast's
+     * extra inline lines from line 18, TC_SHM_BCAST_INLINE_LINES - 1 per bank. */
     CHECK_EQ("sleepers(2)", tc_shm_layout_sleepers(&l, 2), 4096 + 2 * 69632 + 11 * 64);
     CHECK_EQ("iline(2, 1, 1)", tc_shm_layout_iline(&l, 2, 1, 1),
-             4096 + 2 * 69632 + (12 + (TC_SHM_BCAST_INLINE_LINES - 1)) * 64);
+             4096 + 2 * 69632 + (18 + (TC_SHM_BCAST_INLINE_LINES - 1)) * 64);
     checks += 2;
 
     /* p = 1000: numa_node[] takes 4000 B from 64, leaders[] from 4096 (4064 rounded up
@@ -149,10 +149,11 @@ int main(void)
                         fprintf(stderr, "FAIL: barrier lines p=%d S=%d q=%d i=%d\n", p, S, q, i);
                         failures++;
                     }
-                    /* The extra inline lines: after the sleepers line, inside the
-                     * control block. */
+                    /* The extra inline lines: after the sleepers line and the race's
+                     * lines, inside the control block. */
                     if (TC_SHM_BCAST_INLINE_LINES > 1 &&
-                        (tc_shm_layout_iline(&l, i, 0, 1) != tc_shm_layout_sleepers(&l, i) + 64 ||
+                        (tc_shm_layout_iline(&l, i, 0, 1) !=
+                             tc_shm_layout_race(&l, i, TC_SHM_RACE_RING0) + 4 * 64 ||
                          tc_shm_layout_iline(&l, i, q - 1, TC_SHM_BCAST_INLINE_LINES - 1) + 64 >
                              tc_shm_layout_queue(&l, i))) {
                         fprintf(stderr, "FAIL: inline lines p=%d S=%d q=%d i=%d\n", p, S, q, i);
