@@ -127,9 +127,9 @@ add_suite() { # name, build dir, [VAR=value ...] -- cmake args...
 mpich_exclude='^(mpi_bcast_2x2x2_np8_(shm_none|flat)|hier_level_(bcast|reduce)_np[58]|barrier_2x2x2_np8_(levels3|tree)|mpi_bcast_(many_)?np[58]_[A-Za-z0-9_]+|reduce_np[58]|barrier_np[58]|msg_barrier_[a-z0-9]+_np5|hier_ctx_2x2x2_[a-z_]+_np8|hier_ctx_real_np8|reduce_2x2x2_np8_[a-z_]+|mpi_bcast_agree_np[45]_[A-Za-z_]+)$'
 # Open MPI's tests leave a core idle part of the time: its waits sleep (the
 # library's futex waits, Open MPI yields when oversubscribed), launcher
-# start-up and teardown wait. A sample of 88 of its tests needed 57 CPU-s
-# for 78 s of test time at two at once, 1.46 of 2 cores (tests/run.sh in CI
-# runs alone): the Open MPI-based suites run three MPI jobs at a time.
+# start-up and teardown wait. A sample of 88 of its tests used 57 CPU-s and
+# took 78 s in idle CI runs, about 39 s at two at once: 1.46 of 2 cores. The
+# Open MPI-based suites run three MPI jobs at a time.
 ompi_jobs=$((3 * ncpu))
 for mpi in "${mpis[@]}"; do
   if [ "$mpi" = mpich ]; then
