@@ -91,10 +91,16 @@ function(tc_add_mpi_test name exe np)
   endif()
   add_test(NAME ${name}
            COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${exe_path} ${T_ARGS})
+  # ctest's share of the -j budget (tests/run.sh: 4 or 6 on 2 cores): 3 for
+  # 5 or more processes, so no more than two such jobs share the cores.
+  set(procs 2)
+  if(np GREATER 4)
+    set(procs 3)
+  endif()
   set_tests_properties(${name} PROPERTIES
     TIMEOUT ${T_TIMEOUT}
     SKIP_RETURN_CODE 77
     LABELS mpi
-    PROCESSORS 2
+    PROCESSORS ${procs}
     ENVIRONMENT "${TC_TEST_COMMON_ENV};TC_TEST_NP=${np};${T_ENV}")
 endfunction()

@@ -6,8 +6,8 @@
 # its definition changing.
 #
 # tests/run.sh runs ctest with -j 2 x CPUs (MPICH, TSan) or 3 x CPUs (the
-# Open MPI suites): MPI tests count PROCESSORS 2, so two or three of them
-# share a 2-core machine. No test may assert a bound on a
+# Open MPI suites): MPI tests count PROCESSORS 2 (3 at np >= 5, set by
+# tc_add_mpi_test), so two or three of them share a 2-core machine. No test may assert a bound on a
 # measured time, so sharing the cores changes how long tests take, not
 # whether they pass. What cannot share:
 #

@@ -9,7 +9,7 @@
 #
 # -j N: ctest's processor budget for every suite (default: each suite's
 # SUITE_JOBS below, in units of the CPUs; MPI tests count PROCESSORS 2 each,
-# so -j 4 runs two at once). --build-root: where the build-test-* directories
+# 3 at np >= 5, so -j 4 runs two small ones at once). --build-root: where the build-test-* directories
 # go (default: the source tree). docs/testing.md: what runs where, how long.
 set -euo pipefail
 cd "$(dirname "$0")/.."
