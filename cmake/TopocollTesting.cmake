@@ -35,6 +35,24 @@ function(tc_test_properties_apply)
     if(t MATCHES "${TC_TESTS_RUN_SERIAL}")
       set_tests_properties(${t} PROPERTIES RUN_SERIAL TRUE)
     endif()
+    if(t MATCHES "${TC_TESTS_SHM_NAMED}")
+      set_property(TEST ${t} APPEND PROPERTY RESOURCE_LOCK tc_shm_named)
+    endif()
+    if(t MATCHES "${TC_TESTS_WAITING}")
+      set_tests_properties(${t} PROPERTIES PROCESSORS 1)
+    endif()
+    set(cost_list ${TC_TESTS_COST})
+    while(cost_list)
+      list(POP_FRONT cost_list re cost)
+      if(t MATCHES "${re}")
+        set_tests_properties(${t} PROPERTIES COST ${cost})
+        get_test_property(${t} FIXTURES_REQUIRED fixtures)
+        if(NOT "tc_mpi_shm" IN_LIST fixtures)
+          set_property(TEST ${t} APPEND PROPERTY FIXTURES_REQUIRED tc_mpi_shm)
+        endif()
+        break()
+      endif()
+    endwhile()
     get_test_property(${t} LABELS labels)
     get_test_property(${t} TIMEOUT timeout)
     if("mpi" IN_LIST labels AND timeout AND timeout LESS TC_TESTS_MPI_TIMEOUT_MIN)
@@ -73,10 +91,16 @@ function(tc_add_mpi_test name exe np)
   endif()
   add_test(NAME ${name}
            COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${exe_path} ${T_ARGS})
+  # ctest's share of the -j budget (tests/run.sh: 4 or 6 on 2 cores): 3 for
+  # 5 or more processes, so no more than two such jobs share the cores.
+  set(procs 2)
+  if(np GREATER 4)
+    set(procs 3)
+  endif()
   set_tests_properties(${name} PROPERTIES
     TIMEOUT ${T_TIMEOUT}
     SKIP_RETURN_CODE 77
     LABELS mpi
-    PROCESSORS 2
+    PROCESSORS ${procs}
     ENVIRONMENT "${TC_TEST_COMMON_ENV};TC_TEST_NP=${np};${T_ENV}")
 endfunction()
