@@ -17,18 +17,20 @@
 #     (the cleanup of fixture tc_mpi_shm);
 #   - shm_node_cap_*: TC_SHM_MAX_NODE counts every segment on the node (memfd
 #     ones too), so the test's expected usage (its start plus one segment) is
-#     off by any segment of a test running beside it.
-set(TC_TESTS_RUN_SERIAL "^(mpi_shm_leftover_check|shm_node_cap_np[0-9]+)$")
+#     off by any segment of a test running beside it;
+#   - shm_kill_churn_named_*: plants a stale /dev/shm file and checks that its
+#     own next job removes it and says so; the creator of ANY segment (memfd
+#     too: segment.c sweeps stale named files before it chooses the mechanism)
+#     beside it sweeps the file first (seen in a clean-clone CI run at -j 6
+#     with the test only under the tc_shm_named lock).
+set(TC_TESTS_RUN_SERIAL "^(mpi_shm_leftover_check|shm_node_cap_np[0-9]+|shm_kill_churn_named_np[0-9]+)$")
 
 # TC_TESTS_SHM_NAMED: tests that make named /dev/shm segments or count the
 #   /dev/shm/topocoll-* entries, under one RESOURCE_LOCK (tc_shm_named): one
 #   at a time, beside any other test (segments are memfd ones by default: they
 #   have no name in /dev/shm).
-#   - shm_kill_churn_named_*: plants a stale /dev/shm file and checks that its
-#     own next job removes it and says so; any other job making a named
-#     segment beside it (shm_mechanism_named*, the numa *_named tests) would
-#     sweep the file first (seen twice in MPICH's suite when it ran serially
-#     without the others locked out);
+#   - shm_kill_churn_named_* (also serial, above): the named tests must not
+#     run beside it either;
 #   - mpi_bcast_churn_*: /dev/shm/topocoll-* must not grow over 1000
 #     communicators.
 #   shm_kill_churn_memfd_* needs no lock: it counts only files and mappings of
