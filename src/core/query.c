@@ -687,6 +687,16 @@ static double q_scan_cost(const tc_ctx_t *ctx, size_t m)
 
 int tc_query_plan_cost(MPI_Comm comm, int op, size_t bytes, double *usec)
 {
+    if (op == TC_QUERY_PLAN_ALLTOALL) {
+        /* The aggregation through the node leaders has no model yet: a cost
+         * exactly where the plan says "modeled" (tc_query_plan). */
+        tc_query_plan_t pl;
+        int rc = tc_query_plan(comm, op, &pl);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (!pl.modeled)
+            return MPI_ERR_ARG;
+    }
     if (op == TC_QUERY_PLAN_SCAN || op == TC_QUERY_PLAN_EXSCAN) {
         tc_ctx_t *ctx;
         int rc = tc_ctx_get(comm, &ctx);
