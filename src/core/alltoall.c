@@ -489,16 +489,10 @@ static int tc_a2a_check(tc_a2a_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int 
                         size_t *stack_bytes)
 {
     int ssize = 0, rsize = 0;
-    if (comm == MPI_COMM_NULL)
-        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "MPI_COMM_NULL");
-    tc_ctx_t *ctx = tc_ctx_lookup(comm);
-    if (!ctx)
-        ctx = tc_ctx_peek(comm);
-    *cached = ctx;
-    if (ctx)
-        *inter = ctx->is_inter;
-    else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS)
-        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "invalid communicator");
+    int rc_enter = tc_ctx_enter(comm, c->fn, cached, inter);
+    if (rc_enter != MPI_SUCCESS)
+        return rc_enter;
+    tc_ctx_t *ctx = *cached;
     c->in_place = c->sendbuf == MPI_IN_PLACE;
     if (!c->in_place) {
         if (!c->v && c->sendcount < 0)

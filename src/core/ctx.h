@@ -134,4 +134,24 @@ int tc_ctx_error(MPI_Comm comm, tc_err_t err, const char *what);
 int tc_ctx_fail(MPI_Comm comm, tc_err_t err, const char *fn, const char *what)
     __attribute__((cold, noinline));
 
+/* An entry point's first check, the same for every operation: @p comm is not
+ * MPI_COMM_NULL and is a communicator; *cached = its context if one exists
+ * (cached or attached, no creation), *inter = whether it is an
+ * intercommunicator (from the context, else asked of the MPI). Returns
+ * MPI_SUCCESS or the error class through MPI_COMM_WORLD's handler. */
+static inline int tc_ctx_enter(MPI_Comm comm, const char *fn, tc_ctx_t **cached, int *inter)
+{
+    if (comm == MPI_COMM_NULL)
+        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "MPI_COMM_NULL");
+    tc_ctx_t *ctx = tc_ctx_lookup(comm);
+    if (!ctx)
+        ctx = tc_ctx_peek(comm);
+    *cached = ctx;
+    if (ctx)
+        *inter = ctx->is_inter;
+    else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS)
+        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "invalid communicator");
+    return MPI_SUCCESS;
+}
+
 #endif /* TC_CORE_CTX_H */

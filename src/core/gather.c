@@ -292,16 +292,10 @@ static int tc_ga_check(tc_ga_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
                        size_t *stack_bytes)
 {
     int ssize = 0, rsize = 0;
-    if (comm == MPI_COMM_NULL)
-        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "MPI_COMM_NULL");
-    tc_ctx_t *ctx = tc_ctx_lookup(comm);
-    if (!ctx)
-        ctx = tc_ctx_peek(comm);
-    *cached = ctx;
-    if (ctx)
-        *inter = ctx->is_inter;
-    else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS)
-        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), c->fn, "invalid communicator");
+    int rc_enter = tc_ctx_enter(comm, c->fn, cached, inter);
+    if (rc_enter != MPI_SUCCESS)
+        return rc_enter;
+    tc_ctx_t *ctx = *cached;
     if (*inter)
         return MPI_SUCCESS; /* root semantics differ (MPI_ROOT, MPI_PROC_NULL): the MPI's own */
     if (ctx) {

@@ -25,17 +25,10 @@ tc_reduce_check(const char *fn, const void *sendbuf, const void *recvbuf, int co
                 tc_ctx_t **cached)
 {
     int size, rank;
-    if (comm == MPI_COMM_NULL)
-        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "MPI_COMM_NULL");
-    tc_ctx_t *ctx = tc_ctx_lookup(comm);
-    if (!ctx)
-        ctx = tc_ctx_peek(comm);
-    *cached = ctx;
-    if (ctx) {
-        *inter = ctx->is_inter;
-    } else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS) {
-        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "invalid communicator");
-    }
+    int rc_enter = tc_ctx_enter(comm, fn, cached, inter);
+    if (rc_enter != MPI_SUCCESS)
+        return rc_enter;
+    tc_ctx_t *ctx = *cached;
     if (count < 0)
         return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative count");
     if (dt == MPI_DATATYPE_NULL)

@@ -42,17 +42,10 @@ static int tc_rs_check(const char *fn, const void *sendbuf, const void *recvbuf,
                        tc_ctx_t **cached, long long *total)
 {
     int size;
-    if (comm == MPI_COMM_NULL)
-        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "MPI_COMM_NULL");
-    tc_ctx_t *ctx = tc_ctx_lookup(comm);
-    if (!ctx)
-        ctx = tc_ctx_peek(comm);
-    *cached = ctx;
-    if (ctx) {
-        *inter = ctx->is_inter;
-    } else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS) {
-        return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "invalid communicator");
-    }
+    int rc_enter = tc_ctx_enter(comm, fn, cached, inter);
+    if (rc_enter != MPI_SUCCESS)
+        return rc_enter;
+    tc_ctx_t *ctx = *cached;
     if (!counts)
         return tc_ctx_fail(comm, tc_err(TC_ERR_ARG), fn, "recvcounts is NULL");
     if (dt == MPI_DATATYPE_NULL)
