@@ -27,6 +27,7 @@ static const tc_cfg_desc_t tc_base_cfg_table[] = {
     [TC_BASE_CFG_WAIT] = {"TC_WAIT", TC_CFG_TYPE_ENUM, "auto", "auto,spin,yield,futex", 0, 0,
                           "How a process waits for a peer inside a collective: auto spins "
                           "TC_SPIN_COUNT polls (counted again whenever the peer makes progress), "
+                          "then yields while a yield comes back within 0.5 ms (1 ms at most), "
                           "then sleeps on a futex the peer wakes (yields when polling RMA); spin "
                           "never gives the CPU away; yield spins then calls sched_yield() (the "
                           "former behaviour); futex sleeps after TC_SPIN_COUNT polls."},

@@ -76,10 +76,10 @@ void tc_stats_print(void)
     tc_wait_stats_get(&w);
     fprintf(stderr,
             "topocoll-wait rank=%d waits=%llu long_waits=%llu long_s=%.6f yields=%llu "
-            "sleeps=%llu wakes=%llu sleep_timeouts=%llu\n",
+            "sleeps=%llu wakes=%llu sleep_timeouts=%llu yield_slices=%llu\n",
             tc_log_rank, (unsigned long long)w.waits, (unsigned long long)w.long_waits, w.long_s,
             (unsigned long long)w.yields, (unsigned long long)w.sleeps, (unsigned long long)w.wakes,
-            (unsigned long long)w.sleep_timeouts);
+            (unsigned long long)w.sleep_timeouts, (unsigned long long)w.yield_slices);
     tc_wait_stage_stats_t st[16];
     int n = tc_wait_stats_stages(st, 16);
     for (int i = 0; i < n; i++)

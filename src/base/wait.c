@@ -80,6 +80,7 @@ static void tc_wait_counts_read(tc_wait_counts_t *c, tc_wait_stats_t *out)
     out->sleeps = atomic_load_explicit(&c->sleeps, memory_order_relaxed);
     out->wakes = atomic_load_explicit(&c->wakes, memory_order_relaxed);
     out->sleep_timeouts = atomic_load_explicit(&c->sleep_timeouts, memory_order_relaxed);
+    out->yield_slices = atomic_load_explicit(&c->yield_slices, memory_order_relaxed);
     out->long_s = 1e-9 * (double)atomic_load_explicit(&c->long_ns, memory_order_relaxed);
 }
 
@@ -123,6 +124,7 @@ void tc_wait_stats_reset(void)
         atomic_store_explicit(&cs[i]->sleeps, 0, memory_order_relaxed);
         atomic_store_explicit(&cs[i]->wakes, 0, memory_order_relaxed);
         atomic_store_explicit(&cs[i]->sleep_timeouts, 0, memory_order_relaxed);
+        atomic_store_explicit(&cs[i]->yield_slices, 0, memory_order_relaxed);
         atomic_store_explicit(&cs[i]->long_ns, 0, memory_order_relaxed);
     }
 }
@@ -134,6 +136,72 @@ double tc_wait_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- auto: yield while it gets the peers running --------------------------- */
+
+/* A waiter past its spin can yield the CPU or sleep on a futex its writer
+ * wakes. Which one is faster depends on who else wants the CPU (measured
+ * 2026-11-26, docs/measurements/cluster-2026-11-26.md):
+ * - only the job's own ranks (more ranks than CPUs, nothing else running: an
+ *   oversubscribed node, an emulated cluster): a yield lets the peer that we
+ *   wait for run at once, a sleep costs the writer a FUTEX_WAKE and the
+ *   sleeper a wake-up and a membarrier (np 8 on 2 cores, Reduce 4 B: 1.1 us a
+ *   call yielding, 33 us sleeping; Barrier 6.5 vs 73 us);
+ * - CPU-bound processes beside the ranks: a yield hands the CPU to one of them
+ *   for a whole time slice, while a sleeper that its writer wakes gets the CPU
+ *   back at once (np 4 beside 2 busy processes, Reduce 4 B: 220 us yielding,
+ *   24 us sleeping).
+ * So auto yields first and times each yield: one that comes back after more
+ * than TC_WAIT_YIELD_SLICE_S gave the CPU away for a time slice, and then the
+ * process sleeps instead (every wait, every thread) for a hold-off. The
+ * hold-off doubles each time the first yield after it meets a time slice
+ * again (TC_WAIT_YIELD_HOLDOFF_MIN_NS up to _MAX_NS: beside busy processes
+ * that stay, a probe costs one time slice a second at most), and starts again
+ * from the minimum when no slice was seen for ten hold-offs. One wait yields
+ * for at most TC_WAIT_YIELD_BUDGET_S, then sleeps (a peer that computes for
+ * long: no need to burn the CPU it could use). */
+/* 0.5 ms: the job's own yielding ranks (8 on 2 cores, the TCP progress of an
+ * emulated cluster) now and then take 0.2-0.5 ms to hand the CPU back; a busy
+ * process's time slice is 0.75 ms or more (CFS's minimum granularity). */
+#define TC_WAIT_YIELD_SLICE_S        500e-6
+#define TC_WAIT_YIELD_BUDGET_S       1e-3
+#define TC_WAIT_YIELD_HOLDOFF_MIN_NS 20000000ull   /* 20 ms */
+#define TC_WAIT_YIELD_HOLDOFF_MAX_NS 1000000000ull /* 1 s */
+
+/* All relaxed: hints shared by the process's threads; a stale read costs one
+ * yield or one sleep, never correctness (the wait re-reads its word either
+ * way). */
+static tc_atomic_u64_t tc_wait_yield_off_until_ns; /* sleep, not yield, until then */
+static tc_atomic_u64_t tc_wait_yield_holdoff_ns;   /* the last hold-off (0: none yet) */
+static tc_atomic_u64_t tc_wait_yield_slice_ns;     /* when the last slice was seen */
+
+int tc_wait_auto_yield(double *first)
+{
+    double now = tc_wait_now();
+    if ((uint64_t)(now * 1e9) < tc_load_relaxed_u64(&tc_wait_yield_off_until_ns))
+        return 0;
+    if (*first == 0.0)
+        *first = now;
+    else if (now - *first > TC_WAIT_YIELD_BUDGET_S)
+        return 0;
+    sched_yield();
+    double after = tc_wait_now();
+    if (after - now > TC_WAIT_YIELD_SLICE_S) {
+        uint64_t after_ns = (uint64_t)(after * 1e9);
+        uint64_t holdoff = tc_load_relaxed_u64(&tc_wait_yield_holdoff_ns);
+        uint64_t last = tc_load_relaxed_u64(&tc_wait_yield_slice_ns);
+        if (holdoff == 0 || after_ns - last > 10 * holdoff)
+            holdoff = TC_WAIT_YIELD_HOLDOFF_MIN_NS;
+        else if (holdoff < TC_WAIT_YIELD_HOLDOFF_MAX_NS)
+            holdoff = 2 * holdoff < TC_WAIT_YIELD_HOLDOFF_MAX_NS ? 2 * holdoff
+                                                                 : TC_WAIT_YIELD_HOLDOFF_MAX_NS;
+        tc_store_relaxed_u64(&tc_wait_yield_holdoff_ns, holdoff);
+        tc_store_relaxed_u64(&tc_wait_yield_slice_ns, after_ns);
+        tc_store_relaxed_u64(&tc_wait_yield_off_until_ns, after_ns + holdoff);
+        tc_wait_count_add(&tc_wait_total.yield_slices, 1);
+    }
+    return 1;
 }
 
 /* ---- Futex ------------------------------------------------------------------------ */
@@ -288,6 +356,7 @@ tc_err_t tc_wait_word_slow(tc_wait_word_t *ww, tc_atomic_u32_t *word, tc_wait_un
     if ((policy == TC_WAIT_AUTO || policy == TC_WAIT_FUTEX) && !ww->sleepers)
         policy = TC_WAIT_YIELD;
     uint32_t yields = 0, sleeps = 0;
+    double yield_first = 0.0;
     tc_err_t rc = TC_OK;
     for (;;) {
         /* acquire: pairs with the writer's tc_wait_publish_u32() (named by
@@ -320,6 +389,10 @@ tc_err_t tc_wait_word_slow(tc_wait_word_t *ww, tc_atomic_u32_t *word, tc_wait_un
             yields++;
             /* The clock and the check on the first yield and every 16th (the
              * locks' cadence before they used this helper). */
+            if ((ww->slows++ & 15u) == 0 && (rc = tc_wait_word_check(ww)) != TC_OK)
+                break;
+        } else if (policy == TC_WAIT_AUTO && tc_wait_auto_yield(&yield_first)) {
+            yields++;
             if ((ww->slows++ & 15u) == 0 && (rc = tc_wait_word_check(ww)) != TC_OK)
                 break;
         } else { /* auto, futex: every sleep reads the clock, as in tc_wait_ge_slow_u64() */

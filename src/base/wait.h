@@ -6,7 +6,9 @@
  *
  * How it waits (TC_WAIT, default auto):
  *   auto   spin (cpu relax) while the peer makes progress: TC_SPIN_COUNT polls,
- *          counted again from zero each time the watched word moves; then, on
+ *          counted again from zero each time the watched word moves; then
+ *          sched_yield() while yielding does not give the CPU away for a time
+ *          slice (tc_wait_auto_yield() in wait.c), for 1 ms at most; then, on
  *          a word in shared memory, sleep on a futex that the writer wakes
  *          (only if a sleeper has announced itself); on a word we can only
  *          poll (RMA), sched_yield().
@@ -308,6 +310,7 @@ typedef struct tc_wait_stats {
     uint64_t sleeps;         /* FUTEX_WAIT calls */
     uint64_t wakes;          /* FUTEX_WAKE calls (a writer saw a sleeper) */
     uint64_t sleep_timeouts; /* sleeps that ended by their bound, not a wake or a change */
+    uint64_t yield_slices;   /* auto: yields that gave the CPU away for a time slice (wait.c) */
     double long_s;           /* seconds spent in the long waits */
 } tc_wait_stats_t;
 

@@ -15,7 +15,8 @@
 #define TC_WAIT_SPIN_CLOCK_POLLS 65536u
 
 typedef struct tc_wait_counts {
-    _Atomic uint64_t waits, long_waits, yields, sleeps, wakes, sleep_timeouts, long_ns;
+    _Atomic uint64_t waits, long_waits, yields, sleeps, wakes, sleep_timeouts, yield_slices,
+        long_ns;
 } tc_wait_counts_t;
 
 /* This process's totals. */
@@ -30,6 +31,10 @@ void tc_wait_count_add(_Atomic uint64_t *c, uint64_t v);
 void tc_wait_account(const char *stage, uint32_t yields, uint32_t sleeps, double secs);
 /* CLOCK_MONOTONIC in seconds. */
 double tc_wait_now(void);
+/* auto, between the spin and the futex (wait.c): one sched_yield() if
+ * yielding still pays, returning 1; 0 when this wait should sleep instead.
+ * @p first: the wait's first yield (0.0 before it). */
+int tc_wait_auto_yield(double *first);
 /* The kernel offers the expedited global membarrier (the sleepers' side, R1b). */
 int tc_wait_membarrier_supported(void);
 /* The futex word of a 64-bit counter: its low 32 bits. */

@@ -103,6 +103,7 @@ uint64_t tc_wait_ge_slow_u64(tc_atomic_u64_t *word, uint64_t want, tc_atomic_u64
     if ((policy == TC_WAIT_AUTO || policy == TC_WAIT_FUTEX) && !sleepers)
         policy = TC_WAIT_YIELD;
     uint32_t yields = 0, sleeps = 0;
+    double yield_first = 0.0;
     uint64_t last = 0;
     for (;;) {
         /* acquire: pairs with the writer's publication (named by the caller). */
@@ -141,6 +142,12 @@ uint64_t tc_wait_ge_slow_u64(tc_atomic_u64_t *word, uint64_t want, tc_atomic_u64
             yields++;
             break;
         default: /* auto, futex */
+            if (policy == TC_WAIT_AUTO && tc_wait_auto_yield(&yield_first)) {
+                if (yields == 0 || (yields & 255u) == 0)
+                    tc_waiter_check_clock(&w);
+                yields++;
+                break;
+            }
             /* Every sleep reads the clock: a sleep costs a system call and a
              * context switch anyway. */
             tc_waiter_check_clock(&w);
