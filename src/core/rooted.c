@@ -184,22 +184,18 @@ tc_err_t tc_rooted_io_init(tc_rooted_io_t *st, const tc_rooted_t *c, int flags, 
 {
     tc_blocks_none(&st->all);
     tc_blocks_none(&st->one);
-    tc_err_t rc_sent = MPI_SUCCESS, rc_received = MPI_SUCCESS;
-    tc_err_t *rc_one = c->to_root ? &rc_sent : &rc_received;
-    tc_err_t *rc_all = c->to_root ? &rc_received : &rc_sent;
-    const int one_flags = (c->to_root ? TC_BLOCKS_READ : 0) | flags;
-    const int all_flags = (c->to_root ? 0 : TC_BLOCKS_READ) | flags;
-    /* The sent side first (its failure is the one reported). */
-    if (c->to_root && !c->in_place)
-        *rc_one = tc_blocks_init(&st->one, c->one.buf, 1, c->one.count, NULL, NULL, c->one.type,
-                                 one_flags, comm);
+    tc_err_t rc_one = MPI_SUCCESS, rc_all = MPI_SUCCESS;
+    if (!c->in_place)
+        rc_one = tc_blocks_init(&st->one, c->one.buf, 1, c->one.count, NULL, NULL, c->one.type,
+                                (c->to_root ? TC_BLOCKS_READ : 0) | flags, comm);
     if (c->rank == c->root)
-        *rc_all = tc_blocks_init(&st->all, c->all.buf, c->size, c->all.count, c->all.counts,
-                                 c->all.displs, c->all.type, all_flags, comm);
-    if (!c->to_root && !c->in_place)
-        *rc_one = tc_blocks_init(&st->one, c->one.buf, 1, c->one.count, NULL, NULL, c->one.type,
-                                 one_flags, comm);
-    return rc_sent != MPI_SUCCESS ? rc_sent : rc_received;
+        rc_all = tc_blocks_init(&st->all, c->all.buf, c->size, c->all.count, c->all.counts,
+                                c->all.displs, c->all.type,
+                                (c->to_root ? 0 : TC_BLOCKS_READ) | flags, comm);
+    /* The sent side's failure first. */
+    if (c->to_root)
+        return rc_one != MPI_SUCCESS ? rc_one : rc_all;
+    return rc_all != MPI_SUCCESS ? rc_all : rc_one;
 }
 
 void tc_rooted_io_free(tc_rooted_io_t *st)

@@ -84,8 +84,8 @@ typedef struct tc_rooted_io {
 } tc_rooted_io_t;
 
 /* Describe this process's sides (the sent side read, TC_BLOCKS_READ, with
- * @p flags besides); returns the first failure of the sent side's, then
- * the received side's description. Free with tc_rooted_io_free either way. */
+ * @p flags besides); returns the sent side's failure, else the received
+ * side's. Free with tc_rooted_io_free either way. */
 tc_err_t tc_rooted_io_init(tc_rooted_io_t *st, const tc_rooted_t *c, int flags, MPI_Comm comm);
 void tc_rooted_io_free(tc_rooted_io_t *st);
 
