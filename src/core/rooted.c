@@ -180,63 +180,27 @@ int tc_rooted_run(tc_rooted_t *c, MPI_Comm comm, const tc_rooted_ops_t *ops)
 
 /* ---- the blocks of both sides ----------------------------------------------------------- */
 
-tc_err_t tc_rooted_io_init(tc_rooted_io_t *st, const tc_rooted_t *c, int flags, MPI_Comm comm)
-{
-    tc_blocks_none(&st->all);
-    tc_blocks_none(&st->one);
-    tc_err_t rc_one = MPI_SUCCESS, rc_all = MPI_SUCCESS;
-    if (!c->in_place)
-        rc_one = tc_blocks_init(&st->one, c->one.buf, 1, c->one.count, NULL, NULL, c->one.type,
-                                (c->to_root ? TC_BLOCKS_READ : 0) | flags, comm);
-    if (c->rank == c->root)
-        rc_all = tc_blocks_init(&st->all, c->all.buf, c->size, c->all.count, c->all.counts,
-                                c->all.displs, c->all.type,
-                                (c->to_root ? 0 : TC_BLOCKS_READ) | flags, comm);
-    /* The sent side's failure first. */
-    if (c->to_root)
-        return rc_one != MPI_SUCCESS ? rc_one : rc_all;
-    return rc_all != MPI_SUCCESS ? rc_all : rc_one;
-}
-
-void tc_rooted_io_free(tc_rooted_io_t *st)
-{
-    tc_blocks_free(&st->all);
-    tc_blocks_free(&st->one);
-}
-
-void tc_rooted_own(tc_rooted_io_t *st, const tc_rooted_t *c)
-{
-    if (c->rank != c->root || c->in_place || c->mine == 0)
-        return;
-    if (c->to_root)
-        tc_blocks_copy(&st->all, c->rank, &st->one, 0, c->mine);
-    else
-        tc_blocks_copy(&st->one, 0, &st->all, c->rank, c->mine);
-}
-
-/* The algorithms' io: the sent side read, the received side written; our
- * one block is block 0 of its set whatever j the algorithm names. */
-static void tc_rooted_read_one(void *state, int j, size_t off, char *dst, size_t n)
+/* Our one block is block 0 of its set whatever j the algorithm names. */
+void tc_rooted_read_one(void *state, int j, size_t off, char *dst, size_t n)
 {
     (void)j;
     tc_blocks_read(&((tc_rooted_io_t *)state)->one, 0, off, dst, n);
 }
-static void tc_rooted_read_all(void *state, int j, size_t off, char *dst, size_t n)
+void tc_rooted_read_all(void *state, int j, size_t off, char *dst, size_t n)
 {
     tc_blocks_read(&((tc_rooted_io_t *)state)->all, j, off, dst, n);
 }
-static void tc_rooted_write_one(void *state, int j, size_t off, const char *src, size_t n)
+void tc_rooted_write_one(void *state, int j, size_t off, const char *src, size_t n)
 {
     (void)j;
     tc_blocks_write(&((tc_rooted_io_t *)state)->one, 0, off, src, n);
 }
-static void tc_rooted_write_all(void *state, int j, size_t off, const char *src, size_t n)
+void tc_rooted_write_all(void *state, int j, size_t off, const char *src, size_t n)
 {
     tc_blocks_write(&((tc_rooted_io_t *)state)->all, j, off, src, n);
 }
 
-/* Block y in one piece (the hierarchy's io), or NULL. */
-static char *tc_rooted_addr(void *state, int y)
+char *tc_rooted_addr(void *state, int y)
 {
     tc_rooted_io_t *st = state;
     const tc_blocks_t *b = st->root ? &st->all : &st->one;
@@ -244,45 +208,13 @@ static char *tc_rooted_addr(void *state, int y)
                                        : (char *)(uintptr_t)tc_blocks_data(b, st->root ? y : 0);
 }
 
-tc_shm_ag_io_t tc_rooted_shm_io(tc_rooted_io_t *st, const tc_rooted_t *c, tc_err_t rc)
+uint64_t tc_rooted_largest(tc_ctx_t *ctx, const tc_rooted_t *c)
 {
-    if (rc != MPI_SUCCESS)
-        return (tc_shm_ag_io_t){tc_shm_ag_put_zeros, tc_shm_ag_get_nothing, NULL};
-    if (c->to_root)
-        return (tc_shm_ag_io_t){tc_rooted_read_one, tc_rooted_write_all, st};
-    return (tc_shm_ag_io_t){tc_rooted_read_all, tc_rooted_write_one, st};
-}
-
-tc_hier_ga_io_t tc_rooted_hier_io(tc_rooted_io_t *st, const tc_rooted_t *c, tc_err_t rc)
-{
-    st->root = c->rank == c->root;
-    if (rc != MPI_SUCCESS)
-        return (tc_hier_ga_io_t){tc_hier_ga_read_zeros, tc_hier_ga_write_nothing,
-                                 tc_hier_ga_addr_none, NULL};
-    if (c->to_root)
-        return (tc_hier_ga_io_t){tc_rooted_read_one, tc_rooted_write_all, tc_rooted_addr, st};
-    return (tc_hier_ga_io_t){tc_rooted_read_all, tc_rooted_write_one, tc_rooted_addr, st};
-}
-
-tc_shm_ag_sizes_t tc_rooted_shm_sizes(tc_ctx_t *ctx, const tc_rooted_t *c)
-{
-    tc_shm_ag_sizes_t sz = {NULL, c->mine, c->mine};
-    if (c->v) {
-        /* Only the root knows every size: it tells the largest. */
-        uint64_t max = 0;
-        for (int j = 0; c->rank == c->root && j < c->size; j++)
-            max = c->bytes[j] > max ? c->bytes[j] : max;
-        tc_shm_bcast_pipelined(ctx->shm, &max, sizeof max, c->root, NULL);
-        sz.max = (size_t)max;
-        if (c->rank == c->root)
-            sz.bytes = c->bytes;
-    }
-    return sz;
-}
-
-tc_hier_ga_sizes_t tc_rooted_hier_sizes(const tc_rooted_t *c)
-{
-    return (tc_hier_ga_sizes_t){c->v && c->rank == c->root ? c->bytes : NULL, c->mine, c->v};
+    uint64_t max = 0;
+    for (int j = 0; c->rank == c->root && j < c->size; j++)
+        max = c->bytes[j] > max ? c->bytes[j] : max;
+    tc_shm_bcast_pipelined(ctx->shm, &max, sizeof max, c->root, NULL);
+    return max;
 }
 
 /* ---- the MPI's own, as bytes --------------------------------------------------------------- */

@@ -83,30 +83,102 @@ typedef struct tc_rooted_io {
     bool root;       /* the hierarchy's io: the blocks are all's (else our one block) */
 } tc_rooted_io_t;
 
+/* The inline functions below are on every call's path (as in the entry
+ * files before they shared them). */
+
 /* Describe this process's sides (the sent side read, TC_BLOCKS_READ, with
  * @p flags besides); returns the sent side's failure, else the received
  * side's. Free with tc_rooted_io_free either way. */
-tc_err_t tc_rooted_io_init(tc_rooted_io_t *st, const tc_rooted_t *c, int flags, MPI_Comm comm);
-void tc_rooted_io_free(tc_rooted_io_t *st);
+static inline tc_err_t tc_rooted_io_init(tc_rooted_io_t *st, const tc_rooted_t *c, int flags,
+                                         MPI_Comm comm)
+{
+    tc_blocks_none(&st->all);
+    tc_blocks_none(&st->one);
+    tc_err_t rc_one = MPI_SUCCESS, rc_all = MPI_SUCCESS;
+    if (!c->in_place)
+        rc_one = tc_blocks_init(&st->one, c->one.buf, 1, c->one.count, NULL, NULL, c->one.type,
+                                (c->to_root ? TC_BLOCKS_READ : 0) | flags, comm);
+    if (c->rank == c->root)
+        rc_all = tc_blocks_init(&st->all, c->all.buf, c->size, c->all.count, c->all.counts,
+                                c->all.displs, c->all.type,
+                                (c->to_root ? 0 : TC_BLOCKS_READ) | flags, comm);
+    if (c->to_root)
+        return rc_one != MPI_SUCCESS ? rc_one : rc_all;
+    return rc_all != MPI_SUCCESS ? rc_all : rc_one;
+}
+
+static inline void tc_rooted_io_free(tc_rooted_io_t *st)
+{
+    tc_blocks_free(&st->all);
+    tc_blocks_free(&st->one);
+}
 
 /* The root, not in place: its own block from one side to the other (a
  * Gather's send block into its place, a Scatter's out of the send buffer).
  * The received side still has to be finished (tc_blocks_finish). */
-void tc_rooted_own(tc_rooted_io_t *st, const tc_rooted_t *c);
+static inline void tc_rooted_own(tc_rooted_io_t *st, const tc_rooted_t *c)
+{
+    if (c->rank != c->root || c->in_place || c->mine == 0)
+        return;
+    if (c->to_root)
+        tc_blocks_copy(&st->all, c->rank, &st->one, 0, c->mine);
+    else
+        tc_blocks_copy(&st->one, 0, &st->all, c->rank, c->mine);
+}
+
+/* The algorithms' io over a tc_rooted_io_t (the state): the sent side read,
+ * the received side written; block y in one piece, or NULL. */
+void tc_rooted_read_one(void *state, int j, size_t off, char *dst, size_t n);
+void tc_rooted_read_all(void *state, int j, size_t off, char *dst, size_t n);
+void tc_rooted_write_one(void *state, int j, size_t off, const char *src, size_t n);
+void tc_rooted_write_all(void *state, int j, size_t off, const char *src, size_t n);
+char *tc_rooted_addr(void *state, int y);
 
 /* The io of tc_shm_allgather / tc_shm_scatter and tc_hier_gather /
  * tc_hier_scatter over @p st; a process whose blocks could not be described
  * (@p rc not TC_OK) takes part all the same (the others are in the
  * collective already), with zeros out and nothing in. */
-tc_shm_ag_io_t tc_rooted_shm_io(tc_rooted_io_t *st, const tc_rooted_t *c, tc_err_t rc);
-tc_hier_ga_io_t tc_rooted_hier_io(tc_rooted_io_t *st, const tc_rooted_t *c, tc_err_t rc);
+static inline tc_shm_ag_io_t tc_rooted_shm_io(tc_rooted_io_t *st, const tc_rooted_t *c, tc_err_t rc)
+{
+    if (rc != MPI_SUCCESS)
+        return (tc_shm_ag_io_t){tc_shm_ag_put_zeros, tc_shm_ag_get_nothing, NULL};
+    if (c->to_root)
+        return (tc_shm_ag_io_t){tc_rooted_read_one, tc_rooted_write_all, st};
+    return (tc_shm_ag_io_t){tc_rooted_read_all, tc_rooted_write_one, st};
+}
+static inline tc_hier_ga_io_t tc_rooted_hier_io(tc_rooted_io_t *st, const tc_rooted_t *c,
+                                                tc_err_t rc)
+{
+    st->root = c->rank == c->root;
+    if (rc != MPI_SUCCESS)
+        return (tc_hier_ga_io_t){tc_hier_ga_read_zeros, tc_hier_ga_write_nothing,
+                                 tc_hier_ga_addr_none, NULL};
+    if (c->to_root)
+        return (tc_hier_ga_io_t){tc_rooted_read_one, tc_rooted_write_all, tc_rooted_addr, st};
+    return (tc_hier_ga_io_t){tc_rooted_read_all, tc_rooted_write_one, tc_rooted_addr, st};
+}
 
-/* The segment's sizes: a v-variant's root tells every process the largest
- * block first (a broadcast of 8 bytes through the segment): every process
- * must make the same number of bank uses. */
-tc_shm_ag_sizes_t tc_rooted_shm_sizes(tc_ctx_t *ctx, const tc_rooted_t *c);
+/* A v-variant's largest block, which only the root knows: it tells every
+ * process (a broadcast of 8 bytes through the segment). */
+uint64_t tc_rooted_largest(tc_ctx_t *ctx, const tc_rooted_t *c);
+
+/* The segment's sizes: a v-variant's largest block first, since every
+ * process must make the same number of bank uses. */
+static inline tc_shm_ag_sizes_t tc_rooted_shm_sizes(tc_ctx_t *ctx, const tc_rooted_t *c)
+{
+    tc_shm_ag_sizes_t sz = {NULL, c->mine, c->mine};
+    if (c->v) {
+        sz.max = (size_t)tc_rooted_largest(ctx, c);
+        if (c->rank == c->root)
+            sz.bytes = c->bytes;
+    }
+    return sz;
+}
 /* The hierarchy's sizes (the v-variants' carried with the blocks). */
-tc_hier_ga_sizes_t tc_rooted_hier_sizes(const tc_rooted_t *c);
+static inline tc_hier_ga_sizes_t tc_rooted_hier_sizes(const tc_rooted_t *c)
+{
+    return (tc_hier_ga_sizes_t){c->v && c->rank == c->root ? c->bytes : NULL, c->mine, c->v};
+}
 
 /* ---- the MPI's own, as bytes --------------------------------------------------------- */
 
