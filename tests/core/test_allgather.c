@@ -486,21 +486,9 @@ static void run_mixed(MPI_Comm comm, size_t bank)
 /* Bad arguments: the right class through the communicator's handler, no
  * byte moved. Every rank makes the same mistake (a check failing on one
  * rank only would leave the others in the collective). */
-static int handler_calls;
-static void count_handler(MPI_Comm *comm, int *code, ...)
-{
-    (void)comm;
-    (void)code;
-    handler_calls++;
-}
-
 static void run_errors(void)
 {
-    MPI_Comm comm;
-    MPI_Errhandler eh;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_create_errhandler(count_handler, &eh);
-    MPI_Comm_set_errhandler(comm, eh);
+    MPI_Comm comm = tt_err_comm_create();
     int size;
     MPI_Comm_size(comm, &size);
     int sb[4] = {1, 2, 3, 4};
@@ -513,60 +501,43 @@ static void run_errors(void)
     }
     for (int j = 0; j < 4 * size; j++)
         rb[j] = -7;
-    struct {
-        const char *what;
-        int want, rc;
-    } t[20];
-    int n = 0, cls;
-#define ERR_CASE(text, cls_want, call)                                                             \
-    do {                                                                                           \
-        int before = handler_calls;                                                                \
-        t[n].what = text;                                                                          \
-        t[n].want = cls_want;                                                                      \
-        t[n].rc = call;                                                                            \
-        CHECK(handler_calls == before + 1, "%s: the handler was called %d times", text,            \
-              handler_calls - before);                                                             \
-        n++;                                                                                       \
-    } while (0)
-    ERR_CASE("negative sendcount", MPI_ERR_COUNT,
-             TC_Allgather(sb, -1, MPI_INT, rb, 1, MPI_INT, comm));
-    ERR_CASE("negative recvcount", MPI_ERR_COUNT,
-             TC_Allgather(sb, 1, MPI_INT, rb, -1, MPI_INT, comm));
-    ERR_CASE("null sendtype", MPI_ERR_TYPE,
-             TC_Allgather(sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, comm));
-    ERR_CASE("null recvtype", MPI_ERR_TYPE,
-             TC_Allgather(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, comm));
-    ERR_CASE("aliased buffers", MPI_ERR_BUFFER, TC_Allgather(rb, 1, MPI_INT, rb, 1, MPI_INT, comm));
-    ERR_CASE("send larger than the block", MPI_ERR_TRUNCATE,
-             TC_Allgather(sb, 2, MPI_INT, rb, 1, MPI_INT, comm));
-    ERR_CASE("v: NULL recvcounts", MPI_ERR_ARG,
-             TC_Allgatherv(sb, 1, MPI_INT, rb, NULL, displs, MPI_INT, comm));
-    ERR_CASE("v: NULL displs", MPI_ERR_ARG,
-             TC_Allgatherv(sb, 1, MPI_INT, rb, counts, NULL, MPI_INT, comm));
+    int cls;
+    TT_ERR_CASE("negative sendcount", MPI_ERR_COUNT,
+                TC_Allgather(sb, -1, MPI_INT, rb, 1, MPI_INT, comm));
+    TT_ERR_CASE("negative recvcount", MPI_ERR_COUNT,
+                TC_Allgather(sb, 1, MPI_INT, rb, -1, MPI_INT, comm));
+    TT_ERR_CASE("null sendtype", MPI_ERR_TYPE,
+                TC_Allgather(sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, comm));
+    TT_ERR_CASE("null recvtype", MPI_ERR_TYPE,
+                TC_Allgather(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, comm));
+    TT_ERR_CASE("aliased buffers", MPI_ERR_BUFFER,
+                TC_Allgather(rb, 1, MPI_INT, rb, 1, MPI_INT, comm));
+    TT_ERR_CASE("send larger than the block", MPI_ERR_TRUNCATE,
+                TC_Allgather(sb, 2, MPI_INT, rb, 1, MPI_INT, comm));
+    TT_ERR_CASE("v: NULL recvcounts", MPI_ERR_ARG,
+                TC_Allgatherv(sb, 1, MPI_INT, rb, NULL, displs, MPI_INT, comm));
+    TT_ERR_CASE("v: NULL displs", MPI_ERR_ARG,
+                TC_Allgatherv(sb, 1, MPI_INT, rb, counts, NULL, MPI_INT, comm));
     counts[size - 1] = -1;
-    ERR_CASE("v: negative recvcounts", MPI_ERR_COUNT,
-             TC_Allgatherv(sb, 1, MPI_INT, rb, counts, displs, MPI_INT, comm));
+    TT_ERR_CASE("v: negative recvcounts", MPI_ERR_COUNT,
+                TC_Allgatherv(sb, 1, MPI_INT, rb, counts, displs, MPI_INT, comm));
     counts[size - 1] = 1;
-    ERR_CASE("v: send smaller than the block", MPI_ERR_TRUNCATE,
-             TC_Allgatherv(sb, 0, MPI_INT, rb, counts, displs, MPI_INT, comm));
-    ERR_CASE("gather: root -1", MPI_ERR_ROOT, TC_Gather(sb, 1, MPI_INT, rb, 1, MPI_INT, -1, comm));
-    ERR_CASE("gatherv: root = size", MPI_ERR_ROOT,
-             TC_Gatherv(sb, 1, MPI_INT, rb, counts, displs, MPI_INT, size, comm));
-    ERR_CASE("gather: negative sendcount", MPI_ERR_COUNT,
-             TC_Gather(sb, -1, MPI_INT, rb, 1, MPI_INT, 0, comm));
-    ERR_CASE("scatter: root = size", MPI_ERR_ROOT,
-             TC_Scatter(sb, 1, MPI_INT, rb, 1, MPI_INT, size, comm));
-    ERR_CASE("scatterv: root -1", MPI_ERR_ROOT,
-             TC_Scatterv(sb, counts, displs, MPI_INT, rb, 1, MPI_INT, -1, comm));
-    ERR_CASE("scatter: negative recvcount", MPI_ERR_COUNT,
-             TC_Scatter(sb, 1, MPI_INT, rb, -1, MPI_INT, 0, comm));
-    ERR_CASE("scatter: null recvtype", MPI_ERR_TYPE,
-             TC_Scatter(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, 0, comm));
-#undef ERR_CASE
-    for (int i = 0; i < n; i++) {
-        MPI_Error_class(t[i].rc, &cls);
-        CHECK(cls == t[i].want, "%s: error class %d, want %d", t[i].what, cls, t[i].want);
-    }
+    TT_ERR_CASE("v: send smaller than the block", MPI_ERR_TRUNCATE,
+                TC_Allgatherv(sb, 0, MPI_INT, rb, counts, displs, MPI_INT, comm));
+    TT_ERR_CASE("gather: root -1", MPI_ERR_ROOT,
+                TC_Gather(sb, 1, MPI_INT, rb, 1, MPI_INT, -1, comm));
+    TT_ERR_CASE("gatherv: root = size", MPI_ERR_ROOT,
+                TC_Gatherv(sb, 1, MPI_INT, rb, counts, displs, MPI_INT, size, comm));
+    TT_ERR_CASE("gather: negative sendcount", MPI_ERR_COUNT,
+                TC_Gather(sb, -1, MPI_INT, rb, 1, MPI_INT, 0, comm));
+    TT_ERR_CASE("scatter: root = size", MPI_ERR_ROOT,
+                TC_Scatter(sb, 1, MPI_INT, rb, 1, MPI_INT, size, comm));
+    TT_ERR_CASE("scatterv: root -1", MPI_ERR_ROOT,
+                TC_Scatterv(sb, counts, displs, MPI_INT, rb, 1, MPI_INT, -1, comm));
+    TT_ERR_CASE("scatter: negative recvcount", MPI_ERR_COUNT,
+                TC_Scatter(sb, 1, MPI_INT, rb, -1, MPI_INT, 0, comm));
+    TT_ERR_CASE("scatter: null recvtype", MPI_ERR_TYPE,
+                TC_Scatter(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, 0, comm));
     int untouched = 1;
     for (int j = 0; j < 4 * size; j++)
         untouched &= rb[j] == -7;
@@ -583,8 +554,7 @@ static void run_errors(void)
     for (int j = 0; j < size; j++)
         ok &= rb[j] == 1;
     CHECK(ok, "a good call after the errors failed");
-    MPI_Errhandler_free(&eh);
-    MPI_Comm_free(&comm);
+    tt_err_comm_free(&comm);
     free(rb);
     free(counts);
     free(displs);
