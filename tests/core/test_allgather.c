@@ -13,7 +13,7 @@
  * (MPICH ignores displs[0] there); for Gather(v)/Scatter(v) contiguous types
  * only (MPICH's MPI_Scatter fails on a resized int, see run_rooted).
  *
- * Type kinds, by signature family:
+ * Type kinds (harness/tc_test_kinds.h), by signature family:
  *   bytes:  MPI_BYTE
  *   ints:   MPI_INT; int resized to 8 bytes (a strided receiver of a
  *           contiguous sender); vector(2 x 1 int, stride 3); contiguous(2
@@ -38,106 +38,8 @@
 #include <string.h>
 
 #include "tc_test_common.h"
+#include "tc_test_kinds.h"
 #include "topocoll.h"
-
-enum { F_BYTES, F_INTS, F_PAIRS, F_LAST };
-enum { K_BYTE, K_INT, K_STRIDED, K_VEC, K_PAIR, K_SUB, K_SID, K_SIDP, K_LAST };
-
-typedef struct kind {
-    const char *name;
-    int family;
-    int per_unit; /* elements per unit */
-    int nprim;    /* primitives per element */
-    int off[2];   /* their byte offsets in the element */
-    MPI_Aint ext; /* extent */
-    MPI_Datatype type;
-} kind_t;
-
-static kind_t kinds[K_LAST] = {
-    [K_BYTE] = {"byte", F_BYTES, 1, 1, {0, 0}, 1, MPI_DATATYPE_NULL},
-    [K_INT] = {"int", F_INTS, 2, 1, {0, 0}, 4, MPI_DATATYPE_NULL},
-    [K_STRIDED] = {"int/8", F_INTS, 2, 1, {0, 0}, 8, MPI_DATATYPE_NULL},
-    [K_VEC] = {"vector", F_INTS, 1, 2, {0, 12}, 16, MPI_DATATYPE_NULL},
-    [K_PAIR] = {"contig2", F_INTS, 1, 2, {0, 4}, 8, MPI_DATATYPE_NULL},
-    [K_SUB] = {"subarray", F_INTS, 1, 2, {4, 8}, 16, MPI_DATATYPE_NULL},
-    [K_SID] = {"struct", F_PAIRS, 1, 2, {0, 8}, 16, MPI_DATATYPE_NULL},
-    [K_SIDP] = {"struct-packed", F_PAIRS, 1, 2, {0, 4}, 12, MPI_DATATYPE_NULL},
-};
-static const int family_kinds[F_LAST][5] = {
-    {K_BYTE, -1}, {K_INT, K_STRIDED, K_VEC, K_PAIR, K_SUB}, {K_SID, K_SIDP, -1}};
-static const int family_nkinds[F_LAST] = {1, 5, 2};
-
-static void types_create(void)
-{
-    MPI_Datatype t;
-    kinds[K_BYTE].type = MPI_BYTE;
-    kinds[K_INT].type = MPI_INT;
-    MPI_Type_create_resized(MPI_INT, 0, 8, &kinds[K_STRIDED].type);
-    MPI_Type_vector(2, 1, 3, MPI_INT, &kinds[K_VEC].type);
-    MPI_Type_contiguous(2, MPI_INT, &kinds[K_PAIR].type);
-    int sizes[1] = {4}, sub[1] = {2}, start[1] = {1};
-    MPI_Type_create_subarray(1, sizes, sub, start, MPI_ORDER_C, MPI_INT, &kinds[K_SUB].type);
-    int bl[2] = {1, 1};
-    MPI_Datatype tt[2] = {MPI_INT, MPI_DOUBLE};
-    MPI_Aint d1[2] = {0, 8}, d2[2] = {0, 4};
-    MPI_Type_create_struct(2, bl, d1, tt, &t);
-    MPI_Type_create_resized(t, 0, 16, &kinds[K_SID].type);
-    MPI_Type_free(&t);
-    MPI_Type_create_struct(2, bl, d2, tt, &t);
-    MPI_Type_create_resized(t, 0, 12, &kinds[K_SIDP].type);
-    MPI_Type_free(&t);
-    for (int k = K_STRIDED; k < K_LAST; k++)
-        MPI_Type_commit(&kinds[k].type);
-}
-
-static void types_free(void)
-{
-    for (int k = K_STRIDED; k < K_LAST; k++)
-        MPI_Type_free(&kinds[k].type);
-}
-
-static uint32_t mix(uint64_t a, uint64_t b, uint64_t c)
-{
-    uint64_t x = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full ^
-                 (c + 1) * 0x165667B19E3779F9ull;
-    x ^= x >> 29;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 32;
-    return (uint32_t)x;
-}
-
-/* Primitive @p k of block @p j written at @p p (family decides its kind:
- * bytes, ints, or int/double alternating). */
-static void prim_write(int family, uint64_t cid, int j, size_t k, char *p)
-{
-    uint32_t m = mix(cid, (uint64_t)j, k);
-    if (family == F_BYTES) {
-        unsigned char b = (unsigned char)m;
-        *p = (char)(b == TT_SENTINEL ? 0x5A : b);
-    } else if (family == F_INTS || k % 2 == 0) {
-        int32_t v = (int32_t)(m | 1u); /* no byte pattern of all sentinels */
-        memcpy(p, &v, 4);
-    } else {
-        double v = (double)(m % 1000003) + 0.25;
-        memcpy(p, &v, 8);
-    }
-}
-
-/* The image of @p count elements of kind @p kd at @p base (units: the
- * block's primitive numbering starts at 0). */
-static void block_write(const kind_t *kd, uint64_t cid, int j, int count, char *base)
-{
-    size_t k = 0;
-    for (int e = 0; e < count; e++)
-        for (int i = 0; i < kd->nprim; i++, k++)
-            prim_write(kd->family, cid, j, k, base + (size_t)e * (size_t)kd->ext + kd->off[i]);
-}
-
-/* Span in bytes of count elements of kd (0 for none). */
-static size_t span(const kind_t *kd, int count)
-{
-    return count ? (size_t)count * (size_t)kd->ext : 0;
-}
 
 static long calls_tc, calls_ok;
 
@@ -158,7 +60,7 @@ static void run_case(MPI_Comm comm, const char *cname, const ccase_t *cc, const 
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    const kind_t *sk = &kinds[cc->skind], *rk = &kinds[cc->rkind];
+    const tt_kind_t *sk = &tt_kinds[cc->skind], *rk = &tt_kinds[cc->rkind];
     int *rcounts = tt_xmalloc((size_t)size * sizeof(int));
     int *displs = tt_xmalloc((size_t)size * sizeof(int));
     /* Blocks in the order given, each followed by its gap (elements). */
@@ -172,23 +74,24 @@ static void run_case(MPI_Comm comm, const char *cname, const ccase_t *cc, const 
     if (!cc->v)
         for (int j = 0; j < size; j++)
             displs[j] = j * rcounts[0];
-    size_t rbytes = span(rk, at + (cc->v ? 0 : size * rcounts[0])) + 64;
+    size_t rbytes = tt_kind_span(rk, at + (cc->v ? 0 : size * rcounts[0])) + 64;
     char *rbuf = tt_xmalloc(rbytes), *expect = tt_xmalloc(rbytes);
     int scount = units[rank] * sk->per_unit;
-    size_t sbytes = span(sk, scount) + 64;
+    size_t sbytes = tt_kind_span(sk, scount) + 64;
     char *sbuf = tt_xmalloc(sbytes), *sref = tt_xmalloc(sbytes);
     memset(sbuf, TT_SENTINEL, sbytes);
-    block_write(sk, cc->cid, rank, scount, sbuf);
+    tt_kind_block_write(sk, cc->cid, rank, scount, sbuf);
     memcpy(sref, sbuf, sbytes);
     memset(expect, TT_SENTINEL, rbytes);
     for (int j = 0; j < size; j++)
-        block_write(rk, cc->cid, j, rcounts[j], expect + (size_t)displs[j] * (size_t)rk->ext);
+        tt_kind_block_write(rk, cc->cid, j, rcounts[j],
+                            expect + (size_t)displs[j] * (size_t)rk->ext);
     memset(rbuf, TT_SENTINEL, rbytes);
     const void *send = sbuf;
     if (cc->in_place) {
         send = MPI_IN_PLACE;
-        block_write(rk, cc->cid, rank, rcounts[rank],
-                    rbuf + (size_t)displs[rank] * (size_t)rk->ext);
+        tt_kind_block_write(rk, cc->cid, rank, rcounts[rank],
+                            rbuf + (size_t)displs[rank] * (size_t)rk->ext);
     }
     int rc;
     calls_tc++;
@@ -214,8 +117,8 @@ static void run_case(MPI_Comm comm, const char *cname, const ccase_t *cc, const 
     if (cc->uniform && !(cc->v && size == 1)) {
         memset(rbuf, TT_SENTINEL, rbytes);
         if (cc->in_place)
-            block_write(rk, cc->cid, rank, rcounts[rank],
-                        rbuf + (size_t)displs[rank] * (size_t)rk->ext);
+            tt_kind_block_write(rk, cc->cid, rank, rcounts[rank],
+                                rbuf + (size_t)displs[rank] * (size_t)rk->ext);
         if (cc->v)
             rc = PMPI_Allgatherv(send, scount, sk->type, rbuf, rcounts, displs, rk->type, comm);
         else
@@ -234,7 +137,7 @@ static void run_case(MPI_Comm comm, const char *cname, const ccase_t *cc, const 
 /* Deterministic per-case random numbers, the same on every rank. */
 static uint32_t rnd(uint64_t cid, int i)
 {
-    return mix(cid, 0x5eed, (uint64_t)i);
+    return tt_kind_mix(cid, 0x5eed, (uint64_t)i);
 }
 
 static void run_comm(MPI_Comm comm, const char *cname, size_t f, size_t bank, int quick)
@@ -250,8 +153,8 @@ static void run_comm(MPI_Comm comm, const char *cname, size_t f, size_t bank, in
     size_t bsizes[] = {0, 1, 55, 56, 57, f - 1, f, f + 1, bank + 3, 3 * bank + 1000};
     int nb = (int)(sizeof bsizes / sizeof bsizes[0]);
     uint64_t cid = 1;
-    for (int fam = 0; fam < F_LAST; fam++) {
-        const int unit_bytes = fam == F_BYTES ? 1 : fam == F_INTS ? 8 : 12;
+    for (int fam = 0; fam < TT_FAM_LAST; fam++) {
+        const int unit_bytes = tt_family_unit_bytes[fam];
         for (int si = 0; si < nb; si++) {
             if (quick && si % 3 != 0 && si != nb - 1)
                 continue;
@@ -264,16 +167,16 @@ static void run_comm(MPI_Comm comm, const char *cname, size_t f, size_t bank, in
                 cc.in_place = mode & 1;
                 cc.family = fam;
                 cc.cid = cid * 7919 + (uint64_t)fam;
-                int nk = family_nkinds[fam];
+                int nk = tt_family_nkinds[fam];
                 /* Alternate: everyone the same kind (second opinion), or
                  * kinds that differ by rank and between send and receive. */
                 cc.uniform = (si + mode) % 2 == 0 || nk == 1;
                 int k0 = (int)(rnd(cc.cid, 99) % (uint32_t)nk);
                 if (cc.uniform) {
-                    cc.skind = cc.rkind = family_kinds[fam][k0];
+                    cc.skind = cc.rkind = tt_family_kinds[fam][k0];
                 } else {
-                    cc.skind = family_kinds[fam][(k0 + rank) % nk];
-                    cc.rkind = family_kinds[fam][(k0 + rank + 1) % nk];
+                    cc.skind = tt_family_kinds[fam][(k0 + rank) % nk];
+                    cc.rkind = tt_family_kinds[fam][(k0 + rank + 1) % nk];
                 }
                 for (int j = 0; j < size; j++) {
                     order[j] = j;
@@ -326,7 +229,7 @@ static void run_rooted(MPI_Comm comm, const char *cname, int op, int in_place, i
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     const int v = op == R_GATHERV || op == R_SCATTERV, gather = op <= R_GATHERV;
-    const kind_t *mk = &kinds[mkind], *ok = &kinds[okind];
+    const tt_kind_t *mk = &tt_kinds[mkind], *ok = &tt_kinds[okind];
     int *counts = tt_xmalloc((size_t)size * sizeof(int));
     int *displs = tt_xmalloc((size_t)size * sizeof(int));
     int at = 0;
@@ -336,9 +239,9 @@ static void run_rooted(MPI_Comm comm, const char *cname, int op, int in_place, i
         displs[j] = v ? at : j * units[0] * mk->per_unit;
         at += counts[j] + gaps[i];
     }
-    size_t mbytes = span(mk, at > size * counts[0] ? at : size * counts[0]) + 64;
+    size_t mbytes = tt_kind_span(mk, at > size * counts[0] ? at : size * counts[0]) + 64;
     const int ocount = units[rank] * ok->per_unit;
-    size_t obytes = span(ok, ocount) + 64;
+    size_t obytes = tt_kind_span(ok, ocount) + 64;
     char *many = tt_xmalloc(mbytes), *mexp = tt_xmalloc(mbytes);
     char *own = tt_xmalloc(obytes), *oexp = tt_xmalloc(obytes);
     memset(many, TT_SENTINEL, mbytes);
@@ -349,15 +252,17 @@ static void run_rooted(MPI_Comm comm, const char *cname, int op, int in_place, i
     if (rank == root || !gather)
         for (int j = 0; j < size; j++)
             if (rank == root)
-                block_write(mk, cid, j, counts[j], mexp + (size_t)displs[j] * (size_t)mk->ext);
+                tt_kind_block_write(mk, cid, j, counts[j],
+                                    mexp + (size_t)displs[j] * (size_t)mk->ext);
     if (!(in_place && rank == root))
-        block_write(ok, cid, rank, ocount, oexp);
+        tt_kind_block_write(ok, cid, rank, ocount, oexp);
     /* Inputs: gather: own (and, in place, the root's block in many);
      * scatter: the root's many. */
     if (gather) {
         memcpy(own, oexp, obytes);
         if (in_place && rank == root)
-            block_write(mk, cid, rank, counts[rank], many + (size_t)displs[rank] * (size_t)mk->ext);
+            tt_kind_block_write(mk, cid, rank, counts[rank],
+                                many + (size_t)displs[rank] * (size_t)mk->ext);
     } else if (rank == root) {
         memcpy(many, mexp, mbytes);
     }
@@ -401,8 +306,9 @@ static void run_rooted(MPI_Comm comm, const char *cname, int op, int in_place, i
      * types whose extent exceeds their size (int resized to 8 bytes, seen
      * here): the second opinion of the rooted operations takes contiguous
      * types only. */
-    const int contiguous = (size_t)mk->ext == (size_t)mk->nprim * (mk->family == F_BYTES ? 1 : 4) &&
-                           mk->family != F_PAIRS;
+    const int contiguous =
+        (size_t)mk->ext == (size_t)mk->nprim * (mk->family == TT_FAM_BYTES ? 1 : 4) &&
+        mk->family != TT_FAM_PAIRS;
     if (uniform && contiguous && !(v && size == 1)) {
         /* Second opinion: the MPI's own on the same inputs. */
         memset(many, TT_SENTINEL, mbytes);
@@ -410,8 +316,8 @@ static void run_rooted(MPI_Comm comm, const char *cname, int op, int in_place, i
         if (gather) {
             memcpy(own, oexp, obytes);
             if (in_place && rank == root)
-                block_write(mk, cid, rank, counts[rank],
-                            many + (size_t)displs[rank] * (size_t)mk->ext);
+                tt_kind_block_write(mk, cid, rank, counts[rank],
+                                    many + (size_t)displs[rank] * (size_t)mk->ext);
         } else if (rank == root) {
             memcpy(many, mexp, mbytes);
         }
@@ -449,8 +355,8 @@ static void run_comm_rooted(MPI_Comm comm, const char *cname, size_t f, size_t b
     int nb = (int)(sizeof bsizes / sizeof bsizes[0]);
     uint64_t cid = 77;
     for (int root = 0; root < size; root++)
-        for (int fam = 0; fam < F_LAST; fam++) {
-            const int unit_bytes = fam == F_BYTES ? 1 : fam == F_INTS ? 8 : 12;
+        for (int fam = 0; fam < TT_FAM_LAST; fam++) {
+            const int unit_bytes = tt_family_unit_bytes[fam];
             for (int si = 0; si < nb; si++) {
                 if (quick && (si + root + fam) % 2)
                     continue;
@@ -459,13 +365,13 @@ static void run_comm_rooted(MPI_Comm comm, const char *cname, size_t f, size_t b
                     for (int in_place = 0; in_place < 2; in_place++, cid++) {
                         const uint64_t c = cid * 104729 + (uint64_t)fam;
                         const int v = op == R_GATHERV || op == R_SCATTERV;
-                        const int nk = family_nkinds[fam];
+                        const int nk = tt_family_nkinds[fam];
                         const int uniform = (si + op + in_place) % 2 == 0 || nk == 1;
                         const int k0 = (int)(rnd(c, 99) % (uint32_t)nk);
-                        int mkind = family_kinds[fam][k0], okind = mkind;
+                        int mkind = tt_family_kinds[fam][k0], okind = mkind;
                         if (!uniform) {
-                            mkind = family_kinds[fam][(k0 + rank) % nk];
-                            okind = family_kinds[fam][(k0 + rank + 1) % nk];
+                            mkind = tt_family_kinds[fam][(k0 + rank) % nk];
+                            okind = tt_family_kinds[fam][(k0 + rank + 1) % nk];
                         }
                         for (int j = 0; j < size; j++) {
                             order[j] = j;
@@ -518,13 +424,13 @@ static void run_mixed(MPI_Comm comm, size_t bank)
         /* A Bcast of a size the gathering call below does not use. */
         const int nb = ns[(it + 3) % 6];
         for (int i = 0; i < nb; i++)
-            buf[i] = rank == root ? (int)mix(cid, (uint64_t)root, (uint64_t)i) : -1;
+            buf[i] = rank == root ? (int)tt_kind_mix(cid, (uint64_t)root, (uint64_t)i) : -1;
         rc = TC_Bcast(buf, nb, MPI_INT, root, comm);
         for (int i = 0; i < nb; i++)
-            ok &= buf[i] == (int)mix(cid, (uint64_t)root, (uint64_t)i);
+            ok &= buf[i] == (int)tt_kind_mix(cid, (uint64_t)root, (uint64_t)i);
         CHECK(rc == MPI_SUCCESS && ok, "mixed %d: TC_Bcast of %d ints from %d", it, nb, root);
         for (int i = 0; i < n; i++)
-            mine[i] = (int)mix(cid + 1, (uint64_t)rank, (uint64_t)i);
+            mine[i] = (int)tt_kind_mix(cid + 1, (uint64_t)rank, (uint64_t)i);
         for (int j = 0; j < size; j++) {
             counts[j] = (j + it) % 3 == 0 ? n / 2 : n;
             displs[j] = (size - 1 - j) * n; /* reversed */
@@ -539,32 +445,32 @@ static void run_mixed(MPI_Comm comm, size_t bank)
             rc = TC_Allgather(mine, n, MPI_INT, buf, n, MPI_INT, comm);
             for (int j = 0; j < size; j++)
                 for (int i = 0; i < n; i++)
-                    ok &= buf[j * n + i] == (int)mix(cid + 1, (uint64_t)j, (uint64_t)i);
+                    ok &= buf[j * n + i] == (int)tt_kind_mix(cid + 1, (uint64_t)j, (uint64_t)i);
             break;
         case 1:
             what = "TC_Gatherv";
             rc = TC_Gatherv(mine, counts[rank], MPI_INT, buf, counts, displs, MPI_INT, root, comm);
             for (int j = 0; j < size && rank == root; j++)
                 for (int i = 0; i < counts[j]; i++)
-                    ok &= buf[displs[j] + i] == (int)mix(cid + 1, (uint64_t)j, (uint64_t)i);
+                    ok &= buf[displs[j] + i] == (int)tt_kind_mix(cid + 1, (uint64_t)j, (uint64_t)i);
             break;
         case 2:
             what = "TC_Scatterv";
             for (int j = 0; j < size && rank == root; j++)
                 for (int i = 0; i < counts[j]; i++)
-                    buf[displs[j] + i] = (int)mix(cid + 2, (uint64_t)j, (uint64_t)i);
+                    buf[displs[j] + i] = (int)tt_kind_mix(cid + 2, (uint64_t)j, (uint64_t)i);
             for (int i = 0; i < n; i++)
                 mine[i] = -1;
             rc = TC_Scatterv(buf, counts, displs, MPI_INT, mine, counts[rank], MPI_INT, root, comm);
             for (int i = 0; i < counts[rank]; i++)
-                ok &= mine[i] == (int)mix(cid + 2, (uint64_t)rank, (uint64_t)i);
+                ok &= mine[i] == (int)tt_kind_mix(cid + 2, (uint64_t)rank, (uint64_t)i);
             break;
         default:
             what = "TC_Allgatherv";
             rc = TC_Allgatherv(mine, counts[rank], MPI_INT, buf, counts, displs, MPI_INT, comm);
             for (int j = 0; j < size; j++)
                 for (int i = 0; i < counts[j]; i++)
-                    ok &= buf[displs[j] + i] == (int)mix(cid + 1, (uint64_t)j, (uint64_t)i);
+                    ok &= buf[displs[j] + i] == (int)tt_kind_mix(cid + 1, (uint64_t)j, (uint64_t)i);
             break;
         }
         CHECK(rc == MPI_SUCCESS && ok, "mixed %d: %s of %d ints, root %d, after a Bcast", it, what,
@@ -580,21 +486,9 @@ static void run_mixed(MPI_Comm comm, size_t bank)
 /* Bad arguments: the right class through the communicator's handler, no
  * byte moved. Every rank makes the same mistake (a check failing on one
  * rank only would leave the others in the collective). */
-static int handler_calls;
-static void count_handler(MPI_Comm *comm, int *code, ...)
-{
-    (void)comm;
-    (void)code;
-    handler_calls++;
-}
-
 static void run_errors(void)
 {
-    MPI_Comm comm;
-    MPI_Errhandler eh;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_create_errhandler(count_handler, &eh);
-    MPI_Comm_set_errhandler(comm, eh);
+    MPI_Comm comm = tt_err_comm_create();
     int size;
     MPI_Comm_size(comm, &size);
     int sb[4] = {1, 2, 3, 4};
@@ -607,60 +501,43 @@ static void run_errors(void)
     }
     for (int j = 0; j < 4 * size; j++)
         rb[j] = -7;
-    struct {
-        const char *what;
-        int want, rc;
-    } t[20];
-    int n = 0, cls;
-#define ERR_CASE(text, cls_want, call)                                                             \
-    do {                                                                                           \
-        int before = handler_calls;                                                                \
-        t[n].what = text;                                                                          \
-        t[n].want = cls_want;                                                                      \
-        t[n].rc = call;                                                                            \
-        CHECK(handler_calls == before + 1, "%s: the handler was called %d times", text,            \
-              handler_calls - before);                                                             \
-        n++;                                                                                       \
-    } while (0)
-    ERR_CASE("negative sendcount", MPI_ERR_COUNT,
-             TC_Allgather(sb, -1, MPI_INT, rb, 1, MPI_INT, comm));
-    ERR_CASE("negative recvcount", MPI_ERR_COUNT,
-             TC_Allgather(sb, 1, MPI_INT, rb, -1, MPI_INT, comm));
-    ERR_CASE("null sendtype", MPI_ERR_TYPE,
-             TC_Allgather(sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, comm));
-    ERR_CASE("null recvtype", MPI_ERR_TYPE,
-             TC_Allgather(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, comm));
-    ERR_CASE("aliased buffers", MPI_ERR_BUFFER, TC_Allgather(rb, 1, MPI_INT, rb, 1, MPI_INT, comm));
-    ERR_CASE("send larger than the block", MPI_ERR_TRUNCATE,
-             TC_Allgather(sb, 2, MPI_INT, rb, 1, MPI_INT, comm));
-    ERR_CASE("v: NULL recvcounts", MPI_ERR_ARG,
-             TC_Allgatherv(sb, 1, MPI_INT, rb, NULL, displs, MPI_INT, comm));
-    ERR_CASE("v: NULL displs", MPI_ERR_ARG,
-             TC_Allgatherv(sb, 1, MPI_INT, rb, counts, NULL, MPI_INT, comm));
+    int cls;
+    TT_ERR_CASE("negative sendcount", MPI_ERR_COUNT,
+                TC_Allgather(sb, -1, MPI_INT, rb, 1, MPI_INT, comm));
+    TT_ERR_CASE("negative recvcount", MPI_ERR_COUNT,
+                TC_Allgather(sb, 1, MPI_INT, rb, -1, MPI_INT, comm));
+    TT_ERR_CASE("null sendtype", MPI_ERR_TYPE,
+                TC_Allgather(sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, comm));
+    TT_ERR_CASE("null recvtype", MPI_ERR_TYPE,
+                TC_Allgather(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, comm));
+    TT_ERR_CASE("aliased buffers", MPI_ERR_BUFFER,
+                TC_Allgather(rb, 1, MPI_INT, rb, 1, MPI_INT, comm));
+    TT_ERR_CASE("send larger than the block", MPI_ERR_TRUNCATE,
+                TC_Allgather(sb, 2, MPI_INT, rb, 1, MPI_INT, comm));
+    TT_ERR_CASE("v: NULL recvcounts", MPI_ERR_ARG,
+                TC_Allgatherv(sb, 1, MPI_INT, rb, NULL, displs, MPI_INT, comm));
+    TT_ERR_CASE("v: NULL displs", MPI_ERR_ARG,
+                TC_Allgatherv(sb, 1, MPI_INT, rb, counts, NULL, MPI_INT, comm));
     counts[size - 1] = -1;
-    ERR_CASE("v: negative recvcounts", MPI_ERR_COUNT,
-             TC_Allgatherv(sb, 1, MPI_INT, rb, counts, displs, MPI_INT, comm));
+    TT_ERR_CASE("v: negative recvcounts", MPI_ERR_COUNT,
+                TC_Allgatherv(sb, 1, MPI_INT, rb, counts, displs, MPI_INT, comm));
     counts[size - 1] = 1;
-    ERR_CASE("v: send smaller than the block", MPI_ERR_TRUNCATE,
-             TC_Allgatherv(sb, 0, MPI_INT, rb, counts, displs, MPI_INT, comm));
-    ERR_CASE("gather: root -1", MPI_ERR_ROOT, TC_Gather(sb, 1, MPI_INT, rb, 1, MPI_INT, -1, comm));
-    ERR_CASE("gatherv: root = size", MPI_ERR_ROOT,
-             TC_Gatherv(sb, 1, MPI_INT, rb, counts, displs, MPI_INT, size, comm));
-    ERR_CASE("gather: negative sendcount", MPI_ERR_COUNT,
-             TC_Gather(sb, -1, MPI_INT, rb, 1, MPI_INT, 0, comm));
-    ERR_CASE("scatter: root = size", MPI_ERR_ROOT,
-             TC_Scatter(sb, 1, MPI_INT, rb, 1, MPI_INT, size, comm));
-    ERR_CASE("scatterv: root -1", MPI_ERR_ROOT,
-             TC_Scatterv(sb, counts, displs, MPI_INT, rb, 1, MPI_INT, -1, comm));
-    ERR_CASE("scatter: negative recvcount", MPI_ERR_COUNT,
-             TC_Scatter(sb, 1, MPI_INT, rb, -1, MPI_INT, 0, comm));
-    ERR_CASE("scatter: null recvtype", MPI_ERR_TYPE,
-             TC_Scatter(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, 0, comm));
-#undef ERR_CASE
-    for (int i = 0; i < n; i++) {
-        MPI_Error_class(t[i].rc, &cls);
-        CHECK(cls == t[i].want, "%s: error class %d, want %d", t[i].what, cls, t[i].want);
-    }
+    TT_ERR_CASE("v: send smaller than the block", MPI_ERR_TRUNCATE,
+                TC_Allgatherv(sb, 0, MPI_INT, rb, counts, displs, MPI_INT, comm));
+    TT_ERR_CASE("gather: root -1", MPI_ERR_ROOT,
+                TC_Gather(sb, 1, MPI_INT, rb, 1, MPI_INT, -1, comm));
+    TT_ERR_CASE("gatherv: root = size", MPI_ERR_ROOT,
+                TC_Gatherv(sb, 1, MPI_INT, rb, counts, displs, MPI_INT, size, comm));
+    TT_ERR_CASE("gather: negative sendcount", MPI_ERR_COUNT,
+                TC_Gather(sb, -1, MPI_INT, rb, 1, MPI_INT, 0, comm));
+    TT_ERR_CASE("scatter: root = size", MPI_ERR_ROOT,
+                TC_Scatter(sb, 1, MPI_INT, rb, 1, MPI_INT, size, comm));
+    TT_ERR_CASE("scatterv: root -1", MPI_ERR_ROOT,
+                TC_Scatterv(sb, counts, displs, MPI_INT, rb, 1, MPI_INT, -1, comm));
+    TT_ERR_CASE("scatter: negative recvcount", MPI_ERR_COUNT,
+                TC_Scatter(sb, 1, MPI_INT, rb, -1, MPI_INT, 0, comm));
+    TT_ERR_CASE("scatter: null recvtype", MPI_ERR_TYPE,
+                TC_Scatter(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, 0, comm));
     int untouched = 1;
     for (int j = 0; j < 4 * size; j++)
         untouched &= rb[j] == -7;
@@ -677,8 +554,7 @@ static void run_errors(void)
     for (int j = 0; j < size; j++)
         ok &= rb[j] == 1;
     CHECK(ok, "a good call after the errors failed");
-    MPI_Errhandler_free(&eh);
-    MPI_Comm_free(&comm);
+    tt_err_comm_free(&comm);
     free(rb);
     free(counts);
     free(displs);
@@ -732,7 +608,7 @@ int main(int argc, char **argv)
     size_t bank = S * f / (size_t)q;
     if (bank > (size_t)1 << 20)
         bank = (size_t)1 << 20;
-    types_create();
+    tt_kinds_create();
 
     MPI_Comm dup, split, rev;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
@@ -760,7 +636,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&dup);
     MPI_Comm_free(&split);
     MPI_Comm_free(&rev);
-    types_free();
+    tt_kinds_free();
     if (tt_rank == 0)
         printf("test_allgather: %ld TC calls, %ld right\n", calls_tc, calls_ok);
     return tt_finish();

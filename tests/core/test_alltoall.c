@@ -9,7 +9,7 @@
  * where the installed MPIs are known to get it right: every rank with the
  * same contiguous type on both sides, never in place.
  *
- * Type kinds, by signature family (as test_allgather.c):
+ * Type kinds (harness/tc_test_kinds.h), by signature family:
  *   bytes:  MPI_BYTE
  *   ints:   MPI_INT; int resized to 8 bytes (a strided receiver of a
  *           contiguous sender); vector(2 x 1 int, stride 3); contiguous(2
@@ -31,104 +31,13 @@
 #include <string.h>
 
 #include "tc_test_common.h"
+#include "tc_test_kinds.h"
 #include "topocoll.h"
-
-enum { F_BYTES, F_INTS, F_PAIRS, F_LAST };
-enum { K_BYTE, K_INT, K_STRIDED, K_VEC, K_PAIR, K_SUB, K_SID, K_SIDP, K_LAST };
-
-typedef struct kind {
-    const char *name;
-    int family;
-    int per_unit; /* elements per unit */
-    int nprim;    /* primitives per element */
-    int off[2];   /* their byte offsets in the element */
-    MPI_Aint ext; /* extent */
-    MPI_Datatype type;
-} kind_t;
-
-static kind_t kinds[K_LAST] = {
-    [K_BYTE] = {"byte", F_BYTES, 1, 1, {0, 0}, 1, MPI_DATATYPE_NULL},
-    [K_INT] = {"int", F_INTS, 2, 1, {0, 0}, 4, MPI_DATATYPE_NULL},
-    [K_STRIDED] = {"int/8", F_INTS, 2, 1, {0, 0}, 8, MPI_DATATYPE_NULL},
-    [K_VEC] = {"vector", F_INTS, 1, 2, {0, 12}, 16, MPI_DATATYPE_NULL},
-    [K_PAIR] = {"contig2", F_INTS, 1, 2, {0, 4}, 8, MPI_DATATYPE_NULL},
-    [K_SUB] = {"subarray", F_INTS, 1, 2, {4, 8}, 16, MPI_DATATYPE_NULL},
-    [K_SID] = {"struct", F_PAIRS, 1, 2, {0, 8}, 16, MPI_DATATYPE_NULL},
-    [K_SIDP] = {"struct-packed", F_PAIRS, 1, 2, {0, 4}, 12, MPI_DATATYPE_NULL},
-};
-static const int family_kinds[F_LAST][5] = {
-    {K_BYTE, -1}, {K_INT, K_STRIDED, K_VEC, K_PAIR, K_SUB}, {K_SID, K_SIDP, -1}};
-static const int family_nkinds[F_LAST] = {1, 5, 2};
-static const int unit_bytes[F_LAST] = {1, 8, 12};
-
-static void types_create(void)
-{
-    MPI_Datatype t;
-    kinds[K_BYTE].type = MPI_BYTE;
-    kinds[K_INT].type = MPI_INT;
-    MPI_Type_create_resized(MPI_INT, 0, 8, &kinds[K_STRIDED].type);
-    MPI_Type_vector(2, 1, 3, MPI_INT, &kinds[K_VEC].type);
-    MPI_Type_contiguous(2, MPI_INT, &kinds[K_PAIR].type);
-    int sizes[1] = {4}, sub[1] = {2}, start[1] = {1};
-    MPI_Type_create_subarray(1, sizes, sub, start, MPI_ORDER_C, MPI_INT, &kinds[K_SUB].type);
-    int bl[2] = {1, 1};
-    MPI_Datatype tt[2] = {MPI_INT, MPI_DOUBLE};
-    MPI_Aint d1[2] = {0, 8}, d2[2] = {0, 4};
-    MPI_Type_create_struct(2, bl, d1, tt, &t);
-    MPI_Type_create_resized(t, 0, 16, &kinds[K_SID].type);
-    MPI_Type_free(&t);
-    MPI_Type_create_struct(2, bl, d2, tt, &t);
-    MPI_Type_create_resized(t, 0, 12, &kinds[K_SIDP].type);
-    MPI_Type_free(&t);
-    for (int k = K_STRIDED; k < K_LAST; k++)
-        MPI_Type_commit(&kinds[k].type);
-}
-
-static void types_free(void)
-{
-    for (int k = K_STRIDED; k < K_LAST; k++)
-        MPI_Type_free(&kinds[k].type);
-}
-
-static uint32_t mix(uint64_t a, uint64_t b, uint64_t c)
-{
-    uint64_t x = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full ^
-                 (c + 1) * 0x165667B19E3779F9ull;
-    x ^= x >> 29;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 32;
-    return (uint32_t)x;
-}
 
 /* Deterministic per-case random numbers, the same on every rank. */
 static uint32_t rnd(uint64_t cid, uint64_t i)
 {
-    return mix(cid, 0x5eed, i);
-}
-
-/* Primitive @p k of block @p b written at @p p. */
-static void prim_write(int family, uint64_t cid, uint64_t b, size_t k, char *p)
-{
-    uint32_t m = mix(cid, b, k);
-    if (family == F_BYTES) {
-        unsigned char c = (unsigned char)m;
-        *p = (char)(c == TT_SENTINEL ? 0x5A : c);
-    } else if (family == F_INTS || k % 2 == 0) {
-        int32_t v = (int32_t)(m | 1u);
-        memcpy(p, &v, 4);
-    } else {
-        double v = (double)(m % 1000003) + 0.25;
-        memcpy(p, &v, 8);
-    }
-}
-
-/* The image of @p count elements of kind @p kd of block @p b at @p base. */
-static void block_write(const kind_t *kd, uint64_t cid, uint64_t b, int count, char *base)
-{
-    size_t k = 0;
-    for (int e = 0; e < count; e++)
-        for (int i = 0; i < kd->nprim; i++, k++)
-            prim_write(kd->family, cid, b, k, base + (size_t)e * (size_t)kd->ext + kd->off[i]);
+    return tt_kind_mix(cid, 0x5eed, i);
 }
 
 static long calls_tc, calls_ok;
@@ -195,7 +104,7 @@ static void run_case(MPI_Comm comm, const char *cname, const ccase_t *cc)
     int rank, p;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
-    const kind_t *sk = &kinds[cc->skind], *rk = &kinds[cc->rkind];
+    const tt_kind_t *sk = &tt_kinds[cc->skind], *rk = &tt_kinds[cc->rkind];
     int *scounts = tt_xmalloc((size_t)p * sizeof(int)),
         *sdispls = tt_xmalloc((size_t)p * sizeof(int));
     int *rcounts = tt_xmalloc((size_t)p * sizeof(int)),
@@ -212,21 +121,21 @@ static void run_case(MPI_Comm comm, const char *cname, const ccase_t *cc)
     char *sbuf = tt_xmalloc(sbytes), *sref = tt_xmalloc(sbytes);
     memset(sbuf, TT_SENTINEL, sbytes);
     for (int j = 0; j < p; j++)
-        block_write(sk, cc->cid, (uint64_t)rank * 4096 + (uint64_t)j, scounts[j],
-                    sbuf + (size_t)sdispls[j] * (size_t)sk->ext);
+        tt_kind_block_write(sk, cc->cid, (uint64_t)rank * 4096 + (uint64_t)j, scounts[j],
+                            sbuf + (size_t)sdispls[j] * (size_t)sk->ext);
     memcpy(sref, sbuf, sbytes);
     memset(expect, TT_SENTINEL, rbytes);
     for (int i = 0; i < p; i++)
-        block_write(rk, cc->cid, (uint64_t)i * 4096 + (uint64_t)rank, rcounts[i],
-                    expect + (size_t)rdispls[i] * (size_t)rk->ext);
+        tt_kind_block_write(rk, cc->cid, (uint64_t)i * 4096 + (uint64_t)rank, rcounts[i],
+                            expect + (size_t)rdispls[i] * (size_t)rk->ext);
     memset(rbuf, TT_SENTINEL, rbytes);
     const void *send = sbuf;
     if (cc->in_place) {
         /* The outgoing blocks in the receive buffer (receive layout). */
         send = MPI_IN_PLACE;
         for (int j = 0; j < p; j++)
-            block_write(rk, cc->cid, (uint64_t)rank * 4096 + (uint64_t)j, rcounts[j],
-                        rbuf + (size_t)rdispls[j] * (size_t)rk->ext);
+            tt_kind_block_write(rk, cc->cid, (uint64_t)rank * 4096 + (uint64_t)j, rcounts[j],
+                                rbuf + (size_t)rdispls[j] * (size_t)rk->ext);
     }
     int rc;
     calls_tc++;
@@ -282,11 +191,12 @@ static void run_comm(MPI_Comm comm, const char *cname, size_t bank, int quick)
     size_t bsizes[] = {0, 1, inl, inl + 1, slot - 1, slot, slot + 1, 3 * slot + 1000};
     int nb = (int)(sizeof bsizes / sizeof bsizes[0]);
     uint64_t cid = 1;
-    for (int fam = 0; fam < F_LAST; fam++) {
+    for (int fam = 0; fam < TT_FAM_LAST; fam++) {
         for (int si = 0; si < nb; si++) {
             if (quick && si % 3 != 0 && si != nb - 1)
                 continue;
-            const int u = (int)(bsizes[si] / (size_t)unit_bytes[fam]) + (bsizes[si] && fam ? 1 : 0);
+            const int u =
+                (int)(bsizes[si] / (size_t)tt_family_unit_bytes[fam]) + (bsizes[si] && fam ? 1 : 0);
             for (int mode = 0; mode < 4; mode++, cid++) {
                 /* mode: 0 Alltoall, 1 in place, 2 Alltoallv, 3 in place. */
                 ccase_t cc = {0};
@@ -295,17 +205,17 @@ static void run_comm(MPI_Comm comm, const char *cname, size_t bank, int quick)
                 cc.family = fam;
                 cc.u = u;
                 cc.cid = cid * 7919 + (uint64_t)fam;
-                const int nk = family_nkinds[fam];
+                const int nk = tt_family_nkinds[fam];
                 const int k0 = (int)(rnd(cc.cid, 99) % (uint32_t)nk);
                 /* Alternate: everyone MPI_BYTE or MPI_INT on both sides
                  * (second opinion), or kinds that differ by rank and
                  * between send and receive. */
-                cc.uniform = (si + mode) % 2 == 0 && fam != F_PAIRS;
+                cc.uniform = (si + mode) % 2 == 0 && fam != TT_FAM_PAIRS;
                 if (cc.uniform) {
-                    cc.skind = cc.rkind = fam == F_BYTES ? K_BYTE : K_INT;
+                    cc.skind = cc.rkind = fam == TT_FAM_BYTES ? TT_KIND_BYTE : TT_KIND_INT;
                 } else {
-                    cc.skind = family_kinds[fam][(k0 + rank) % nk];
-                    cc.rkind = family_kinds[fam][(k0 + rank + 1) % nk];
+                    cc.skind = tt_family_kinds[fam][(k0 + rank) % nk];
+                    cc.rkind = tt_family_kinds[fam][(k0 + rank + 1) % nk];
                 }
                 run_case(comm, cname, &cc);
             }
@@ -333,19 +243,19 @@ static void run_mixed(MPI_Comm comm, size_t bank)
         int ok = 1, rc;
         const int nb = ns[(it + 3) % 6];
         for (int i = 0; i < nb; i++)
-            rb[i] = rank == root ? (int)mix(cid, (uint64_t)root, (uint64_t)i) : -1;
+            rb[i] = rank == root ? (int)tt_kind_mix(cid, (uint64_t)root, (uint64_t)i) : -1;
         rc = TC_Bcast(rb, nb, MPI_INT, root, comm);
         for (int i = 0; i < nb; i++)
-            ok &= rb[i] == (int)mix(cid, (uint64_t)root, (uint64_t)i);
+            ok &= rb[i] == (int)tt_kind_mix(cid, (uint64_t)root, (uint64_t)i);
         CHECK(rc == MPI_SUCCESS && ok, "mixed %d: TC_Bcast of %d ints from %d", it, nb, root);
         if (it % 3 == 2) {
             for (int i = 0; i < n; i++)
-                sb[i] = (int)mix(cid + 3, (uint64_t)rank, (uint64_t)i);
+                sb[i] = (int)tt_kind_mix(cid + 3, (uint64_t)rank, (uint64_t)i);
             rc = TC_Allgather(sb, n, MPI_INT, rb, n, MPI_INT, comm);
             ok = rc == MPI_SUCCESS;
             for (int j = 0; j < p; j++)
                 for (int i = 0; i < n; i++)
-                    ok &= rb[j * n + i] == (int)mix(cid + 3, (uint64_t)j, (uint64_t)i);
+                    ok &= rb[j * n + i] == (int)tt_kind_mix(cid + 3, (uint64_t)j, (uint64_t)i);
             CHECK(ok, "mixed %d: TC_Allgather of %d ints", it, n);
         }
         /* Alltoall (even it) or Alltoallv with counts n or n / 2 (odd it),
@@ -358,7 +268,7 @@ static void run_mixed(MPI_Comm comm, size_t bank)
         }
         for (int j = 0; j < p; j++)
             for (int i = 0; i < sc[j]; i++)
-                sb[sd[j] + i] = (int)mix(cid + 1, (uint64_t)(rank * p + j), (uint64_t)i);
+                sb[sd[j] + i] = (int)tt_kind_mix(cid + 1, (uint64_t)(rank * p + j), (uint64_t)i);
         for (long i = 0; i < (long)n * p; i++)
             rb[i] = -1;
         if (it % 2 == 0)
@@ -369,7 +279,7 @@ static void run_mixed(MPI_Comm comm, size_t bank)
         for (int j = 0; j < p; j++) {
             const int *at = it % 2 == 0 ? rb + j * n : rb + rd[j];
             for (int i = 0; i < rc_[j]; i++)
-                ok &= at[i] == (int)mix(cid + 1, (uint64_t)(j * p + rank), (uint64_t)i);
+                ok &= at[i] == (int)tt_kind_mix(cid + 1, (uint64_t)(j * p + rank), (uint64_t)i);
         }
         CHECK(ok, "mixed %d: %s of %d ints after a Bcast", it,
               it % 2 == 0 ? "TC_Alltoall" : "TC_Alltoallv", n);
@@ -385,21 +295,9 @@ static void run_mixed(MPI_Comm comm, size_t bank)
 
 /* Bad arguments: the right class through the communicator's handler, no
  * byte moved. Every rank makes the same mistake. */
-static int handler_calls;
-static void count_handler(MPI_Comm *comm, int *code, ...)
-{
-    (void)comm;
-    (void)code;
-    handler_calls++;
-}
-
 static void run_errors(void)
 {
-    MPI_Comm comm;
-    MPI_Errhandler eh;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_create_errhandler(count_handler, &eh);
-    MPI_Comm_set_errhandler(comm, eh);
+    MPI_Comm comm = tt_err_comm_create();
     int p, rank;
     MPI_Comm_size(comm, &p);
     MPI_Comm_rank(comm, &rank);
@@ -414,54 +312,36 @@ static void run_errors(void)
     }
     for (int j = 0; j < 2 * p; j++)
         rb[j] = -7;
-    struct {
-        const char *what;
-        int want, rc;
-    } t[20];
-    int n = 0, cls;
-#define ERR_CASE(text, cls_want, call)                                                             \
-    do {                                                                                           \
-        int before = handler_calls;                                                                \
-        t[n].what = text;                                                                          \
-        t[n].want = cls_want;                                                                      \
-        t[n].rc = call;                                                                            \
-        CHECK(handler_calls == before + 1, "%s: the handler was called %d times", text,            \
-              handler_calls - before);                                                             \
-        n++;                                                                                       \
-    } while (0)
-    ERR_CASE("negative sendcount", MPI_ERR_COUNT,
-             TC_Alltoall(sb, -1, MPI_INT, rb, 1, MPI_INT, comm));
-    ERR_CASE("negative recvcount", MPI_ERR_COUNT,
-             TC_Alltoall(sb, 1, MPI_INT, rb, -1, MPI_INT, comm));
-    ERR_CASE("null sendtype", MPI_ERR_TYPE,
-             TC_Alltoall(sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, comm));
-    ERR_CASE("null recvtype", MPI_ERR_TYPE,
-             TC_Alltoall(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, comm));
-    ERR_CASE("aliased buffers", MPI_ERR_BUFFER, TC_Alltoall(rb, 1, MPI_INT, rb, 1, MPI_INT, comm));
-    ERR_CASE("send block larger than the receive block", MPI_ERR_TRUNCATE,
-             TC_Alltoall(sb, 2, MPI_INT, rb, 1, MPI_INT, comm));
-    ERR_CASE("v: NULL sendcounts", MPI_ERR_ARG,
-             TC_Alltoallv(sb, NULL, displs, MPI_INT, rb, counts, displs, MPI_INT, comm));
-    ERR_CASE("v: NULL rdispls", MPI_ERR_ARG,
-             TC_Alltoallv(sb, counts, displs, MPI_INT, rb, counts, NULL, MPI_INT, comm));
-    ERR_CASE(
+    int cls;
+    TT_ERR_CASE("negative sendcount", MPI_ERR_COUNT,
+                TC_Alltoall(sb, -1, MPI_INT, rb, 1, MPI_INT, comm));
+    TT_ERR_CASE("negative recvcount", MPI_ERR_COUNT,
+                TC_Alltoall(sb, 1, MPI_INT, rb, -1, MPI_INT, comm));
+    TT_ERR_CASE("null sendtype", MPI_ERR_TYPE,
+                TC_Alltoall(sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, comm));
+    TT_ERR_CASE("null recvtype", MPI_ERR_TYPE,
+                TC_Alltoall(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, comm));
+    TT_ERR_CASE("aliased buffers", MPI_ERR_BUFFER,
+                TC_Alltoall(rb, 1, MPI_INT, rb, 1, MPI_INT, comm));
+    TT_ERR_CASE("send block larger than the receive block", MPI_ERR_TRUNCATE,
+                TC_Alltoall(sb, 2, MPI_INT, rb, 1, MPI_INT, comm));
+    TT_ERR_CASE("v: NULL sendcounts", MPI_ERR_ARG,
+                TC_Alltoallv(sb, NULL, displs, MPI_INT, rb, counts, displs, MPI_INT, comm));
+    TT_ERR_CASE("v: NULL rdispls", MPI_ERR_ARG,
+                TC_Alltoallv(sb, counts, displs, MPI_INT, rb, counts, NULL, MPI_INT, comm));
+    TT_ERR_CASE(
         "v: null recvtype", MPI_ERR_TYPE,
         TC_Alltoallv(sb, counts, displs, MPI_INT, rb, counts, displs, MPI_DATATYPE_NULL, comm));
     counts[p - 1] = -1;
-    ERR_CASE("v: negative counts", MPI_ERR_COUNT,
-             TC_Alltoallv(sb, counts, displs, MPI_INT, rb, counts, displs, MPI_INT, comm));
-    ERR_CASE("v in place: negative recvcounts", MPI_ERR_COUNT,
-             TC_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_INT, rb, counts, displs, MPI_INT, comm));
+    TT_ERR_CASE("v: negative counts", MPI_ERR_COUNT,
+                TC_Alltoallv(sb, counts, displs, MPI_INT, rb, counts, displs, MPI_INT, comm));
+    TT_ERR_CASE("v in place: negative recvcounts", MPI_ERR_COUNT,
+                TC_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_INT, rb, counts, displs, MPI_INT, comm));
     counts[p - 1] = 1;
     counts[rank] = 2;
-    ERR_CASE("v: block to self larger than the block from self", MPI_ERR_TRUNCATE,
-             TC_Alltoallv(sb, counts, displs, MPI_INT, rb, counts, displs, MPI_BYTE, comm));
+    TT_ERR_CASE("v: block to self larger than the block from self", MPI_ERR_TRUNCATE,
+                TC_Alltoallv(sb, counts, displs, MPI_INT, rb, counts, displs, MPI_BYTE, comm));
     counts[rank] = 1;
-#undef ERR_CASE
-    for (int i = 0; i < n; i++) {
-        MPI_Error_class(t[i].rc, &cls);
-        CHECK(cls == t[i].want, "%s: error class %d, want %d", t[i].what, cls, t[i].want);
-    }
     int untouched = 1;
     for (int j = 0; j < 2 * p; j++)
         untouched &= rb[j] == -7;
@@ -480,8 +360,7 @@ static void run_errors(void)
     for (int j = 0; j < p; j++)
         ok &= rb[j] == 100 * j + rank;
     CHECK(ok, "a good call after the errors failed");
-    MPI_Errhandler_free(&eh);
-    MPI_Comm_free(&comm);
+    tt_err_comm_free(&comm);
     free(sb);
     free(rb);
     free(counts);
@@ -539,7 +418,7 @@ int main(int argc, char **argv)
     size_t bank = S * f / (size_t)q;
     if (bank > (size_t)1 << 20)
         bank = (size_t)1 << 20;
-    types_create();
+    tt_kinds_create();
 
     MPI_Comm dup, split, rev;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
@@ -556,7 +435,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&dup);
     MPI_Comm_free(&split);
     MPI_Comm_free(&rev);
-    types_free();
+    tt_kinds_free();
     if (tt_rank == 0)
         printf("test_alltoall: %ld TC calls, %ld right\n", calls_tc, calls_ok);
     return tt_finish();

@@ -628,3 +628,44 @@ int tt_finish(void)
     MPI_Finalize();
     return sum[0] == 0 && maxc > 0 ? 0 : 1;
 }
+
+static long tt_err_calls;
+static MPI_Errhandler tt_err_handler = MPI_ERRHANDLER_NULL;
+
+static void tt_err_count(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    (void)code;
+    tt_err_calls++;
+}
+
+MPI_Comm tt_err_comm_create(void)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    if (tt_err_handler == MPI_ERRHANDLER_NULL)
+        MPI_Comm_create_errhandler(tt_err_count, &tt_err_handler);
+    MPI_Comm_set_errhandler(comm, tt_err_handler);
+    return comm;
+}
+
+void tt_err_comm_free(MPI_Comm *comm)
+{
+    MPI_Comm_free(comm);
+    if (tt_err_handler != MPI_ERRHANDLER_NULL)
+        MPI_Errhandler_free(&tt_err_handler);
+}
+
+long tt_err_handler_calls(void)
+{
+    return tt_err_calls;
+}
+
+void tt_err_case_check(const char *what, int want_class, int rc, long calls_before)
+{
+    int cls = -1;
+    CHECK(tt_err_calls == calls_before + 1, "%s: the handler was called %ld times", what,
+          tt_err_calls - calls_before);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == want_class, "%s: error class %d, want %d", what, cls, want_class);
+}

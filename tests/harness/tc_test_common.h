@@ -151,6 +151,23 @@ long tt_dev_shm_count(const long *pids, int npids);
 /* Lines of /proc/self/maps containing @p needle (-1 when it cannot be read). */
 long tt_maps_count(const char *needle);
 
+/* Bad-argument cases: tt_err_comm_create returns a duplicate of
+ * MPI_COMM_WORLD whose error handler counts its calls (free it with
+ * tt_err_comm_free); TT_ERR_CASE(what, class, call) makes @p call (every
+ * rank the same mistake: a check failing on one rank only would leave the
+ * others in the collective) and CHECKs that it called that handler once and
+ * returned an error of MPI error class @p class. */
+MPI_Comm tt_err_comm_create(void);
+void tt_err_comm_free(MPI_Comm *comm);
+long tt_err_handler_calls(void);
+void tt_err_case_check(const char *what, int want_class, int rc, long calls_before);
+#define TT_ERR_CASE(what, want_class, call)                                                        \
+    do {                                                                                           \
+        const long tt_before_ = tt_err_handler_calls();                                            \
+        const int tt_rc_ = (call);                                                                 \
+        tt_err_case_check(what, want_class, tt_rc_, tt_before_);                                   \
+    } while (0)
+
 /* Value following "--name" in argv, or @p def when absent. */
 const char *tt_arg(int argc, char **argv, const char *name, const char *def);
 long tt_arg_long(int argc, char **argv, const char *name, long def);

@@ -12,26 +12,14 @@
 ! rooted ones at every root, in place at the root (a Scatter's MPI_IN_PLACE
 ! is its receive buffer).
 program allgather_f
-#if defined(TC_USE_MPI_F08)
-    use mpi_f08
-#elif defined(TC_USE_MPI)
-    use mpi
-#endif
-    implicit none
-#if !defined(TC_USE_MPI_F08) && !defined(TC_USE_MPI)
-    include 'mpif.h'
-#endif
-#if defined(TC_USE_MPI_F08)
-    type(MPI_Comm) :: comm
-#else
-    integer :: comm
-#endif
+    use tc_pmpi_f
+#include "tc_pmpi_f.inc"
+    TC_HANDLE(MPI_Comm) :: comm
     integer, parameter :: nsizes = 3
     integer, parameter :: sizes(nsizes) = [1, 1000, 70001]
     integer, allocatable :: sbuf(:), rbuf(:), counts(:), displs(:)
-    integer :: rank, nprocs, ierr, iter, s, n, j, i, errors, all_errors, st, expected_np, at
+    integer :: rank, nprocs, ierr, iter, s, n, j, i, errors, at
     integer :: allgathers, allgathervs, gathers, gathervs, scatters, scattervs, root
-    character(len=32) :: np_env
 
     errors = 0
     allgathers = 0
@@ -40,16 +28,7 @@ program allgather_f
     gathervs = 0
     scatters = 0
     scattervs = 0
-    call MPI_Init(ierr)
-    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
-    call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
-    call get_environment_variable('TC_TEST_NP', np_env, status=st)
-    expected_np = -1
-    if (st == 0) read (np_env, *, iostat=st) expected_np
-    if (expected_np /= nprocs) then
-        write (0, '(a,i0,a,a)') 'allgather_f: communicator size ', nprocs, ', TC_TEST_NP=', trim(np_env)
-        call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
-    end if
+    call tc_pmpi_f_init('allgather_f', rank, nprocs)
 
     allocate (sbuf(sizes(nsizes)), rbuf((sizes(nsizes) + 1) * nprocs), counts(nprocs), displs(nprocs))
     call MPI_Comm_dup(MPI_COMM_WORLD, comm, ierr)
@@ -101,14 +80,11 @@ program allgather_f
     end do
     call MPI_Comm_free(comm, ierr)
 
-    call MPI_Allreduce(errors, all_errors, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
     write (*, '(a,i0,a,i0,a,i0,a,i0,a,i0,a,i0,a,i0,a,i0)') 'tc-pmpi-test rank=', rank, &
         ' allgathers=', allgathers, ' allgathervs=', allgathervs, ' gathers=', gathers, &
         ' gathervs=', gathervs, ' scatters=', scatters, ' scattervs=', scattervs, &
         ' allreduces=1 errors=', errors
-    flush (6)
-    call MPI_Finalize(ierr)
-    if (all_errors /= 0) stop 1
+    call tc_pmpi_f_finish(errors)
 
 contains
 

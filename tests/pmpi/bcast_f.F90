@@ -12,41 +12,20 @@
 ! and MPI_BOTTOM with an absolute-address type (Fortran's MPI_BOTTOM is a
 ! common block, which the shim must recognise).
 program bcast_f
-#if defined(TC_USE_MPI_F08)
-    use mpi_f08
-#elif defined(TC_USE_MPI)
-    use mpi
-#endif
-    implicit none
-#if !defined(TC_USE_MPI_F08) && !defined(TC_USE_MPI)
-    include 'mpif.h'
-#endif
-#if defined(TC_USE_MPI_F08)
-    type(MPI_Comm) :: comm
-#else
-    integer :: comm
-#endif
+    use tc_pmpi_f
+#include "tc_pmpi_f.inc"
+    TC_HANDLE(MPI_Comm) :: comm
     integer, parameter :: nsizes = 4
     integer, parameter :: sizes(nsizes) = [1, 5, 1000, 300007]
     integer, allocatable :: ibuf(:)
     double precision, allocatable :: dbuf(:)
-    integer :: rank, nprocs, ierr, iter, s, root, errors, all_errors, st, expected_np
+    integer :: rank, nprocs, ierr, iter, s, root, errors
     integer :: bcasts, barriers
-    character(len=32) :: np_env
 
     errors = 0
     bcasts = 0
     barriers = 0
-    call MPI_Init(ierr)
-    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
-    call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
-    call get_environment_variable('TC_TEST_NP', np_env, status=st)
-    expected_np = -1
-    if (st == 0) read (np_env, *, iostat=st) expected_np
-    if (expected_np /= nprocs) then
-        write (0, '(a,i0,a,a)') 'bcast_f: communicator size ', nprocs, ', TC_TEST_NP=', trim(np_env)
-        call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
-    end if
+    call tc_pmpi_f_init('bcast_f', rank, nprocs)
 
     allocate (ibuf(sizes(nsizes)), dbuf(140000))
     call MPI_Comm_dup(MPI_COMM_WORLD, comm, ierr)
@@ -65,12 +44,9 @@ program bcast_f
     end do
     call MPI_Comm_free(comm, ierr)
 
-    call MPI_Allreduce(errors, all_errors, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
     write (*, '(a,i0,a,i0,a,i0,a,i0)') 'tc-pmpi-test rank=', rank, ' bcasts=', bcasts, &
         ' barriers=', barriers, ' allreduces=1 errors=', errors
-    flush (6)
-    call MPI_Finalize(ierr)
-    if (all_errors /= 0) stop 1
+    call tc_pmpi_f_finish(errors)
 
 contains
 

@@ -8,15 +8,15 @@
 ! went to the MPI as a large count. Values: value_of(rank, index), computed
 ! by every rank itself.
 program large_count_f08
+    use tc_pmpi_f
     use mpi_f08
     implicit none
     integer, parameter :: n = 30000
     integer(kind=MPI_COUNT_KIND) :: cnt
     integer(kind=MPI_COUNT_KIND), allocatable :: counts(:)
     integer, allocatable :: buf(:), out(:), send(:)
-    integer :: rank, nprocs, root, i, r, errors, all_errors, st, expected_np
+    integer :: rank, nprocs, root, i, r, errors
     integer :: bcasts, reduces, allreduces, rss, scans
-    character(len=32) :: np_env
 
     errors = 0
     bcasts = 0
@@ -24,17 +24,7 @@ program large_count_f08
     allreduces = 0
     rss = 0
     scans = 0
-    call MPI_Init()
-    call MPI_Comm_rank(MPI_COMM_WORLD, rank)
-    call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
-    call get_environment_variable('TC_TEST_NP', np_env, status=st)
-    expected_np = -1
-    if (st == 0) read (np_env, *, iostat=st) expected_np
-    if (expected_np /= nprocs) then
-        write (0, '(a,i0,a,a)') 'large_count_f08: communicator size ', nprocs, &
-            ', TC_TEST_NP=', trim(np_env)
-        call MPI_Abort(MPI_COMM_WORLD, 1)
-    end if
+    call tc_pmpi_f_init('large_count_f08', rank, nprocs)
     allocate (buf(n), out(n), send(n * nprocs), counts(nprocs))
     cnt = int(n, MPI_COUNT_KIND)
 
@@ -71,13 +61,10 @@ program large_count_f08
     rss = rss + 1
     call check_sum(out, nprocs, rank * n)
 
-    call MPI_Allreduce(errors, all_errors, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
     write (*, '(a,i0,a,i0,a,i0,a,i0,a,i0,a,i0,a,i0)') 'tc-pmpi-test rank=', rank, &
         ' bcasts=', bcasts, ' reduces=', reduces, ' allreduces=', allreduces, &
         ' reduce_scatters=', rss, ' scans=', scans, ' large_counts=0 errors=', errors
-    flush (6)
-    call MPI_Finalize()
-    if (all_errors /= 0) stop 1
+    call tc_pmpi_f_finish(errors)
 
 contains
 

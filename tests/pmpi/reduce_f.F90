@@ -43,43 +43,22 @@ end module tc_reduce_f_ops
 
 program reduce_f
     use tc_reduce_f_ops
-#if defined(TC_USE_MPI_F08)
-    use mpi_f08
-#elif defined(TC_USE_MPI)
-    use mpi
-#endif
-    implicit none
-#if !defined(TC_USE_MPI_F08) && !defined(TC_USE_MPI)
-    include 'mpif.h'
-#endif
-#if defined(TC_USE_MPI_F08)
-    type(MPI_Comm) :: comm
-    type(MPI_Op) :: op_plus1, op_plus1_nc
-#else
-    integer :: comm, op_plus1, op_plus1_nc
-#endif
+    use tc_pmpi_f
+#include "tc_pmpi_f.inc"
+    TC_HANDLE(MPI_Comm) :: comm
+    TC_HANDLE(MPI_Op) :: op_plus1, op_plus1_nc
     integer, parameter :: nsizes = 3
     integer, parameter :: sizes(nsizes) = [1, 1000, 140001]
     integer, allocatable :: isend(:), irecv(:)
     double precision, allocatable :: dsend(:), drecv(:)
     real, allocatable :: rsend(:), rrecv(:)
-    integer :: rank, nprocs, ierr, iter, s, errors, all_errors, st, expected_np
+    integer :: rank, nprocs, ierr, iter, s, errors
     integer :: reduces, allreduces
-    character(len=32) :: np_env
 
     errors = 0
     reduces = 0
     allreduces = 0
-    call MPI_Init(ierr)
-    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
-    call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
-    call get_environment_variable('TC_TEST_NP', np_env, status=st)
-    expected_np = -1
-    if (st == 0) read (np_env, *, iostat=st) expected_np
-    if (expected_np /= nprocs) then
-        write (0, '(a,i0,a,a)') 'reduce_f: communicator size ', nprocs, ', TC_TEST_NP=', trim(np_env)
-        call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
-    end if
+    call tc_pmpi_f_init('reduce_f', rank, nprocs)
 
     allocate (isend(sizes(nsizes)), irecv(sizes(nsizes)), dsend(sizes(nsizes)), &
               drecv(sizes(nsizes)), rsend(sizes(nsizes)), rrecv(sizes(nsizes)))
@@ -101,12 +80,9 @@ program reduce_f
 
     ! The tally goes through the shim too, so it is counted.
     allreduces = allreduces + 1
-    call MPI_Allreduce(errors, all_errors, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
     write (*, '(a,i0,a,i0,a,i0,a,i0)') 'tc-pmpi-test rank=', rank, ' reduces=', reduces, &
         ' allreduces=', allreduces, ' errors=', errors
-    flush (6)
-    call MPI_Finalize(ierr)
-    if (all_errors /= 0) stop 1
+    call tc_pmpi_f_finish(errors)
 
 contains
 

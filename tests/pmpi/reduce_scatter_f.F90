@@ -14,40 +14,19 @@
 ! of INTEGER with MPI_SUM on the same sizes, with and without MPI_IN_PLACE.
 
 program reduce_scatter_f
-#if defined(TC_USE_MPI_F08)
-    use mpi_f08
-#elif defined(TC_USE_MPI)
-    use mpi
-#endif
-    implicit none
-#if !defined(TC_USE_MPI_F08) && !defined(TC_USE_MPI)
-    include 'mpif.h'
-#endif
-#if defined(TC_USE_MPI_F08)
-    type(MPI_Comm) :: comm
-#else
-    integer :: comm
-#endif
+    use tc_pmpi_f
+#include "tc_pmpi_f.inc"
+    TC_HANDLE(MPI_Comm) :: comm
     integer :: ierr, rank, np, it, i, r, b, inplace, total, first, mine
-    integer :: errors, all_errors, nblock, nv, nscan, nexscan, j, q, want
+    integer :: errors, nblock, nv, nscan, nexscan, j, q, want
     integer, parameter :: nsizes = 4
     integer :: sizes(nsizes) = (/ 1, 7, 1000, 20000 /)
     integer, allocatable :: counts(:), isend(:), irecv(:)
     double precision, allocatable :: dsend(:), drecv(:)
     integer :: iwant
     double precision :: dwant
-    character(len=32) :: env
 
-    call MPI_Init(ierr)
-    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
-    call MPI_Comm_size(MPI_COMM_WORLD, np, ierr)
-    call get_environment_variable('TC_TEST_NP', env)
-    read (env, *, iostat=ierr) i
-    if (ierr /= 0 .or. i /= np) then
-        print '(a,i0,a,a)', 'reduce_scatter_f: MPI_COMM_WORLD has ', np, &
-            ' processes but TC_TEST_NP is ', trim(env)
-        call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
-    end if
+    call tc_pmpi_f_init('reduce_scatter_f', rank, np)
     comm = MPI_COMM_WORLD
     errors = 0
     nblock = 0
@@ -160,12 +139,10 @@ program reduce_scatter_f
         end do
     end do
 
-    call MPI_Allreduce(errors, all_errors, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
     print '(a,i0,a,i0,a,i0,a,i0,a,i0,a,i0)', 'tc-pmpi-test rank=', rank, &
         ' reduce_scatter_blocks=', nblock, ' reduce_scatters=', nv, ' scans=', nscan, &
         ' exscans=', nexscan, ' errors=', errors
-    call MPI_Finalize(ierr)
-    if (all_errors /= 0) stop 1
+    call tc_pmpi_f_finish(errors)
 
 contains
 
