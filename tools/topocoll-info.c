@@ -227,7 +227,11 @@ static void print_plans(MPI_Comm comm)
     }
     query_ok(tc_query_plan(comm, other < 0 ? 0 : other, &pl), "tc_query_plan");
     printf("\n## Other collectives: path, protocol, race, predicted us\n");
-    printf("path (%s): %s\n", some_hier ? "all but the hierarchical ones" : "all of them", pl.path);
+    if (other < 0)
+        printf("path: every one of them is hierarchical here (below)\n");
+    else
+        printf("path (%s): %s\n", some_hier ? "all but the hierarchical ones" : "all of them",
+               pl.path);
     printf("race threshold: TC_PMPI_RACE_MIN = %s (agreed%s)\n", pl.race_min_text,
            pl.race_min ? "" : ": the race is off");
     for (int op = 0; op < TC_QUERY_PLAN_LAST; op++) {

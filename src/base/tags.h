@@ -19,10 +19,13 @@ enum {
     TC_TAG_BARRIER_TOP = 0x7c12,
     /* hier/hier_allgather.c */
     TC_TAG_HIER_ALLGATHER = 0x7c18,
-    /* core/alltoall.c: the node leaders' aggregation */
+    /* hier/hier_alltoall.c: the node leaders' aggregation; Alltoallv's sizes
+     * and its blocks sent straight to their receivers */
     TC_TAG_A2A_GATHER = 0x7c21,
     TC_TAG_A2A_EXCHANGE = 0x7c22,
     TC_TAG_A2A_SCATTER = 0x7c23,
+    TC_TAG_A2A_COUNTS = 0x7c24,
+    TC_TAG_A2A_DIRECT = 0x7c25,
     /* core/scan.c: the leaders' exclusive scan of the node totals */
     TC_TAG_SCAN_HIER = 0x7c28,
     /* hier/level_gather.c */

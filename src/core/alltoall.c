@@ -13,6 +13,10 @@
  * copies its block out of every other process's slots. Contiguous predefined
  * types on both sides skip the block sets (tc_a2a_shm_direct).
  *
+ * Across nodes (hier/hier_alltoall.c): an Alltoall of small blocks and
+ * every Alltoallv go through the node leaders, on the blocks as bytes
+ * (below); Alltoallv's larger blocks go straight to their receivers.
+ *
  * Whatever goes to the MPI's own (the race, the paths without a segment)
  * goes as bytes, as in allgather.c: MPI_BYTE on every rank, each side's
  * blocks in one contiguous run (the user's buffer when its type is
@@ -29,9 +33,9 @@
 #include <string.h>
 
 #include "base/log.h"
-#include "base/tags.h"
 #include "blocks.h"
 #include "ctx.h"
+#include "hier/hier_alltoall.h"
 #include "shm/alltoall.h"
 #include "topocoll.h"
 
@@ -166,192 +170,6 @@ static int tc_a2a_shm(tc_ctx_t *ctx, const tc_a2a_call_t *c)
     return rc;
 }
 
-/* ---- node-aware aggregation (Alltoall across nodes) ---------------------------------- */
-
-/* Aggregation only while a leader's buffers (at most 4 x its node's
- * processes x p blocks) stay below 4 x this many bytes. */
-#define TC_A2A_AGG_ROWS_MAX ((size_t)16 << 20)
-
-/* The nodes of the communicator, from every process's locality (the same
- * on every process): node k's ranks, ascending, are memb[start[k] ..
- * start[k + 1]); its leader is the first. Nodes are numbered by their
- * lowest rank. */
-typedef struct tc_a2a_plan {
-    int n;       /* nodes */
-    int *node;   /* [p] node of rank x */
-    int *pos;    /* [p] index of x among its node's ranks */
-    int *start;  /* [n + 1] */
-    int *memb;   /* [p] */
-    size_t *off; /* [n] leader's exchange buffers: node k's part at off[k] */
-    char *mem;   /* the one allocation behind the arrays */
-} tc_a2a_plan_t;
-
-/* Whether this Alltoall aggregates, decided on values every process knows
- * (the agreed hierarchy and TC_HIER_A2A_AGGREGATE, the block size, every
- * process's node); true with *pl built (free pl->mem). A failed allocation
- * of the plan (a few ints per process) is an error (*rc), as in the other
- * paths: the call fails on that process. */
-static bool tc_a2a_plan(const tc_ctx_t *ctx, const tc_a2a_call_t *c, tc_a2a_plan_t *pl, int *rc)
-{
-    const tc_hier_t *h = ctx->hier;
-    const int p = c->size;
-    *rc = MPI_SUCCESS;
-    if (c->v || !h || !h->locs || h->p != p || c->block == 0 || c->block > h->a2a_aggregate)
-        return false;
-    for (int x = 0; x < p; x++)
-        if (h->locs[x].id[TC_LEVEL_NODE] == TC_LOC_UNKNOWN)
-            return false;
-    /* One allocation: off and the node ids (8-byte aligned) first, then the ints. */
-    char *mem =
-        malloc((size_t)p * (sizeof(size_t) + sizeof(int64_t)) + (4 * (size_t)p + 1) * sizeof(int));
-    if (!mem) {
-        *rc = tc_err(TC_ERR_NOMEM);
-        return false;
-    }
-    pl->mem = mem;
-    pl->off = (size_t *)(void *)mem;
-    int64_t *ids = (int64_t *)(void *)(mem + (size_t)p * sizeof(size_t));
-    int *ints = (int *)(void *)(ids + p);
-    pl->node = ints;
-    pl->pos = ints + p;
-    pl->memb = ints + 2 * p;
-    pl->start = ints + 3 * p;
-    int n = 0;
-    for (int x = 0; x < p; x++) {
-        const int64_t id = h->locs[x].id[TC_LEVEL_NODE];
-        int k = 0;
-        while (k < n && ids[k] != id)
-            k++;
-        if (k == n)
-            ids[n++] = id;
-        pl->node[x] = k;
-    }
-    pl->n = n;
-    for (int k = 0; k <= n; k++)
-        pl->start[k] = 0;
-    for (int x = 0; x < p; x++)
-        pl->start[pl->node[x] + 1]++;
-    int maxsize = 0;
-    for (int k = 0; k < n; k++) {
-        maxsize = pl->start[k + 1] > maxsize ? pl->start[k + 1] : maxsize;
-        pl->start[k + 1] += pl->start[k];
-    }
-    /* Counting sort by node, ascending x: each node's ranks ascending. */
-    int *fill = pl->pos; /* the next free place per node first, then the positions */
-    for (int k = 0; k < n; k++)
-        fill[k] = pl->start[k];
-    for (int x = 0; x < p; x++)
-        pl->memb[fill[pl->node[x]]++] = x;
-    for (int k = 0; k < n; k++)
-        for (int i = pl->start[k]; i < pl->start[k + 1]; i++)
-            pl->pos[pl->memb[i]] = i - pl->start[k];
-    const int a = pl->node[c->rank], na = pl->start[a + 1] - pl->start[a];
-    size_t off = 0;
-    for (int k = 0; k < n; k++) {
-        pl->off[k] = off;
-        if (k != a)
-            off += (size_t)na * (size_t)(pl->start[k + 1] - pl->start[k]) * c->block;
-    }
-    if (n < 2 || n == p || (size_t)maxsize * (size_t)p * c->block > TC_A2A_AGG_ROWS_MAX) {
-        free(pl->mem);
-        return false;
-    }
-    return true;
-}
-
-/* Complete @p nreq requests, the first error reported (PMPI_Wait in a loop:
- * gcc >= 11 rejects MPICH's MPI_STATUSES_IGNORE for Waitall's array). */
-static int tc_a2a_wait(int nreq, MPI_Request *req)
-{
-    int rc = MPI_SUCCESS;
-    for (int i = 0; i < nreq; i++) {
-        const int rc_wait = PMPI_Wait(&req[i], MPI_STATUS_IGNORE);
-        if (rc == MPI_SUCCESS)
-            rc = rc_wait;
-    }
-    return rc;
-}
-
-/* The aggregated exchange: @p sbase holds this process's p blocks of @p B
- * bytes in rank order, @p rbase receives p blocks (not overlapping
- * sbase). A non-leader hands its whole send row to its node's leader and
- * gets its whole receive row back (its intra-node blocks ride along). A
- * leader gathers its node's rows, sends every other node's leader one
- * message (for each of its processes in rank order, the blocks to that
- * node's processes in rank order), receives one from each, and builds
- * every member's receive row in rank order of the sources: correct
- * whatever the placement (ranks interleaved across nodes). */
-static int tc_a2a_agg(const tc_a2a_plan_t *pl, const char *sbase, char *rbase, size_t B, int rank,
-                      int p, MPI_Comm priv)
-{
-    const int a = pl->node[rank], na = pl->start[a + 1] - pl->start[a], n = pl->n;
-    const int *ma = pl->memb + pl->start[a];
-    const size_t row = (size_t)p * B;
-    if (rank != ma[0])
-        return PMPI_Sendrecv(sbase, (int)row, MPI_BYTE, ma[0], TC_TAG_A2A_GATHER, rbase, (int)row,
-                             MPI_BYTE, ma[0], TC_TAG_A2A_SCATTER, priv, MPI_STATUS_IGNORE);
-    const size_t xbytes = (size_t)na * (size_t)(p - na) * B; /* each exchange buffer */
-    char *g = malloc(2 * (size_t)(na - 1) * row + 2 * xbytes + 1);
-    MPI_Request *req = malloc((size_t)(na + 2 * n) * sizeof *req);
-    int rc = MPI_SUCCESS, nreq = 0;
-    if (!g || !req) {
-        rc = tc_err(TC_ERR_NOMEM);
-        goto fn_exit;
-    }
-    char *out = g + (size_t)(na - 1) * row, *spack = out + (size_t)(na - 1) * row,
-         *rpack = spack + xbytes;
-#define TC_A2A_ROW(i) ((i) == 0 ? sbase : g + (size_t)((i)-1) * row)
-    for (int i = 1; i < na; i++)
-        if ((rc = PMPI_Irecv(g + (size_t)(i - 1) * row, (int)row, MPI_BYTE, ma[i],
-                             TC_TAG_A2A_GATHER, priv, &req[nreq++])) != MPI_SUCCESS)
-            goto fn_exit;
-    if ((rc = tc_a2a_wait(nreq, req)) != MPI_SUCCESS)
-        goto fn_exit;
-    nreq = 0;
-    for (int b = 0; b < n; b++) {
-        if (b == a)
-            continue;
-        const int nb = pl->start[b + 1] - pl->start[b];
-        const int *mb = pl->memb + pl->start[b];
-        const int cnt = (int)((size_t)na * (size_t)nb * B);
-        if ((rc = PMPI_Irecv(rpack + pl->off[b], cnt, MPI_BYTE, mb[0], TC_TAG_A2A_EXCHANGE, priv,
-                             &req[nreq++])) != MPI_SUCCESS)
-            goto fn_exit;
-        char *d = spack + pl->off[b];
-        for (int i = 0; i < na; i++)
-            for (int j = 0; j < nb; j++, d += B)
-                memcpy(d, TC_A2A_ROW(i) + (size_t)mb[j] * B, B);
-        if ((rc = PMPI_Isend(spack + pl->off[b], cnt, MPI_BYTE, mb[0], TC_TAG_A2A_EXCHANGE, priv,
-                             &req[nreq++])) != MPI_SUCCESS)
-            goto fn_exit;
-    }
-    if ((rc = tc_a2a_wait(nreq, req)) != MPI_SUCCESS)
-        goto fn_exit;
-    nreq = 0;
-    for (int j = na - 1; j >= 0; j--) { /* the members' rows first, ours last */
-        char *dst = j == 0 ? rbase : out + (size_t)(j - 1) * row;
-        for (int x = 0; x < p; x++) {
-            const int k = pl->node[x];
-            const size_t px = (size_t)pl->pos[x];
-            const char *src = k == a ? TC_A2A_ROW(px) + (size_t)ma[j] * B
-                                     : rpack + pl->off[k] + (px * (size_t)na + (size_t)j) * B;
-            memcpy(dst + (size_t)x * B, src, B);
-        }
-        if (j > 0 && (rc = PMPI_Isend(dst, (int)row, MPI_BYTE, ma[j], TC_TAG_A2A_SCATTER, priv,
-                                      &req[nreq++])) != MPI_SUCCESS)
-            goto fn_exit;
-    }
-#undef TC_A2A_ROW
-    rc = tc_a2a_wait(nreq, req);
-    nreq = 0;
-fn_exit:
-    if (nreq > 0) /* an MPI call failed with requests pending: finish them first */
-        (void)tc_a2a_wait(nreq, req);
-    free(req);
-    free(g);
-    return rc;
-}
-
 /* One process, or every block empty: our block to ourselves. */
 static int tc_a2a_single(const tc_a2a_call_t *c, MPI_Comm comm)
 {
@@ -406,8 +224,9 @@ static bool tc_a2a_side(tc_blocks_t *b, const tc_a2a_call_t *c, bool send, bool 
 }
 
 /* The MPI's own, as bytes (see the top of the file); with @p agg, an
- * Alltoall goes through the node leaders instead (tc_a2a_agg on @p priv). */
-static int tc_a2a_pmpi(const tc_a2a_call_t *c, MPI_Comm comm, const tc_a2a_plan_t *agg,
+ * Alltoall goes through the node leaders instead (tc_hier_alltoall on
+ * @p priv). */
+static int tc_a2a_pmpi(const tc_a2a_call_t *c, MPI_Comm comm, const tc_hier_a2a_plan_t *agg,
                        MPI_Comm priv)
 {
     tc_a2a_io_state_t st;
@@ -438,7 +257,8 @@ static int tc_a2a_pmpi(const tc_a2a_call_t *c, MPI_Comm comm, const tc_a2a_plan_
             rbase = st.recv.staged;
         sbase = st.send.mode == TC_BLOCKS_CONTIG ? tc_blocks_data(&st.send, 0) : st.send.staged;
         if (agg)
-            rc = tc_a2a_agg(agg, sbase, (char *)(uintptr_t)rbase, c->block, c->rank, c->size, priv);
+            rc = tc_hier_alltoall(agg, sbase, (char *)(uintptr_t)rbase, c->block, c->rank, c->size,
+                                  priv);
         else
             rc = PMPI_Alltoall(sbase, (int)c->block, MPI_BYTE, (void *)(uintptr_t)rbase,
                                (int)c->block, MPI_BYTE, comm);
@@ -467,6 +287,39 @@ static int tc_a2a_pmpi(const tc_a2a_call_t *c, MPI_Comm comm, const tc_a2a_plan_
         rc = tc_blocks_finish(&st.recv, -1, comm);
 fn_exit:
     free(ints);
+    tc_a2a_blocks_free(&st);
+    return rc;
+}
+
+/* Alltoallv through the node leaders (hier/hier_alltoall.h): every block of
+ * both sides as bytes in one piece (a type that is not contiguous staged,
+ * with MPI_IN_PLACE the send side a copy of the receive buffer's blocks). */
+static int tc_a2a_hier_v(const tc_a2a_call_t *c, const tc_hier_a2a_plan_t *pl, MPI_Comm comm,
+                         MPI_Comm priv)
+{
+    tc_a2a_io_state_t st;
+    const int p = c->size;
+    char **ptr = NULL; /* the send blocks, then the receive blocks */
+    int rc = tc_a2a_blocks(&st, c, TC_BLOCKS_STAGE, TC_BLOCKS_STAGE, comm);
+    if (rc != MPI_SUCCESS)
+        goto fn_exit;
+    if (c->in_place && st.send.mode == TC_BLOCKS_CONTIG &&
+        (rc = tc_blocks_stage_contig(&st.send, true)) != TC_OK)
+        goto fn_exit;
+    if (!(ptr = malloc(2 * (size_t)p * sizeof *ptr))) {
+        rc = tc_err(TC_ERR_NOMEM);
+        goto fn_exit;
+    }
+    for (int j = 0; j < p; j++) {
+        ptr[j] = (char *)(uintptr_t)tc_blocks_data(&st.send, j);
+        ptr[p + j] = (char *)(uintptr_t)tc_blocks_data(&st.recv, j);
+    }
+    rc = tc_hier_alltoallv(pl, (const char *const *)ptr, c->sbytes, ptr + p, c->rbytes, c->rank, p,
+                           priv);
+    if (rc == MPI_SUCCESS)
+        rc = tc_blocks_finish(&st.recv, -1, comm);
+fn_exit:
+    free(ptr);
     tc_a2a_blocks_free(&st);
     return rc;
 }
@@ -613,17 +466,20 @@ static __attribute__((noinline)) int tc_a2a_dispatch(tc_ctx_t *ctx, tc_a2a_call_
     }
     tc_path_t path = ctx->bcast_path;
     if (path == TC_PATH_HIER) {
-        /* Alltoall of small blocks across nodes: aggregated per node pair
-         * (docs/alltoall.md). The rest: the MPI's own, as bytes. */
-        tc_a2a_plan_t plan;
-        if (tc_a2a_plan(ctx, c, &plan, &rc)) {
+        /* Across nodes (docs/alltoall.md): Alltoall of small blocks and
+         * Alltoallv aggregated through the node leaders (Alltoallv's larger
+         * blocks point to point). The rest: the MPI's own, as bytes. */
+        tc_hier_a2a_plan_t plan;
+        tc_err_t err;
+        if (tc_hier_alltoall_plan(ctx->hier, c->rank, c->size, c->v, c->block, &plan, &err)) {
             tc_stats_count(c->op, TC_PATH_HIER);
-            rc = tc_a2a_pmpi(c, ctx->comm, &plan, ctx->priv);
-            free(plan.mem);
+            rc = c->v ? tc_a2a_hier_v(c, &plan, ctx->comm, ctx->priv)
+                      : tc_a2a_pmpi(c, ctx->comm, &plan, ctx->priv);
+            tc_hier_alltoall_plan_free(&plan);
             return rc;
         }
-        if (rc != MPI_SUCCESS)
-            return rc;
+        if (err != TC_OK)
+            return err;
         path = TC_PATH_PMPI_MULTINODE;
     }
     tc_stats_count(c->op, path);

@@ -621,16 +621,26 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
                        "top-down from their leaders; blocks travel in rank order (any "
                        "placement); Scatterv: the sizes travel ahead of the blocks");
         out->race = "none (the hierarchical path does not race)";
-    } else if (op == TC_QUERY_PLAN_ALLTOALL && ctx->bcast_path == TC_PATH_HIER && q_hier(ctx) &&
-               q_hier(ctx)->a2a_aggregate > 0) {
-        /* core/alltoall.c: node-aware aggregation for small blocks. */
+    } else if ((op == TC_QUERY_PLAN_ALLTOALL || op == TC_QUERY_PLAN_ALLTOALLV) &&
+               ctx->bcast_path == TC_PATH_HIER && q_hier(ctx) && q_hier(ctx)->a2a_aggregate > 0) {
+        /* hier/hier_alltoall.c: node-aware aggregation for small blocks. */
         out->hier = 1;
-        out->path = "hierarchical for blocks of at most TC_HIER_A2A_AGGREGATE bytes (through "
-                    "the node leaders), larger blocks the MPI's own";
-        snprintf(p, n,
-                 "each process hands its blocks to its node's leader, the leaders exchange one "
-                 "message per node pair, each leader hands every member its received blocks "
-                 "in source rank order (point to point on the private communicator)");
+        if (op == TC_QUERY_PLAN_ALLTOALL) {
+            out->path = "hierarchical for blocks of at most TC_HIER_A2A_AGGREGATE bytes (through "
+                        "the node leaders), larger blocks the MPI's own";
+            snprintf(p, n,
+                     "each process hands its blocks to its node's leader, the leaders exchange "
+                     "one message per node pair, each leader hands every member its received "
+                     "blocks in source rank order (point to point on the private communicator)");
+        } else {
+            out->path = "hierarchical: blocks of at most TC_HIER_A2A_AGGREGATE bytes through the "
+                        "node leaders, larger blocks straight to their receivers";
+            snprintf(p, n,
+                     "each process sends its node's leader its sizes (2p) and its small blocks, "
+                     "the leaders exchange one message per node pair, each leader hands every "
+                     "member its small blocks in source rank order; larger blocks point to point "
+                     "(both ends know a block's size: no agreement needed)");
+        }
         out->race = "none across nodes";
         out->modeled = 0;
     } else if (out->hier && op >= TC_QUERY_PLAN_SCAN) {

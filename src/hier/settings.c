@@ -62,9 +62,10 @@ static const tc_cfg_desc_t tc_hier_cfg_table[] = {
                              "Large messages cross the hierarchy's levels in pieces of this many "
                              "bytes, so the levels work on different pieces at the same time."},
     [TC_HIER_CFG_A2A_AGGREGATE] = {"TC_HIER_A2A_AGGREGATE", TC_CFG_TYPE_SIZE, "4K", NULL, 0, GiB,
-                                   "Alltoall across nodes: blocks of at most this many bytes are "
-                                   "gathered per node by its leader and exchanged as one message "
-                                   "per node pair; larger blocks go to the MPI's own, and 0 turns "
+                                   "Alltoall and Alltoallv across nodes: blocks of at most this "
+                                   "many bytes are gathered per node by its leader and exchanged "
+                                   "as one message per node pair; larger blocks go to the MPI's "
+                                   "own (Alltoallv's: straight to their receivers), and 0 turns "
                                    "the aggregation off."},
 };
 TC_CFG_MODULE(tc_hier_config, "hier", tc_hier_cfg_table, TC_HIER_CFG_LAST, NULL);

@@ -22,7 +22,10 @@
  * or reversed displacements with gaps. Communicators: world, a duplicate, a
  * split in two, and world reversed.
  *
- * Options: --quick 1 (fewer sizes: the slow oversubscribed runs).
+ * Options: --quick 1 (fewer sizes: the slow oversubscribed runs); --v-only 1
+ * (Alltoallv only, blocks around TC_HIER_A2A_AGGREGATE: the aggregation
+ * across nodes, where one call mixes blocks through the node leaders and
+ * blocks sent straight).
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -221,6 +224,48 @@ static void run_comm(MPI_Comm comm, const char *cname, size_t bank, int quick)
             }
         }
     }
+}
+
+/* Alltoallv only: random counts with zeros from none to about twice the
+ * aggregation threshold @p agg (TC_HIER_A2A_AGGREGATE), so that across nodes
+ * one call mixes blocks through the node leaders and blocks sent straight;
+ * displacements random or reversed with gaps, in place or not, the types
+ * differing by rank and between the sides in every other case. */
+static void run_vcases(MPI_Comm comm, const char *cname, size_t agg)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    const size_t bsizes[] = {1, 24, agg / 2, agg, 2 * agg + 3};
+    const int nb = (int)(sizeof bsizes / sizeof bsizes[0]);
+    uint64_t cid = 90001;
+    for (int fam = 0; fam < F_LAST; fam++)
+        for (int si = 0; si < nb; si++)
+            for (int mode = 0; mode < 2; mode++, cid++) {
+                ccase_t cc = {0};
+                cc.v = 1;
+                cc.in_place = mode;
+                cc.family = fam;
+                cc.u = (int)(bsizes[si] / (size_t)unit_bytes[fam]) + 1;
+                cc.cid = cid * 7919 + (uint64_t)fam;
+                const int nk = family_nkinds[fam];
+                const int k0 = (int)(rnd(cc.cid, 99) % (uint32_t)nk);
+                cc.uniform = (si + mode) % 2 == 0 && fam != F_PAIRS;
+                if (cc.uniform) {
+                    cc.skind = cc.rkind = fam == F_BYTES ? K_BYTE : K_INT;
+                } else {
+                    cc.skind = family_kinds[fam][(k0 + rank) % nk];
+                    cc.rkind = family_kinds[fam][(k0 + rank + 1) % nk];
+                }
+                run_case(comm, cname, &cc);
+            }
+}
+
+/* TC_HIER_A2A_AGGREGATE (a size), or its default. */
+static size_t agg_threshold(void)
+{
+    const char *e = getenv("TC_HIER_A2A_AGGREGATE");
+    const long long v = e && *e ? tt_parse_size(e) : -1;
+    return v > 0 && v < (1 << 20) ? (size_t)v : 4096;
 }
 
 /* The Bcast, the Allgather and this operation share the segment's bank uses
@@ -424,6 +469,13 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_split(MPI_COMM_WORLD, tt_rank % 2, tt_rank, &split);
     MPI_Comm_split(MPI_COMM_WORLD, 0, tt_size - tt_rank, &rev);
+    if (tt_arg_long(argc, argv, "--v-only", 0) != 0) {
+        const size_t agg = agg_threshold();
+        run_vcases(MPI_COMM_WORLD, "world", agg);
+        run_vcases(rev, "reversed", agg);
+        run_vcases(split, "split", agg);
+        goto done;
+    }
     run_comm(MPI_COMM_WORLD, "world", bank, quick);
     run_comm(rev, "reversed", bank, 1);
     run_comm(split, "split", bank, 1);
@@ -432,6 +484,7 @@ int main(int argc, char **argv)
     run_mixed(split, bank);
     run_errors();
     run_intercomm();
+done:
     MPI_Comm_free(&dup);
     MPI_Comm_free(&split);
     MPI_Comm_free(&rev);

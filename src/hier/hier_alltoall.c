@@ -1,0 +1,491 @@
+/* Alltoall(v) through the node leaders (hier_alltoall.h). */
+#include "hier_alltoall.h"
+#include "base/tags.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "level_bcast.h"
+
+bool tc_hier_alltoall_plan(const tc_hier_t *h, int rank, int p, bool v, size_t block,
+                           tc_hier_a2a_plan_t *pl, tc_err_t *err)
+{
+    *err = TC_OK;
+    if (!h || !h->locs || h->p != p || h->a2a_aggregate == 0)
+        return false;
+    if (!v && (block == 0 || block > h->a2a_aggregate))
+        return false;
+    for (int x = 0; x < p; x++)
+        if (h->locs[x].id[TC_LEVEL_NODE] == TC_LOC_UNKNOWN)
+            return false;
+    /* One allocation: off and the node ids (8-byte aligned) first, then the ints. */
+    char *mem =
+        malloc((size_t)p * (sizeof(size_t) + sizeof(int64_t)) + (4 * (size_t)p + 1) * sizeof(int));
+    if (!mem) {
+        *err = tc_err(TC_ERR_NOMEM);
+        return false;
+    }
+    pl->mem = mem;
+    pl->off = (size_t *)(void *)mem;
+    int64_t *ids = (int64_t *)(void *)(mem + (size_t)p * sizeof(size_t));
+    int *ints = (int *)(void *)(ids + p);
+    pl->node = ints;
+    pl->pos = ints + p;
+    pl->memb = ints + 2 * p;
+    pl->start = ints + 3 * p;
+    int n = 0;
+    for (int x = 0; x < p; x++) {
+        const int64_t id = h->locs[x].id[TC_LEVEL_NODE];
+        int k = 0;
+        while (k < n && ids[k] != id)
+            k++;
+        if (k == n)
+            ids[n++] = id;
+        pl->node[x] = k;
+    }
+    pl->n = n;
+    for (int k = 0; k <= n; k++)
+        pl->start[k] = 0;
+    for (int x = 0; x < p; x++)
+        pl->start[pl->node[x] + 1]++;
+    int maxsize = 0;
+    for (int k = 0; k < n; k++) {
+        maxsize = pl->start[k + 1] > maxsize ? pl->start[k + 1] : maxsize;
+        pl->start[k + 1] += pl->start[k];
+    }
+    /* Counting sort by node, ascending x: each node's ranks ascending. */
+    int *fill = pl->pos; /* the next free place per node first, then the positions */
+    for (int k = 0; k < n; k++)
+        fill[k] = pl->start[k];
+    for (int x = 0; x < p; x++)
+        pl->memb[fill[pl->node[x]]++] = x;
+    for (int k = 0; k < n; k++)
+        for (int i = pl->start[k]; i < pl->start[k + 1]; i++)
+            pl->pos[pl->memb[i]] = i - pl->start[k];
+    const int a = pl->node[rank], na = pl->start[a + 1] - pl->start[a];
+    size_t off = 0;
+    for (int k = 0; k < n; k++) {
+        pl->off[k] = off;
+        if (k != a)
+            off += (size_t)na * (size_t)(pl->start[k + 1] - pl->start[k]) * block;
+    }
+    /* Alltoallv: the largest aggregated block such that a node's rows stay
+     * within the bound (each process sends at most p such blocks). */
+    const size_t rows = (size_t)maxsize * (size_t)p;
+    pl->small = TC_HIER_A2A_ROWS_MAX / rows < h->a2a_aggregate ? TC_HIER_A2A_ROWS_MAX / rows
+                                                               : h->a2a_aggregate;
+    if (n < 2 || n == p || (!v && rows * block > TC_HIER_A2A_ROWS_MAX) || (v && pl->small == 0)) {
+        free(pl->mem);
+        return false;
+    }
+    return true;
+}
+
+void tc_hier_alltoall_plan_free(tc_hier_a2a_plan_t *pl)
+{
+    free(pl->mem);
+    pl->mem = NULL;
+}
+
+/* Complete @p nreq requests, the first error reported (PMPI_Wait in a loop:
+ * gcc >= 11 rejects MPICH's MPI_STATUSES_IGNORE for Waitall's array). */
+static tc_err_t tc_hier_a2a_wait(int nreq, MPI_Request *req)
+{
+    tc_err_t rc = TC_OK;
+    for (int i = 0; i < nreq; i++) {
+        const int rc_wait = PMPI_Wait(&req[i], MPI_STATUS_IGNORE);
+        if (rc == TC_OK)
+            rc = rc_wait;
+    }
+    return rc;
+}
+
+/* A leader gathers its node's rows, sends every other node's leader one
+ * message (for each of its processes in rank order, the blocks to that
+ * node's processes in rank order), receives one from each, and builds every
+ * member's receive row in rank order of the sources: correct whatever the
+ * placement (ranks interleaved across nodes). */
+tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char *rbase,
+                          size_t block, int rank, int p, MPI_Comm priv)
+{
+    const size_t B = block;
+    const int a = pl->node[rank], na = pl->start[a + 1] - pl->start[a], n = pl->n;
+    const int *ma = pl->memb + pl->start[a];
+    const size_t row = (size_t)p * B;
+    if (rank != ma[0])
+        return PMPI_Sendrecv(sbase, (int)row, MPI_BYTE, ma[0], TC_TAG_A2A_GATHER, rbase, (int)row,
+                             MPI_BYTE, ma[0], TC_TAG_A2A_SCATTER, priv, MPI_STATUS_IGNORE);
+    const size_t xbytes = (size_t)na * (size_t)(p - na) * B; /* each exchange buffer */
+    char *g = malloc(2 * (size_t)(na - 1) * row + 2 * xbytes + 1);
+    MPI_Request *req = malloc((size_t)(na + 2 * n) * sizeof *req);
+    tc_err_t rc = TC_OK;
+    int nreq = 0;
+    if (!g || !req) {
+        rc = tc_err(TC_ERR_NOMEM);
+        goto fn_exit;
+    }
+    char *out = g + (size_t)(na - 1) * row, *spack = out + (size_t)(na - 1) * row,
+         *rpack = spack + xbytes;
+#define TC_HIER_A2A_ROW(i) ((i) == 0 ? sbase : g + (size_t)((i)-1) * row)
+    for (int i = 1; i < na; i++)
+        if ((rc = PMPI_Irecv(g + (size_t)(i - 1) * row, (int)row, MPI_BYTE, ma[i],
+                             TC_TAG_A2A_GATHER, priv, &req[nreq++])) != MPI_SUCCESS)
+            goto fn_exit;
+    if ((rc = tc_hier_a2a_wait(nreq, req)) != TC_OK)
+        goto fn_exit;
+    nreq = 0;
+    for (int b = 0; b < n; b++) {
+        if (b == a)
+            continue;
+        const int nb = pl->start[b + 1] - pl->start[b];
+        const int *mb = pl->memb + pl->start[b];
+        const int cnt = (int)((size_t)na * (size_t)nb * B);
+        if ((rc = PMPI_Irecv(rpack + pl->off[b], cnt, MPI_BYTE, mb[0], TC_TAG_A2A_EXCHANGE, priv,
+                             &req[nreq++])) != MPI_SUCCESS)
+            goto fn_exit;
+        char *d = spack + pl->off[b];
+        for (int i = 0; i < na; i++)
+            for (int j = 0; j < nb; j++, d += B)
+                memcpy(d, TC_HIER_A2A_ROW(i) + (size_t)mb[j] * B, B);
+        if ((rc = PMPI_Isend(spack + pl->off[b], cnt, MPI_BYTE, mb[0], TC_TAG_A2A_EXCHANGE, priv,
+                             &req[nreq++])) != MPI_SUCCESS)
+            goto fn_exit;
+    }
+    if ((rc = tc_hier_a2a_wait(nreq, req)) != TC_OK)
+        goto fn_exit;
+    nreq = 0;
+    for (int j = na - 1; j >= 0; j--) { /* the members' rows first, ours last */
+        char *dst = j == 0 ? rbase : out + (size_t)(j - 1) * row;
+        for (int x = 0; x < p; x++) {
+            const int k = pl->node[x];
+            const size_t px = (size_t)pl->pos[x];
+            const char *src = k == a ? TC_HIER_A2A_ROW(px) + (size_t)ma[j] * B
+                                     : rpack + pl->off[k] + (px * (size_t)na + (size_t)j) * B;
+            memcpy(dst + (size_t)x * B, src, B);
+        }
+        if (j > 0 && (rc = PMPI_Isend(dst, (int)row, MPI_BYTE, ma[j], TC_TAG_A2A_SCATTER, priv,
+                                      &req[nreq++])) != MPI_SUCCESS)
+            goto fn_exit;
+    }
+#undef TC_HIER_A2A_ROW
+    rc = tc_hier_a2a_wait(nreq, req);
+    nreq = 0;
+fn_exit:
+    if (nreq > 0) /* an MPI call failed with requests pending: finish them first */
+        (void)tc_hier_a2a_wait(nreq, req);
+    free(req);
+    free(g);
+    return rc;
+}
+
+/* ---- Alltoallv ----------------------------------------------------------------------- */
+
+/* The aggregated size of a block of @p n bytes between two different
+ * processes: n when it goes through the leaders, else 0. */
+static inline uint32_t tc_hier_a2a_small(const tc_hier_a2a_plan_t *pl, size_t n)
+{
+    return n > 0 && n <= pl->small ? (uint32_t)n : 0;
+}
+
+/* Pieces of a direct block (MPI int counts; both ends cut alike). */
+static size_t tc_hier_a2a_pieces(size_t n)
+{
+    return (n + tc_hier_piece_max() - 1) / tc_hier_piece_max();
+}
+
+/* Post the direct transfers of this process (the blocks larger than
+ * pl->small, to and from every other process) into @p req; *nreq grows. */
+static tc_err_t tc_hier_a2a_direct(const tc_hier_a2a_plan_t *pl, const char *const *sptr,
+                                   const size_t *sbytes, char *const *rptr, const size_t *rbytes,
+                                   int rank, int p, MPI_Comm priv, MPI_Request *req, int *nreq)
+{
+    const size_t piece = tc_hier_piece_max();
+    for (int k = 1; k < p; k++) {
+        const int x = (rank - k + p) % p;
+        for (size_t off = 0; rbytes[x] > pl->small && off < rbytes[x]; off += piece) {
+            const size_t len = rbytes[x] - off < piece ? rbytes[x] - off : piece;
+            const int rc = PMPI_Irecv(rptr[x] + off, (int)len, MPI_BYTE, x, TC_TAG_A2A_DIRECT, priv,
+                                      &req[(*nreq)++]);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+    }
+    for (int k = 1; k < p; k++) {
+        const int y = (rank + k) % p;
+        for (size_t off = 0; sbytes[y] > pl->small && off < sbytes[y]; off += piece) {
+            const size_t len = sbytes[y] - off < piece ? sbytes[y] - off : piece;
+            const int rc = PMPI_Isend(sptr[y] + off, (int)len, MPI_BYTE, y, TC_TAG_A2A_DIRECT, priv,
+                                      &req[(*nreq)++]);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+    }
+    return TC_OK;
+}
+
+/* The leader's part (see hier_alltoall.h). H[i]: member i's row of
+ * aggregated sizes, its sizes to every process (p entries), then from every
+ * process (p entries); H[0] is the leader's own. */
+static tc_err_t tc_hier_a2av_leader(const tc_hier_a2a_plan_t *pl, const char *const *sptr,
+                                    char *const *rptr, uint32_t *H, int rank, int p, MPI_Comm priv)
+{
+    const int a = pl->node[rank], na = pl->start[a + 1] - pl->start[a], n = pl->n;
+    const int *ma = pl->memb + pl->start[a];
+    const size_t P2 = 2 * (size_t)p;
+#define TC_HIER_A2AV_S(i, y) H[(size_t)(i)*P2 + (size_t)(y)]
+#define TC_HIER_A2AV_R(i, x) H[(size_t)(i)*P2 + (size_t)p + (size_t)(x)]
+    tc_err_t rc = TC_OK;
+    int nreq = 0;
+    /* soff[i * p + y]: where member i's block to y is in its gathered data;
+     * cur[x]: the next block from remote x in the exchange buffer, lead[x]:
+     * the leader's own; xo[b], xi[b]: node b's part of the send and receive
+     * exchange buffers, xo[n], xi[n] their sizes; gat[i]: member i's data. */
+    size_t *soff =
+        malloc(((size_t)na * (size_t)p + 2 * (size_t)p + 2 * ((size_t)n + 1) + (size_t)na + 1) *
+               sizeof *soff);
+    MPI_Request *req = malloc(((size_t)na * 2 + 2 * (size_t)n) * sizeof *req);
+    char *mem = NULL;
+    if (!soff || !req) {
+        rc = tc_err(TC_ERR_NOMEM);
+        goto fn_exit;
+    }
+    size_t *cur = soff + (size_t)na * (size_t)p, *lead = cur + p, *xo = lead + p, *xi = xo + n + 1,
+           *gat = xi + n + 1;
+    gat[0] = 0;
+    for (int i = 0; i < na; i++) {
+        size_t at = 0;
+        for (int y = 0; y < p; y++) {
+            soff[(size_t)i * (size_t)p + (size_t)y] = at;
+            at += i > 0 ? TC_HIER_A2AV_S(i, y) : 0;
+        }
+        gat[i + 1] = gat[i] + at;
+    }
+    size_t xout = 0, xin = 0, rows = 0;
+    for (int b = 0; b < n; b++) {
+        const int *mb = pl->memb + pl->start[b], nb = pl->start[b + 1] - pl->start[b];
+        xo[b] = xout;
+        xi[b] = xin;
+        if (b == a)
+            continue;
+        for (int i = 0; i < na; i++)
+            for (int k = 0; k < nb; k++) {
+                xout += TC_HIER_A2AV_S(i, mb[k]);
+                xin += TC_HIER_A2AV_R(i, mb[k]);
+            }
+    }
+    xo[n] = xout;
+    xi[n] = xin;
+    for (int i = 1; i < na; i++)
+        for (int x = 0; x < p; x++)
+            rows += TC_HIER_A2AV_R(i, x);
+    /* The members' data, the exchange buffers, the members' rows. */
+    if (!(mem = malloc(gat[na] + xout + xin + rows + 1))) {
+        rc = tc_err(TC_ERR_NOMEM);
+        goto fn_exit;
+    }
+    char *spack = mem + gat[na], *rpack = spack + xout, *out = rpack + xin;
+    for (int i = 1; i < na; i++)
+        if (gat[i + 1] > gat[i] &&
+            (rc = PMPI_Irecv(mem + gat[i], (int)(gat[i + 1] - gat[i]), MPI_BYTE, ma[i],
+                             TC_TAG_A2A_GATHER, priv, &req[nreq++])) != MPI_SUCCESS)
+            goto fn_exit;
+    const int ngather = nreq;
+    for (int b = 0; b < n; b++)
+        if (b != a && xi[b + 1] > xi[b] &&
+            (rc = PMPI_Irecv(rpack + xi[b], (int)(xi[b + 1] - xi[b]), MPI_BYTE,
+                             pl->memb[pl->start[b]], TC_TAG_A2A_EXCHANGE, priv, &req[nreq++])) !=
+                MPI_SUCCESS)
+            goto fn_exit;
+    /* The members' data first (the exchange receives stay posted). */
+    for (int i = 0; i < ngather; i++) {
+        const int w = PMPI_Wait(&req[i], MPI_STATUS_IGNORE);
+        if (w != MPI_SUCCESS && rc == TC_OK)
+            rc = w;
+    }
+    if (rc != TC_OK)
+        goto fn_exit;
+    for (int b = 0; b < n; b++) {
+        const int *mb = pl->memb + pl->start[b], nb = pl->start[b + 1] - pl->start[b];
+        if (b == a || xo[b + 1] == xo[b])
+            continue;
+        char *d = spack + xo[b];
+        for (int i = 0; i < na; i++)
+            for (int k = 0; k < nb; k++) {
+                const size_t len = TC_HIER_A2AV_S(i, mb[k]);
+                if (len == 0)
+                    continue;
+                memcpy(d,
+                       i == 0 ? sptr[mb[k]]
+                              : mem + gat[i] + soff[(size_t)i * (size_t)p + (size_t)mb[k]],
+                       len);
+                d += len;
+            }
+        if ((rc = PMPI_Isend(spack + xo[b], (int)(d - (spack + xo[b])), MPI_BYTE, mb[0],
+                             TC_TAG_A2A_EXCHANGE, priv, &req[nreq++])) != MPI_SUCCESS)
+            goto fn_exit;
+    }
+    rc = tc_hier_a2a_wait(nreq - ngather, req + ngather);
+    nreq = 0;
+    if (rc != TC_OK)
+        goto fn_exit;
+    /* Node b's message: for each x of b in rank order, its blocks to our
+     * members in rank order; ours (member 0) first in each x's part. */
+    for (int b = 0; b < n; b++) {
+        if (b == a)
+            continue;
+        size_t at = xi[b];
+        for (int k = pl->start[b]; k < pl->start[b + 1]; k++) {
+            const int x = pl->memb[k];
+            lead[x] = at;
+            cur[x] = at + TC_HIER_A2AV_R(0, x);
+            for (int i = 0; i < na; i++)
+                at += TC_HIER_A2AV_R(i, x);
+        }
+    }
+    /* Every member's row in source rank order (member by member, so the
+     * cursors walk the exchange buffers in order), then ours straight into
+     * our receive blocks while the rows are on their way. A block from our
+     * node is copied at most as long as its sender said (counts that
+     * disagree are not detected, but nothing is read beyond a buffer). */
+    char *d = out;
+    for (int i = 1; i <= na; i++) {
+        const int m = i < na ? i : 0; /* the member whose row this is; ours last */
+        char *row = d;
+        for (int x = 0; x < p; x++) {
+            const size_t len = TC_HIER_A2AV_R(m, x);
+            if (len == 0)
+                continue;
+            const int px = pl->pos[x];
+            const char *src;
+            size_t avail = len;
+            if (pl->node[x] != a) {
+                src = rpack + (m == 0 ? lead[x] : cur[x]);
+                cur[x] += m == 0 ? 0 : len;
+            } else {
+                src = px == 0 ? sptr[ma[m]]
+                              : mem + gat[px] + soff[(size_t)px * (size_t)p + (size_t)ma[m]];
+                avail = TC_HIER_A2AV_S(px, ma[m]) < len ? TC_HIER_A2AV_S(px, ma[m]) : len;
+            }
+            if (m == 0) {
+                memcpy(rptr[x], src, avail);
+                continue;
+            }
+            memcpy(d, src, avail);
+            d += len;
+        }
+        if (m > 0 && d > row &&
+            (rc = PMPI_Isend(row, (int)(d - row), MPI_BYTE, ma[m], TC_TAG_A2A_SCATTER, priv,
+                             &req[nreq++])) != MPI_SUCCESS)
+            goto fn_exit;
+    }
+    rc = tc_hier_a2a_wait(nreq, req);
+    nreq = 0;
+#undef TC_HIER_A2AV_S
+#undef TC_HIER_A2AV_R
+fn_exit:
+    if (nreq > 0) /* an MPI call failed with requests pending: finish them first */
+        (void)tc_hier_a2a_wait(nreq, req);
+    free(mem);
+    free(req);
+    free(soff);
+    return rc;
+}
+
+tc_err_t tc_hier_alltoallv(const tc_hier_a2a_plan_t *pl, const char *const *sptr,
+                           const size_t *sbytes, char *const *rptr, const size_t *rbytes, int rank,
+                           int p, MPI_Comm priv)
+{
+    const int a = pl->node[rank], na = pl->start[a + 1] - pl->start[a];
+    const int *ma = pl->memb + pl->start[a];
+    const bool leader = rank == ma[0];
+    const size_t P2 = 2 * (size_t)p;
+    tc_err_t rc = TC_OK;
+    int nreq = 0, ndirect = 0;
+    for (int j = 0; j < p; j++)
+        if (j != rank)
+            ndirect += (int)(tc_hier_a2a_pieces(sbytes[j] > pl->small ? sbytes[j] : 0) +
+                             tc_hier_a2a_pieces(rbytes[j] > pl->small ? rbytes[j] : 0));
+    /* The sizes rows (the leader: its node's), the requests, a member's
+     * outgoing data and incoming row. */
+    uint32_t *H = malloc((leader ? (size_t)na : 1) * P2 * sizeof *H);
+    MPI_Request *req = malloc(((size_t)ndirect + (size_t)na + 3) * sizeof *req);
+    char *buf = NULL;
+    if (!H || !req) {
+        rc = tc_err(TC_ERR_NOMEM);
+        goto fn_exit;
+    }
+    size_t stot = 0, rtot = 0;
+    for (int j = 0; j < p; j++) {
+        H[j] = j == rank ? 0 : tc_hier_a2a_small(pl, sbytes[j]);
+        H[(size_t)p + (size_t)j] = j == rank ? 0 : tc_hier_a2a_small(pl, rbytes[j]);
+        stot += H[j];
+        rtot += H[(size_t)p + (size_t)j];
+    }
+    if (leader)
+        for (int i = 1; i < na; i++)
+            if ((rc = PMPI_Irecv(H + (size_t)i * P2, (int)(P2 * sizeof *H), MPI_BYTE, ma[i],
+                                 TC_TAG_A2A_COUNTS, priv, &req[nreq++])) != MPI_SUCCESS)
+                goto fn_exit;
+    if ((rc = tc_hier_a2a_direct(pl, sptr, sbytes, rptr, rbytes, rank, p, priv, req, &nreq)) !=
+        TC_OK)
+        goto fn_exit;
+    if (sbytes[rank] > 0) /* our own block */
+        memcpy(rptr[rank], sptr[rank], sbytes[rank] < rbytes[rank] ? sbytes[rank] : rbytes[rank]);
+    if (leader) {
+        /* The sizes first (the direct transfers stay posted behind them). */
+        for (int i = 0; i < na - 1; i++) {
+            const int w = PMPI_Wait(&req[i], MPI_STATUS_IGNORE);
+            if (w != MPI_SUCCESS && rc == TC_OK)
+                rc = w;
+        }
+        if (rc != TC_OK)
+            goto fn_exit;
+        rc = tc_hier_a2av_leader(pl, sptr, rptr, H, rank, p, priv);
+        if (rc != TC_OK)
+            goto fn_exit;
+        rc = tc_hier_a2a_wait(nreq - (na - 1), req + (na - 1));
+        nreq = 0;
+        goto fn_exit;
+    }
+    /* A member: its sizes, its aggregated blocks in destination rank order,
+     * its row back in source rank order. */
+    if (!(buf = malloc(stot + rtot + 1))) {
+        rc = tc_err(TC_ERR_NOMEM);
+        goto fn_exit;
+    }
+    char *sdata = buf, *row = buf + stot, *d = sdata;
+    if (rtot > 0 && (rc = PMPI_Irecv(row, (int)rtot, MPI_BYTE, ma[0], TC_TAG_A2A_SCATTER, priv,
+                                     &req[nreq++])) != MPI_SUCCESS)
+        goto fn_exit;
+    if ((rc = PMPI_Isend(H, (int)(P2 * sizeof *H), MPI_BYTE, ma[0], TC_TAG_A2A_COUNTS, priv,
+                         &req[nreq++])) != MPI_SUCCESS)
+        goto fn_exit;
+    for (int y = 0; y < p; y++)
+        if (H[y] > 0) {
+            memcpy(d, sptr[y], H[y]);
+            d += H[y];
+        }
+    if (stot > 0 && (rc = PMPI_Isend(sdata, (int)stot, MPI_BYTE, ma[0], TC_TAG_A2A_GATHER, priv,
+                                     &req[nreq++])) != MPI_SUCCESS)
+        goto fn_exit;
+    rc = tc_hier_a2a_wait(nreq, req);
+    nreq = 0;
+    if (rc != TC_OK)
+        goto fn_exit;
+    d = row;
+    for (int x = 0; x < p; x++) {
+        const uint32_t len = H[(size_t)p + (size_t)x];
+        if (len > 0) {
+            memcpy(rptr[x], d, len);
+            d += len;
+        }
+    }
+fn_exit:
+    if (nreq > 0) /* an MPI call failed with requests pending: finish them first */
+        (void)tc_hier_a2a_wait(nreq, req);
+    free(buf);
+    free(req);
+    free(H);
+    return rc;
+}

@@ -1,0 +1,101 @@
+/* Node-aware aggregation of Alltoall and Alltoallv across nodes (issue 19,
+ * docs/alltoall.md): an Alltoall of p processes on n nodes costs the MPI's
+ * own about p^2 inter-node messages; through the node leaders it takes
+ * n (n - 1).
+ *
+ *  1. up: every process hands its outgoing blocks to its node's leader (the
+ *     node's lowest rank);
+ *  2. the leaders exchange one message per node pair: for each of the
+ *     sender's processes in rank order, its blocks to the receiving node's
+ *     processes in rank order;
+ *  3. down: each leader hands every member its received blocks in source
+ *     rank order (the blocks between two processes of one node ride along
+ *     through the leader).
+ *
+ * The nodes come from every process's locality (hier.h: h->locs, the same
+ * on every process), numbered by their lowest rank, each node's ranks taken
+ * in ascending order, so the blocks land right whatever the placement
+ * (ranks interleaved across nodes, split or reordered communicators).
+ * Everything is point to point on the context's private communicator
+ * (TC_TAG_A2A_* in base/tags.h), on blocks that are bytes in one piece each.
+ *
+ * Alltoallv: no process knows the others' counts, so which block goes how
+ * rests on what both of its ends know, its size (the sender's count and the
+ * receiver's count describe the same bytes): a block of 1 to pl->small bytes
+ * between two different processes goes through the leaders, a larger one
+ * straight from its sender to its receiver, an empty one nowhere. Each
+ * process first sends its leader its row of aggregated sizes in both
+ * directions (2p sizes), so the leader knows every length it packs, sends,
+ * receives and hands down without a probe or another round.
+ */
+#ifndef TC_HIER_HIER_ALLTOALL_H
+#define TC_HIER_HIER_ALLTOALL_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/err.h"
+#include "hier.h"
+
+/* Aggregation only while a leader's buffers (at most 4 x its node's
+ * processes x p blocks) stay below 4 x this many bytes. */
+#define TC_HIER_A2A_ROWS_MAX ((size_t)16 << 20)
+
+/* The nodes of the communicator (the same on every process): node k's
+ * ranks, ascending, are memb[start[k] .. start[k + 1]); its leader is the
+ * first. */
+typedef struct tc_hier_a2a_plan {
+    int n;        /* nodes */
+    int *node;    /* [p] node of rank x */
+    int *pos;     /* [p] index of x among its node's ranks */
+    int *start;   /* [n + 1] */
+    int *memb;    /* [p] */
+    size_t *off;  /* [n] Alltoall: the leader's exchange buffers, node k's part at off[k] */
+    size_t small; /* Alltoallv: blocks of 1 to small bytes go through the leaders */
+    char *mem;    /* the one allocation behind the arrays */
+} tc_hier_a2a_plan_t;
+
+/**
+ * Whether an Alltoall of blocks of @p block bytes (@p v false) or an
+ * Alltoallv (@p v true) on the @p p processes of @p h aggregates, decided on
+ * values every process knows: the agreed hierarchy and TC_HIER_A2A_AGGREGATE
+ * (h->a2a_aggregate, 0: never), every process's node, @p block. It does when
+ * every node is known, there are at least two nodes and fewer nodes than
+ * processes, and (Alltoall) the block is 1 to h->a2a_aggregate bytes and the
+ * largest node's rows, n_max p block bytes, stay within TC_HIER_A2A_ROWS_MAX;
+ * (Alltoallv) pl->small, h->a2a_aggregate capped so that n_max p small bytes
+ * stay within it, is at least 1.
+ * @return true with *pl built (free it with tc_hier_alltoall_plan_free);
+ * false otherwise, *err then TC_OK or TC_ERR_NOMEM (the plan's few ints per
+ * process could not be allocated: the call fails on this process).
+ */
+bool tc_hier_alltoall_plan(const tc_hier_t *h, int rank, int p, bool v, size_t block,
+                           tc_hier_a2a_plan_t *pl, tc_err_t *err);
+void tc_hier_alltoall_plan_free(tc_hier_a2a_plan_t *pl);
+
+/**
+ * Alltoall through the node leaders. A non-leader hands its whole send row
+ * to its leader and gets its whole receive row back.
+ * @param sbase this process's p blocks of @p block bytes, rank order
+ * @param rbase receives p blocks (must not overlap sbase)
+ * @return TC_OK, TC_ERR_NOMEM, or the failing MPI call's code.
+ */
+tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char *rbase,
+                          size_t block, int rank, int p, MPI_Comm priv);
+
+/**
+ * Alltoallv through the node leaders (blocks of 1 to pl->small bytes) and
+ * point to point (larger blocks; see above).
+ * @param sptr   p pointers: the block to process j, sbytes[j] bytes in one piece
+ * @param rptr   p pointers: the block from process j, rbytes[j] bytes (no
+ *               receive block overlaps a send block: stage MPI_IN_PLACE)
+ * Counts that disagree between two processes are not detected (the bytes
+ * then land wrong, or the MPI reports a truncation).
+ * @return TC_OK, TC_ERR_NOMEM, or the failing MPI call's code.
+ */
+tc_err_t tc_hier_alltoallv(const tc_hier_a2a_plan_t *pl, const char *const *sptr,
+                           const size_t *sbytes, char *const *rptr, const size_t *rbytes, int rank,
+                           int p, MPI_Comm priv);
+
+#endif /* TC_HIER_HIER_ALLTOALL_H */
