@@ -238,23 +238,23 @@ static void run_vcases(MPI_Comm comm, const char *cname, size_t agg)
     const size_t bsizes[] = {1, 24, agg / 2, agg, 2 * agg + 3};
     const int nb = (int)(sizeof bsizes / sizeof bsizes[0]);
     uint64_t cid = 90001;
-    for (int fam = 0; fam < F_LAST; fam++)
+    for (int fam = 0; fam < TT_FAM_LAST; fam++)
         for (int si = 0; si < nb; si++)
             for (int mode = 0; mode < 2; mode++, cid++) {
                 ccase_t cc = {0};
                 cc.v = 1;
                 cc.in_place = mode;
                 cc.family = fam;
-                cc.u = (int)(bsizes[si] / (size_t)unit_bytes[fam]) + 1;
+                cc.u = (int)(bsizes[si] / (size_t)tt_family_unit_bytes[fam]) + 1;
                 cc.cid = cid * 7919 + (uint64_t)fam;
-                const int nk = family_nkinds[fam];
+                const int nk = tt_family_nkinds[fam];
                 const int k0 = (int)(rnd(cc.cid, 99) % (uint32_t)nk);
-                cc.uniform = (si + mode) % 2 == 0 && fam != F_PAIRS;
+                cc.uniform = (si + mode) % 2 == 0 && fam != TT_FAM_PAIRS;
                 if (cc.uniform) {
-                    cc.skind = cc.rkind = fam == F_BYTES ? K_BYTE : K_INT;
+                    cc.skind = cc.rkind = fam == TT_FAM_BYTES ? TT_KIND_BYTE : TT_KIND_INT;
                 } else {
-                    cc.skind = family_kinds[fam][(k0 + rank) % nk];
-                    cc.rkind = family_kinds[fam][(k0 + rank + 1) % nk];
+                    cc.skind = tt_family_kinds[fam][(k0 + rank) % nk];
+                    cc.rkind = tt_family_kinds[fam][(k0 + rank + 1) % nk];
                 }
                 run_case(comm, cname, &cc);
             }
