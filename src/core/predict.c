@@ -79,9 +79,8 @@ static double tc_predict_shm_gather(const tc_ctx_t *ctx, int op, size_t m)
         return 0.0;
     tc_predict_shm_params(ctx, &sp);
     if (op == TC_COLL_ALLTOALL) {
-        /* p - 1 blocks in the inline lines, else a slot per destination. */
-        const size_t slot =
-            m <= TC_SHM_BCAST_INLINE_MAX / (size_t)(s->p - 1) ? m : tc_shm_a2a_slot(s);
+        /* p - 1 blocks in the ready line, else a slot per destination. */
+        const size_t slot = m <= TC_SHM_INLINE_MAX / (size_t)(s->p - 1) ? m : tc_shm_a2a_slot(s);
         return tc_model_shm_alltoall_cost(m, slot ? slot : m, s->p, &sp);
     }
     const size_t chunk = m <= TC_SHM_BCAST_INLINE_MAX ? m : tc_shm_ag_chunk(s, m);

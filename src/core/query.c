@@ -541,7 +541,7 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
                  "destination), one notification per bank use, and copies its block out of "
                  "every other's slots; larger blocks over several bank uses%s",
                  op == TC_QUERY_PLAN_ALLTOALL
-                     ? "; all p-1 blocks in the writer's inline lines when they fit"
+                     ? "; all p-1 blocks in the ready line when they fit its 56 B"
                      : " (the largest block's size is agreed in the first use's ready lines)");
         out->race = op == TC_QUERY_PLAN_ALLTOALL
                         ? "calls of at least TC_PMPI_RACE_MIN bytes in all blocks received"

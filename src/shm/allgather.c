@@ -110,6 +110,10 @@ void tc_shm_ag_lines_put(const tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int b
                          size_t at, size_t n)
 {
     const size_t w = TC_SHM_INLINE_MAX;
+    if (at + n <= w) { /* the ready line only */
+        io->put(io->state, blk, 0, tc_shm_inline_payload(s, i, bank, 0) + at, n);
+        return;
+    }
     for (size_t off = 0; off < n;) {
         const size_t pos = at + off, k = tc_shm_ag_min(w - pos % w, n - off);
         io->put(io->state, blk, off, tc_shm_inline_payload(s, i, bank, (int)(pos / w)) + pos % w,
@@ -122,6 +126,10 @@ void tc_shm_ag_lines_get(const tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int b
                          size_t at, size_t n)
 {
     const size_t w = TC_SHM_INLINE_MAX;
+    if (at + n <= w) { /* the ready line only */
+        io->get(io->state, blk, 0, tc_shm_inline_payload(s, i, bank, 0) + at, n);
+        return;
+    }
     for (size_t off = 0; off < n;) {
         const size_t pos = at + off, k = tc_shm_ag_min(w - pos % w, n - off);
         io->get(io->state, blk, off, tc_shm_inline_payload(s, i, bank, (int)(pos / w)) + pos % w,
