@@ -12,7 +12,8 @@
  * Users: the Bcast (bcast_pipelined.c: the parent writes the child's lines),
  * the Allgather and Gather (allgather.c: each process writes its own), the
  * Scatter (the root writes each receiver's) and the Alltoall (alltoall.c:
- * each process writes its own, every block it sends). Whoever writes the
+ * each process writes its own, every block it sends; one line at most there,
+ * see tc_shm_alltoall()). Whoever writes the
  * lines of process i in bank b in a bank use, only that process writes them
  * in that use, and only after its bank wait (WS) saw every process done with
  * the previous use of bank b: a line's sequence number is always that of a

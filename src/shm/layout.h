@@ -50,7 +50,8 @@
  *   [j w, (j + 1) w) of an inline message of more than one line, w = line - 8
  *   (ready[b] is line 0, with the first w bytes; inline_lines.h); written
  *   like ready[b] in a bank use by one process: i's parent in the Bcast's
- *   tree, i itself (Allgather, Gather, Alltoall: its own block(s)) or a
+ *   tree, i itself (Allgather, Gather: its own block; the Alltoall's code
+ *   could, but its limit is one line) or a
  *   Scatter's root, ordered the same way (the bank wait), and by nothing
  *   else, so no payload of another protocol can look like a sequence number
  *   there
