@@ -69,8 +69,8 @@ static double tc_predict_shm_bcast(const tc_ctx_t *ctx, size_t m)
 }
 
 /* The segment's Allgather, Gather or Scatter of @p m bytes per process
- * (model/cost_gather.h). Blocks of at most TC_SHM_INLINE_MAX bytes take one
- * bank use, like larger ones up to a chunk. */
+ * (model/cost_gather.h). Blocks of at most TC_SHM_BCAST_INLINE_MAX bytes
+ * (the inline lines) take one bank use, like larger ones up to a chunk. */
 static double tc_predict_shm_gather(const tc_ctx_t *ctx, int op, size_t m)
 {
     const tc_shm_comm_t *s = ctx->shm;
@@ -80,10 +80,10 @@ static double tc_predict_shm_gather(const tc_ctx_t *ctx, int op, size_t m)
     tc_predict_shm_params(ctx, &sp);
     if (op == TC_COLL_ALLTOALL) {
         /* p - 1 blocks in the ready line, else a slot per destination. */
-        const size_t slot = (size_t)(s->p - 1) * m <= TC_SHM_INLINE_MAX ? m : tc_shm_a2a_slot(s);
+        const size_t slot = m <= TC_SHM_INLINE_MAX / (size_t)(s->p - 1) ? m : tc_shm_a2a_slot(s);
         return tc_model_shm_alltoall_cost(m, slot ? slot : m, s->p, &sp);
     }
-    const size_t chunk = m <= TC_SHM_INLINE_MAX ? m : tc_shm_ag_chunk(s, m);
+    const size_t chunk = m <= TC_SHM_BCAST_INLINE_MAX ? m : tc_shm_ag_chunk(s, m);
     return op == TC_COLL_SCATTER ? tc_model_shm_scatter_cost(m, chunk, s->p, &sp)
                                  : tc_model_shm_allgather_cost(m, chunk, s->p, &sp);
 }

@@ -463,6 +463,8 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
                                                           "Alltoall",
                                                           "Alltoallv"};
     const int inl = (int)TC_SHM_INLINE_MAX;
+    /* The Allgather family's and the Alltoall's blocks: the inline lines. */
+    const int ilines = (int)TC_SHM_BCAST_INLINE_MAX;
     if (op < 0 || op >= TC_QUERY_PLAN_LAST)
         return MPI_ERR_ARG;
     tc_ctx_t *ctx;
@@ -482,8 +484,9 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
     case TC_QUERY_PLAN_ALLGATHERV:
         snprintf(p, n,
                  "each process copies its block into its own slots once, every other copies "
-                 "it out: blocks <= %d B in the ready line, larger fragment by fragment%s",
-                 inl,
+                 "it out: blocks <= %d B in its inline lines (the ready line and %d more, each "
+                 "with its own sequence number), larger fragment by fragment%s",
+                 ilines, TC_SHM_BCAST_INLINE_LINES - 1,
                  op == TC_QUERY_PLAN_ALLGATHERV ? " (every process makes the largest block's "
                                                   "bank uses)"
                                                 : "");
@@ -493,11 +496,12 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
     case TC_QUERY_PLAN_GATHERV:
         snprintf(p, n,
                  "%severy process but the root copies its block into its own slots, the root "
-                 "copies them out: blocks <= %d B in the ready line, larger fragment by fragment",
+                 "copies them out: blocks <= %d B in the inline lines, larger fragment by "
+                 "fragment",
                  op == TC_QUERY_PLAN_GATHERV ? "the root broadcasts the largest block's size "
                                                "(8 B inline), then "
                                              : "",
-                 inl);
+                 ilines);
         out->race = op == TC_QUERY_PLAN_GATHER
                         ? "calls of at least TC_PMPI_RACE_MIN bytes in all blocks"
                         : "never (only the root knows the size, and all must decide alike)";
@@ -506,11 +510,11 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
     case TC_QUERY_PLAN_SCATTERV:
         snprintf(p, n,
                  "%sthe root writes block j into process j's slots and ready line, j copies it "
-                 "out: blocks <= %d B in the ready line, larger fragment by fragment",
+                 "out: blocks <= %d B in j's inline lines, larger fragment by fragment",
                  op == TC_QUERY_PLAN_SCATTERV ? "the root broadcasts the largest block's size "
                                                 "(8 B inline), then "
                                               : "",
-                 inl);
+                 ilines);
         out->race = op == TC_QUERY_PLAN_SCATTER
                         ? "calls of at least TC_PMPI_RACE_MIN bytes in all blocks"
                         : "never (only the root knows the size, and all must decide alike)";

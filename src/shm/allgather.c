@@ -26,9 +26,12 @@
  * i.e. after every reader of the line in use u (here: all processes; in a
  * Bcast: j) was done with it. The bank's buffers likewise.
  *
- * Blocks up to TC_SHM_INLINE_MAX bytes ride in the ready line itself, next
- * to the sequence number (as the Bcast's inline messages): one line per
- * block moves.
+ * Blocks up to TC_SHM_BCAST_INLINE_MAX bytes (all of them: the largest
+ * decides, alike everywhere) ride in their writer's inline lines, the ready
+ * line and up to two more, each next to its own copy of the sequence number
+ * (inline_lines.h, as the Bcast's small messages): a reader polls a block's
+ * lines together, about one line's transfer per block, instead of the ready
+ * line and then, dependent on it, the slot's.
  *
  * Blocks larger than a bank take several bank uses (a chunk of up to one
  * bank per use); all processes make the same number of uses, the largest
@@ -37,8 +40,8 @@
  * Gather: the same, except that the root writes nothing and only the root
  * reads. Scatter: the root writes block j's chunk into bank b of j's queue
  * and announces it in j's ready[j][b] (as a Bcast's parent does), j waits on
- * its own line and copies out; blocks of at most TC_SHM_INLINE_MAX bytes ride
- * in j's ready line. In both, every write into bank b of any queue or any
+ * its own line and copies out; blocks of at most TC_SHM_BCAST_INLINE_MAX
+ * bytes ride in j's inline lines. In both, every write into bank b of any queue or any
  * ready line of bank b happens after its writer's bank wait (WS).
  */
 #include "allgather.h"
@@ -46,6 +49,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "inline_lines.h"
 #include "params.h"
 
 /* WS: every process has finished bank use u - q, so nobody still reads the
@@ -69,6 +73,11 @@ static void tc_shm_ag_wait_bank_free(tc_shm_comm_t *s, uint64_t u)
 static inline size_t tc_shm_ag_bytes(const tc_shm_ag_sizes_t *sz, int j)
 {
     return sz->bytes ? sz->bytes[j] : sz->uniform;
+}
+
+static inline size_t tc_shm_ag_min(size_t a, size_t b)
+{
+    return a < b ? a : b;
 }
 
 void tc_shm_ag_put_zeros(void *state, int j, size_t off, char *dst, size_t n)
@@ -97,7 +106,40 @@ static inline void tc_shm_ag_done(tc_shm_comm_t *s, uint64_t u)
     tc_shm_publish(s, tc_shm_done(s, s->rank), s->rank, u + 1);
 }
 
-/* Every block fits in a ready line: the Allgather / Gather. */
+void tc_shm_ag_lines_put(const tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int blk, int i, int bank,
+                         size_t at, size_t n)
+{
+    const size_t w = TC_SHM_INLINE_MAX;
+    if (at + n <= w) { /* the ready line only */
+        io->put(io->state, blk, 0, tc_shm_inline_payload(s, i, bank, 0) + at, n);
+        return;
+    }
+    for (size_t off = 0; off < n;) {
+        const size_t pos = at + off, k = tc_shm_ag_min(w - pos % w, n - off);
+        io->put(io->state, blk, off, tc_shm_inline_payload(s, i, bank, (int)(pos / w)) + pos % w,
+                k);
+        off += k;
+    }
+}
+
+void tc_shm_ag_lines_get(const tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int blk, int i, int bank,
+                         size_t at, size_t n)
+{
+    const size_t w = TC_SHM_INLINE_MAX;
+    if (at + n <= w) { /* the ready line only */
+        io->get(io->state, blk, 0, tc_shm_inline_payload(s, i, bank, 0) + at, n);
+        return;
+    }
+    for (size_t off = 0; off < n;) {
+        const size_t pos = at + off, k = tc_shm_ag_min(w - pos % w, n - off);
+        io->get(io->state, blk, off, tc_shm_inline_payload(s, i, bank, (int)(pos / w)) + pos % w,
+                k);
+        off += k;
+    }
+}
+
+/* Every block fits in the inline lines: the Allgather / Gather. Process j's
+ * block rides in j's own lines of the bank. */
 static void tc_shm_ag_inline(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
                              const tc_shm_ag_io_t *io)
 {
@@ -108,21 +150,21 @@ static void tc_shm_ag_inline(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int 
     const size_t mine = tc_shm_ag_bytes(sz, me);
     if (me != root && mine > 0) {
         tc_shm_ag_wait_bank_free(s, u);
-        tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
-        io->put(io->state, me, 0, (char *)(line + 1), mine);
-        /* release (seq_cst): pairs with the acquire below in the readers;
-         * publishes the payload written just above. */
-        tc_shm_publish(s, line, me, seq);
+        tc_shm_ag_lines_put(s, io, me, me, bank, 0, mine);
+        /* release (line 0 seq_cst): pairs with the acquires in
+         * tc_shm_inline_wait() below in the readers; publishes the payload
+         * written just above. */
+        tc_shm_inline_publish(s, me, bank, tc_shm_inline_nlines(mine), seq);
     }
     for (int d = 1; d < p && (root < 0 || me == root); d++) {
         const int j = (me + d) % p;
         const size_t n = tc_shm_ag_bytes(sz, j);
         if (n == 0)
             continue;
-        tc_atomic_u64_t *line = tc_shm_ready(s, j, bank);
         /* acquire: pairs with the publication above in process j. */
-        tc_shm_wait_ge(s, line, j, seq, "shm allgather: wait for a block", j);
-        io->get(io->state, j, 0, (const char *)(line + 1), n);
+        tc_shm_inline_wait(s, j, bank, seq, tc_shm_inline_nlines(n),
+                           "shm allgather: wait for a block", j);
+        tc_shm_ag_lines_get(s, io, j, j, bank, 0, n);
     }
     s->bank_frags[bank] = seq;
     tc_shm_ag_done(s, u);
@@ -147,11 +189,6 @@ size_t tc_shm_ag_chunk(const tc_shm_comm_t *s, size_t max)
     size_t bank_span, f, chunk;
     tc_shm_ag_geometry(s, max, &bank_span, &f, &chunk);
     return chunk;
-}
-
-static inline size_t tc_shm_ag_min(size_t a, size_t b)
-{
-    return a < b ? a : b;
 }
 
 /* W: fragments [0, ceil(len / f)) of a chunk of @p len bytes at @p slots,
@@ -199,7 +236,7 @@ void tc_shm_allgather(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
     const int p = s->p, me = s->rank;
     if (sz->max == 0)
         return; /* the same on every process: nothing moves, no bank use */
-    if (sz->max <= TC_SHM_INLINE_MAX) {
+    if (sz->max <= TC_SHM_BCAST_INLINE_MAX) {
         tc_shm_ag_inline(s, sz, root, io);
         return;
     }
@@ -241,10 +278,12 @@ void tc_shm_scatter(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
     if (sz->max == 0)
         return;
     const int q = s->layout.q;
-    if (sz->max <= TC_SHM_INLINE_MAX) {
+    if (sz->max <= TC_SHM_BCAST_INLINE_MAX) {
+        /* Block j in j's inline lines. */
         const uint64_t u = s->uses;
         const int bank = (int)(u % (uint64_t)q);
         const uint64_t seq = s->bank_frags[bank] + 1;
+        const size_t mine = tc_shm_ag_bytes(sz, me);
         if (me == root) {
             tc_shm_ag_wait_bank_free(s, u);
             for (int d = 1; d < p; d++) {
@@ -252,17 +291,17 @@ void tc_shm_scatter(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
                 const size_t n = tc_shm_ag_bytes(sz, j);
                 if (n == 0)
                     continue;
-                tc_atomic_u64_t *line = tc_shm_ready(s, j, bank);
-                io->put(io->state, j, 0, (char *)(line + 1), n);
-                /* release (seq_cst): pairs with the acquire below in j;
-                 * publishes the payload written just above. */
-                tc_shm_publish(s, line, j, seq);
+                tc_shm_ag_lines_put(s, io, j, j, bank, 0, n);
+                /* release (line 0 seq_cst): pairs with the acquires in
+                 * tc_shm_inline_wait() below in j; publishes the payload
+                 * written just above. */
+                tc_shm_inline_publish(s, j, bank, tc_shm_inline_nlines(n), seq);
             }
-        } else if (tc_shm_ag_bytes(sz, me) > 0) {
-            tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
+        } else if (mine > 0) {
             /* acquire: pairs with the publication above in the root. */
-            tc_shm_wait_ge(s, line, me, seq, "shm scatter: wait for a block", root);
-            io->get(io->state, me, 0, (const char *)(line + 1), tc_shm_ag_bytes(sz, me));
+            tc_shm_inline_wait(s, me, bank, seq, tc_shm_inline_nlines(mine),
+                               "shm scatter: wait for a block", root);
+            tc_shm_ag_lines_get(s, io, me, me, bank, 0, mine);
         }
         s->bank_frags[bank] = seq;
         tc_shm_ag_done(s, u);

@@ -56,6 +56,16 @@ void tc_shm_allgather(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
 void tc_shm_scatter(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
                     const tc_shm_ag_io_t *io);
 
+/* The inline lines (inline_lines.h) of process @p i in bank @p bank as one
+ * byte stream, line k's payload holding its bytes [k w, (k + 1) w),
+ * w = TC_SHM_INLINE_MAX: its bytes [at, at + n) from bytes [0, n) of block
+ * @p blk (io->put), or into them (io->get), in increasing order. The caller
+ * publishes (tc_shm_inline_publish) or waits (tc_shm_inline_wait). */
+void tc_shm_ag_lines_put(const tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int blk, int i, int bank,
+                         size_t at, size_t n);
+void tc_shm_ag_lines_get(const tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int blk, int i, int bank,
+                         size_t at, size_t n);
+
 /* Bytes of one block moved per bank use when the largest block has @p max
  * bytes (for the model: uses = ceil(max / chunk)). */
 size_t tc_shm_ag_chunk(const tc_shm_comm_t *s, size_t max);

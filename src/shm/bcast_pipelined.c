@@ -29,10 +29,12 @@
  *
  * Messages of at most TC_SHM_BCAST_INLINE_MAX bytes skip the queue: they ride
  * in the reader's ready line and, beyond one line's payload, in its extra
- * inline lines (tc_shm_bcast_inline(), tc_shm_bcast_inline_lines()).
+ * inline lines (tc_shm_bcast_inline(), tc_shm_bcast_inline_lines(),
+ * inline_lines.h).
  */
 #include <string.h>
 
+#include "inline_lines.h"
 #include "params.h"
 #include "segment.h"
 
@@ -150,46 +152,14 @@ static void tc_shm_bcast_inline(tc_shm_comm_t *s, char *buf, size_t nbytes, int 
     tc_shm_publish(s, tc_shm_done(s, s->rank), s->rank, u + 1);
 }
 
-/* W for an inline message of @p nlines lines: wait until every line's
- * sequence word reaches @p seq. Through the queue, a reader of 57 bytes
- * waits for ready, then misses on the slot's line: two cache-line transfers,
- * one after the other. Here each line validates itself, and the spin polls
- * all of them in one round, loads with no dependency between them, so their
- * misses overlap: about one transfer's time. Past the spin the helper waits
- * (yield, futex, timeout and its message) on ready[bank], which the parent
- * publishes last: its acquire orders the other lines' release stores, made
- * before it, so they hold seq too. (The spin here comes before the helper's
- * own: at most twice TC_SPIN_COUNT polls before the first yield or sleep.) */
-static void tc_shm_bcast_wait_lines(tc_shm_comm_t *s, int bank, uint64_t seq, int nlines,
-                                    int parent)
-{
-    tc_atomic_u64_t *lines[TC_SHM_BCAST_INLINE_LINES];
-    for (int j = 0; j < nlines; j++)
-        lines[j] = tc_shm_inline_line(s, s->rank, bank, j);
-    for (uint32_t polls = 0; polls < s->wait->spin_polls; polls++) {
-        uint64_t low = UINT64_MAX;
-        for (int j = 0; j < nlines; j++) {
-            /* acquire: pairs with the release store of line j (the
-             * publication for j = 0) in tc_shm_bcast_inline_lines() of our
-             * parent; publishes that line's payload. */
-            uint64_t v = tc_load_acquire_u64(lines[j]);
-            low = v < low ? v : low;
-        }
-        if (low >= seq)
-            return;
-        tc_cpu_relax();
-    }
-    tc_shm_bcast_wait_ready(s, bank, seq, parent);
-}
-
-/* Inline messages of TC_SHM_INLINE_MAX + 1 to TC_SHM_BCAST_INLINE_MAX bytes:
- * line j (ready[bank] for j = 0, else the extra line j of the bank,
- * layout.h) carries bytes [j w, (j + 1) w), w = TC_SHM_INLINE_MAX, next to
- * its own copy of the sequence number. The extra lines are written only
- * here, with the sequence number of the use, and like ready[bank] only in
- * bank use u + q after the root of that use saw done[i] >= u + 1 (so a line
- * holding seq was written for this use, and a payload is never overwritten
- * while it is read). Protocol state advances as for a one-fragment message. */
+/* Inline messages of TC_SHM_INLINE_MAX + 1 to TC_SHM_BCAST_INLINE_MAX bytes,
+ * in the reader's inline lines (inline_lines.h): line j (ready[bank] for
+ * j = 0, else the extra line j of the bank, layout.h) carries bytes
+ * [j w, (j + 1) w), w = TC_SHM_INLINE_MAX, next to its own copy of the
+ * sequence number. Like ready[bank], they are written in bank use u + q only
+ * after the root of that use saw done[i] >= u + 1 (so a line holding seq was
+ * written for this use, and a payload is never overwritten while it is
+ * read). Protocol state advances as for a one-fragment message. */
 static void tc_shm_bcast_inline_lines(tc_shm_comm_t *s, char *buf, size_t nbytes, int root,
                                       const tc_shm_copier_t *copier)
 {
@@ -213,26 +183,20 @@ static void tc_shm_bcast_inline_lines(tc_shm_comm_t *s, char *buf, size_t nbytes
         for (int j = 0; j < nlines; j++)
             src[j] = from + (size_t)j * w;
     } else {
-        tc_shm_bcast_wait_lines(s, bank, seq, nlines, tc_shm_tree_parent(&s->tree, root));
+        tc_shm_inline_wait(s, s->rank, bank, seq, nlines, "shm bcast: wait for a fragment",
+                           tc_shm_tree_parent(&s->tree, root));
         for (int j = 0; j < nlines; j++)
-            src[j] = (const char *)(tc_shm_inline_line(s, s->rank, bank, j) + 1);
+            src[j] = tc_shm_inline_payload(s, s->rank, bank, j);
     }
     for (int c = 0; c < nchildren; c++) {
         /* The extra lines first, ready[bank] last (the line the child's
          * helper waits on). */
         for (int j = nlines - 1; j >= 0; j--) {
-            tc_atomic_u64_t *line = tc_shm_inline_line(s, children[c], bank, j);
-            memcpy(line + 1, src[j], tc_min_size(w, nbytes - (size_t)j * w));
-            if (j > 0)
-                /* release: pairs with the acquire in tc_shm_bcast_wait_lines()
-                 * of the child; publishes the payload just written. */
-                tc_store_release_u64(line, seq);
-            else
-                /* release (seq_cst, and a wake if the child sleeps): pairs
-                 * with the acquires in tc_shm_bcast_wait_lines() and
-                 * tc_shm_bcast_wait_ready() of the child; also orders the
-                 * extra lines' stores before it. */
-                tc_shm_publish(s, line, children[c], seq);
+            memcpy(tc_shm_inline_payload(s, children[c], bank, j), src[j],
+                   tc_min_size(w, nbytes - (size_t)j * w));
+            /* release: pairs with the acquires in tc_shm_inline_wait() of
+             * the child (the poll, and for line 0 the wait helper). */
+            tc_shm_inline_seal(s, children[c], bank, j, seq);
         }
     }
     if (s->rank != root)

@@ -45,13 +45,16 @@
  *   published    timed calls whose time i has written into its ring
  *   consumed     timed calls whose agreed time i has taken into its estimates
  *   ring         TC_SHM_RACE_RING doubles: i's time of timed call j at j % RING
- * then the broadcast's extra inline lines, TC_SHM_BCAST_INLINE_LINES - 1 per
- *   bank (bank b's together): iline[b][j], j >= 1, holds a sequence number
- *   and the bytes [j w, (j + 1) w) of an inline broadcast of more than one
- *   line, w = line - 8 (ready[b] is line 0, with the first w bytes); written like
- *   ready[b] by i's parent in the current tree, ordered the same way
- *   (bcast_pipelined.c), and by nothing else, so no payload of another
- *   protocol can look like a sequence number there
+ * then the extra inline lines, TC_SHM_BCAST_INLINE_LINES - 1 per bank (bank
+ *   b's together): iline[b][j], j >= 1, holds a sequence number and the bytes
+ *   [j w, (j + 1) w) of an inline message of more than one line, w = line - 8
+ *   (ready[b] is line 0, with the first w bytes; inline_lines.h); written
+ *   like ready[b] in a bank use by one process: i's parent in the Bcast's
+ *   tree, i itself (Allgather, Gather: its own block; the Alltoall's code
+ *   could, but its limit is one line) or a
+ *   Scatter's root, ordered the same way (the bank wait), and by nothing
+ *   else, so no payload of another protocol can look like a sequence number
+ *   there
  * and after the broadcast queue, the reduce data of process i:
  *   contrib[k]   reduce_slots slots of reduce_slot_bytes: i's contributions
  *   result[k]    reduce_slots slots: the slices i combined
@@ -82,8 +85,9 @@ enum { TC_SHM_RACE_PUBLISHED, TC_SHM_RACE_CONSUMED, TC_SHM_RACE_RING0 };
 /* Inline slots of the reduce (payload <= one line minus the sequence number). */
 #define TC_SHM_REDUCE_INLINE_SLOTS 16
 
-/* Lines an inline broadcast may take: ready[b] and TC_SHM_BCAST_INLINE_LINES - 1
- * extra lines per bank (bcast_pipelined.c). */
+/* Lines an inline message may take: ready[b] and TC_SHM_BCAST_INLINE_LINES - 1
+ * extra lines per bank (inline_lines.h: the Bcast, the Allgather family, the
+ * Alltoall). */
 #ifndef TC_SHM_BCAST_INLINE_LINES
 #define TC_SHM_BCAST_INLINE_LINES 3
 #endif

@@ -149,8 +149,8 @@ static inline tc_atomic_u64_t *tc_shm_ready(const tc_shm_comm_t *s, int i, int b
 {
     return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_ready(&s->layout, i, bank));
 }
-/* Line @p j of an inline broadcast to process @p i in bank @p bank: ready[bank]
- * for j = 0, else the extra line j (layout.h). */
+/* Line @p j of the inline lines of process @p i in bank @p bank: ready[bank]
+ * for j = 0, else the extra line j (layout.h, inline_lines.h). */
 static inline tc_atomic_u64_t *tc_shm_inline_line(const tc_shm_comm_t *s, int i, int bank, int j)
 {
     if (j == 0)
@@ -194,7 +194,8 @@ static inline uint64_t tc_shm_fetch_add_publish(const tc_shm_comm_t *s, tc_atomi
  * to the sequence number: one cache line moves instead of two. */
 #define TC_SHM_INLINE_MAX (TC_CACHELINE - sizeof(uint64_t))
 /* A broadcast up to this many bytes travels in TC_SHM_BCAST_INLINE_LINES such
- * lines (layout.h), each with its own sequence number, all polled at once. */
+ * lines (layout.h), each with its own sequence number, all polled at once;
+ * so does a block of the Allgather family or the Alltoall (inline_lines.h). */
 #define TC_SHM_BCAST_INLINE_MAX (TC_SHM_BCAST_INLINE_LINES * TC_SHM_INLINE_MAX)
 
 /* How a non-contiguous message gets in and out of the user's buffer: the

@@ -29,7 +29,8 @@
  * sequence, no Gather(v)/Scatter(v) matrix, error or intercommunicator
  * cases: the posed hierarchies and the emulated cluster); --rooted 1
  * (Gather(v) and Scatter(v) only, on world, reversed and split: the
- * hierarchical runs).
+ * hierarchical runs); --inline 1 (only blocks of 0-170 bytes, around the
+ * inline lines' boundaries, every operation and root: run_inline).
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -483,6 +484,94 @@ static void run_mixed(MPI_Comm comm, size_t bank)
     free(displs);
 }
 
+/* A Bcast of @p n bytes from @p root, checked (interleaved with the inline
+ * cases: it writes the same lines in its own bank uses). */
+static void bcast_check(MPI_Comm comm, size_t n, int root, uint64_t cid)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    char *b = tt_xmalloc(n + 1);
+    for (size_t k = 0; k < n; k++)
+        b[k] = rank == root ? (char)tt_kind_mix(cid, 0xbc, k) : (char)TT_SENTINEL;
+    int rc = TC_Bcast(b, (int)n, MPI_BYTE, root, comm);
+    int ok = rc == MPI_SUCCESS;
+    for (size_t k = 0; k < n; k++)
+        ok &= b[k] == (char)tt_kind_mix(cid, 0xbc, k);
+    CHECK(ok, "inline: TC_Bcast of %zu bytes from %d (returned %d)", n, root, rc);
+    free(b);
+}
+
+/* Blocks in the inline lines (shm/inline_lines.h: up to three lines' payload,
+ * 56, 112, 168 bytes with 64-byte lines): every size around each line
+ * boundary, each operation, every root, MPI_BYTE (the exact sizes) and then a
+ * derived type of another family (in place the other way round, kinds by
+ * rank for half of them), each call after a Bcast of another inline size or
+ * a queued one (they share the bank uses and the lines). */
+static void run_inline(MPI_Comm comm, const char *cname)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    static const size_t bsizes[] = {0,  1,   8,   55,  56,  57,  63,  64,
+                                    65, 111, 112, 113, 167, 168, 169, 170};
+    static const size_t bcast[] = {1, 60, 120, 168, 5000};
+    const int nb = (int)(sizeof bsizes / sizeof bsizes[0]);
+    int *units = tt_xmalloc((size_t)size * sizeof(int));
+    int *order = tt_xmalloc((size_t)size * sizeof(int));
+    int *gaps = tt_xmalloc((size_t)size * sizeof(int));
+    uint64_t cid = 500000;
+    for (int si = 0; si < nb; si++)
+        for (int op = -2; op < R_LAST; op++)
+            for (int root = 0; root < (op < 0 ? 1 : size); root++)
+                for (int pass = 0; pass < 2; pass++, cid++) {
+                    /* pass 0: bytes; 1: ints or pairs, derived kinds. */
+                    const int fam = pass == 0         ? TT_FAM_BYTES
+                                    : (si + root) % 2 ? TT_FAM_PAIRS
+                                                      : TT_FAM_INTS;
+                    const int ub = fam == TT_FAM_BYTES ? 1 : fam == TT_FAM_INTS ? 8 : 12;
+                    const int u = (int)((bsizes[si] + (size_t)ub - 1) / (size_t)ub);
+                    const int in_place = (si + root + op + pass) % 2;
+                    const int v = op == -1 || op == R_GATHERV || op == R_SCATTERV;
+                    const uint64_t c = cid * 6151 + (uint64_t)fam;
+                    const int nk = tt_family_nkinds[fam];
+                    const int uniform = pass == 0 || (si + root) % 4 < 2;
+                    const int k0 = (int)(rnd(c, 99) % (uint32_t)nk);
+                    int rkind = tt_family_kinds[fam][k0], skind = rkind;
+                    if (!uniform) {
+                        rkind = tt_family_kinds[fam][(k0 + rank) % nk];
+                        skind = tt_family_kinds[fam][(k0 + rank + 1) % nk];
+                    }
+                    for (int j = 0; j < size; j++) {
+                        order[j] = j;
+                        gaps[j] = 0;
+                        units[j] = u;
+                    }
+                    if (v)
+                        for (int j = 0; j < size; j++) {
+                            /* Sizes up to the case's (zeros included): the
+                             * largest decides, so a block past a boundary
+                             * among smaller ones. */
+                            uint32_t r = rnd(c, j);
+                            units[j] = j == (int)(c % (uint64_t)size) ? u
+                                       : r % 5 == 0                   ? 0
+                                                    : (int)(r % (uint32_t)(u + 1));
+                            gaps[j] = (int)(rnd(c, 100 + j) % 3);
+                            order[j] = size - 1 - j;
+                        }
+                    bcast_check(comm, bcast[cid % 5], (root + 1 + (int)(cid % 2)) % size, cid);
+                    if (op < 0) {
+                        ccase_t cc = {v, in_place, fam, skind, rkind, uniform, u, c};
+                        run_case(comm, cname, &cc, units, order, gaps);
+                    } else {
+                        run_rooted(comm, cname, op, in_place, root, rkind, skind, uniform, units,
+                                   order, gaps, c);
+                    }
+                }
+    free(units);
+    free(order);
+    free(gaps);
+}
+
 /* Bad arguments: the right class through the communicator's handler, no
  * byte moved. Every rank makes the same mistake (a check failing on one
  * rank only would leave the others in the collective). */
@@ -603,6 +692,7 @@ int main(int argc, char **argv)
     int quick = tt_arg_long(argc, argv, "--quick", 0) != 0;
     const int only = tt_arg_long(argc, argv, "--allgather-only", 0) != 0;
     const int rooted = tt_arg_long(argc, argv, "--rooted", 0) != 0;
+    const int inl = tt_arg_long(argc, argv, "--inline", 0) != 0;
     const char *qenv = getenv("TC_SHM_BANKS");
     long q = qenv && atol(qenv) > 0 ? atol(qenv) : 16;
     size_t bank = S * f / (size_t)q;
@@ -614,22 +704,26 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_split(MPI_COMM_WORLD, tt_rank % 2, tt_rank, &split);
     MPI_Comm_split(MPI_COMM_WORLD, 0, tt_size - tt_rank, &rev);
-    if (!rooted) {
+    if (inl) {
+        run_inline(MPI_COMM_WORLD, "world");
+        run_inline(split, "split");
+    }
+    if (!rooted && !inl) {
         run_comm(MPI_COMM_WORLD, "world", f, bank, quick);
         run_comm(rev, "reversed", f, bank, 1);
         run_comm(split, "split", f, bank, 1);
         run_comm(dup, "dup", f, bank, 1);
     }
-    if (!only) {
+    if (!only && !inl) {
         run_comm_rooted(MPI_COMM_WORLD, "world", f, bank, quick);
         run_comm_rooted(rev, "reversed", f, bank, 1);
         run_comm_rooted(split, "split", f, bank, 1);
     }
-    if (!rooted) {
+    if (!rooted && !inl) {
         run_mixed(MPI_COMM_WORLD, bank);
         run_mixed(rev, bank);
     }
-    if (!only && !rooted) {
+    if (!only && !rooted && !inl) {
         run_errors();
         run_intercomm();
     }

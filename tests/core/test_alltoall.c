@@ -25,7 +25,8 @@
  * Options: --quick 1 (fewer sizes: the slow oversubscribed runs); --v-only 1
  * (Alltoallv only, blocks around TC_HIER_A2A_AGGREGATE: the aggregation
  * across nodes, where one call mixes blocks through the node leaders and
- * blocks sent straight).
+ * blocks sent straight); --inline 1 (only blocks around the inline lines'
+ * boundaries: run_inline).
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -338,6 +339,73 @@ static void run_mixed(MPI_Comm comm, size_t bank)
     free(rd);
 }
 
+/* Blocks in the writer's inline lines (shm/inline_lines.h: (p - 1) blocks of
+ * m bytes in up to three lines' payload, 56, 112, 168 bytes with 64-byte
+ * lines): m around each boundary's share and a few fixed sizes, Alltoall and
+ * Alltoallv (never inline: the interleaving), in place or not, MPI_BYTE then
+ * a derived kind by rank; each case after a Bcast of an inline size (the same
+ * lines, written by the root's tree) and every third after an Allgather of
+ * inline blocks (written by their owners). */
+static void run_inline(MPI_Comm comm, const char *cname)
+{
+    int rank, p;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    const size_t q = p > 1 ? (size_t)(p - 1) : 1;
+    size_t ms[] = {1,       8,           56 / q - 1,  56 / q,  56 / q + 1,  64 / q + 1,
+                   112 / q, 112 / q + 1, 168 / q - 1, 168 / q, 168 / q + 1, 64};
+    const int nm = (int)(sizeof ms / sizeof ms[0]);
+    const int bsz[] = {1, 60, 100, 168};
+    char *bb = tt_xmalloc(200), *ag = tt_xmalloc(200 * (size_t)p);
+    uint64_t cid = 300000;
+    for (int mi = 0; mi < nm; mi++)
+        for (int mode = 0; mode < 4; mode++)
+            for (int pass = 0; pass < 2; pass++, cid++) {
+                const int fam = pass == 0 ? TT_FAM_BYTES : mode % 2 ? TT_FAM_PAIRS : TT_FAM_INTS;
+                const size_t m = ms[mi] ? ms[mi] : 1;
+                const int root = (int)(cid % (uint64_t)p), nb = bsz[cid % 4];
+                int ok = 1, rc;
+                for (int i = 0; i < nb; i++)
+                    bb[i] = rank == root ? (char)tt_kind_mix(cid, 0xbc, (uint64_t)i)
+                                         : (char)TT_SENTINEL;
+                rc = TC_Bcast(bb, nb, MPI_BYTE, root, comm);
+                for (int i = 0; i < nb; i++)
+                    ok &= bb[i] == (char)tt_kind_mix(cid, 0xbc, (uint64_t)i);
+                CHECK(rc == MPI_SUCCESS && ok, "inline %llu: TC_Bcast of %d bytes from %d",
+                      (unsigned long long)cid, nb, root);
+                if (cid % 3 == 0) {
+                    for (int i = 0; i < nb; i++)
+                        bb[i] = (char)tt_kind_mix(cid + 1, (uint64_t)rank, (uint64_t)i);
+                    rc = TC_Allgather(bb, nb, MPI_BYTE, ag, nb, MPI_BYTE, comm);
+                    ok = rc == MPI_SUCCESS;
+                    for (int j = 0; j < p; j++)
+                        for (int i = 0; i < nb; i++)
+                            ok &= ag[j * nb + i] ==
+                                  (char)tt_kind_mix(cid + 1, (uint64_t)j, (uint64_t)i);
+                    CHECK(ok, "inline %llu: TC_Allgather of %d bytes", (unsigned long long)cid, nb);
+                }
+                ccase_t cc = {0};
+                cc.v = mode >= 2;
+                cc.in_place = (mode + pass) % 2;
+                cc.family = fam;
+                cc.u = (int)((m + (size_t)tt_family_unit_bytes[fam] - 1) /
+                             (size_t)tt_family_unit_bytes[fam]);
+                cc.cid = cid * 7919 + (uint64_t)fam;
+                const int nk = tt_family_nkinds[fam];
+                const int k0 = (int)(rnd(cc.cid, 99) % (uint32_t)nk);
+                cc.uniform = pass == 0;
+                if (cc.uniform) {
+                    cc.skind = cc.rkind = TT_KIND_BYTE;
+                } else {
+                    cc.skind = tt_family_kinds[fam][(k0 + rank) % nk];
+                    cc.rkind = tt_family_kinds[fam][(k0 + rank + 1) % nk];
+                }
+                run_case(comm, cname, &cc);
+            }
+    free(bb);
+    free(ag);
+}
+
 /* Bad arguments: the right class through the communicator's handler, no
  * byte moved. Every rank makes the same mistake. */
 static void run_errors(void)
@@ -458,6 +526,7 @@ int main(int argc, char **argv)
     size_t f, S;
     tt_init(&argc, &argv, "test_alltoall", 4096, 256, &f, &S);
     int quick = tt_arg_long(argc, argv, "--quick", 0) != 0;
+    const int inl = tt_arg_long(argc, argv, "--inline", 0) != 0;
     const char *qenv = getenv("TC_SHM_BANKS");
     long q = qenv && atol(qenv) > 0 ? atol(qenv) : 16;
     size_t bank = S * f / (size_t)q;
@@ -474,17 +543,19 @@ int main(int argc, char **argv)
         run_vcases(MPI_COMM_WORLD, "world", agg);
         run_vcases(rev, "reversed", agg);
         run_vcases(split, "split", agg);
-        goto done;
+    } else if (inl) {
+        run_inline(MPI_COMM_WORLD, "world");
+        run_inline(split, "split");
+    } else {
+        run_comm(MPI_COMM_WORLD, "world", bank, quick);
+        run_comm(rev, "reversed", bank, 1);
+        run_comm(split, "split", bank, 1);
+        run_comm(dup, "dup", bank, 1);
+        run_mixed(MPI_COMM_WORLD, bank);
+        run_mixed(split, bank);
+        run_errors();
+        run_intercomm();
     }
-    run_comm(MPI_COMM_WORLD, "world", bank, quick);
-    run_comm(rev, "reversed", bank, 1);
-    run_comm(split, "split", bank, 1);
-    run_comm(dup, "dup", bank, 1);
-    run_mixed(MPI_COMM_WORLD, bank);
-    run_mixed(split, bank);
-    run_errors();
-    run_intercomm();
-done:
     MPI_Comm_free(&dup);
     MPI_Comm_free(&split);
     MPI_Comm_free(&rev);
