@@ -106,36 +106,40 @@ static inline void tc_shm_ag_done(tc_shm_comm_t *s, uint64_t u)
     tc_shm_publish(s, tc_shm_done(s, s->rank), s->rank, u + 1);
 }
 
+/* Bytes [at, at + n) of process @p i's inline lines in bank @p bank, line by
+ * line (w bytes of payload each), out of block @p blk (io->put) or, with
+ * @p into_block, into it (io->get). */
+static void tc_shm_ag_lines_move(const tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int blk, int i,
+                                 int bank, size_t at, size_t n, bool into_block)
+{
+    const size_t w = TC_SHM_INLINE_MAX;
+    for (size_t off = 0; off < n;) {
+        const size_t pos = at + off, k = tc_shm_ag_min(w - pos % w, n - off);
+        char *line = tc_shm_inline_payload(s, i, bank, (int)(pos / w)) + pos % w;
+        if (into_block)
+            io->get(io->state, blk, off, line, k);
+        else
+            io->put(io->state, blk, off, line, k);
+        off += k;
+    }
+}
+
 void tc_shm_ag_lines_put(const tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int blk, int i, int bank,
                          size_t at, size_t n)
 {
-    const size_t w = TC_SHM_INLINE_MAX;
-    if (at + n <= w) { /* the ready line only */
+    if (at + n <= TC_SHM_INLINE_MAX) /* the ready line only: one call */
         io->put(io->state, blk, 0, tc_shm_inline_payload(s, i, bank, 0) + at, n);
-        return;
-    }
-    for (size_t off = 0; off < n;) {
-        const size_t pos = at + off, k = tc_shm_ag_min(w - pos % w, n - off);
-        io->put(io->state, blk, off, tc_shm_inline_payload(s, i, bank, (int)(pos / w)) + pos % w,
-                k);
-        off += k;
-    }
+    else
+        tc_shm_ag_lines_move(s, io, blk, i, bank, at, n, false);
 }
 
 void tc_shm_ag_lines_get(const tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int blk, int i, int bank,
                          size_t at, size_t n)
 {
-    const size_t w = TC_SHM_INLINE_MAX;
-    if (at + n <= w) { /* the ready line only */
+    if (at + n <= TC_SHM_INLINE_MAX) /* the ready line only: one call */
         io->get(io->state, blk, 0, tc_shm_inline_payload(s, i, bank, 0) + at, n);
-        return;
-    }
-    for (size_t off = 0; off < n;) {
-        const size_t pos = at + off, k = tc_shm_ag_min(w - pos % w, n - off);
-        io->get(io->state, blk, off, tc_shm_inline_payload(s, i, bank, (int)(pos / w)) + pos % w,
-                k);
-        off += k;
-    }
+    else
+        tc_shm_ag_lines_move(s, io, blk, i, bank, at, n, true);
 }
 
 /* Every block fits in the inline lines: the Allgather / Gather. Process j's
