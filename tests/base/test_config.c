@@ -324,7 +324,7 @@ static void test_defaults(void)
                 {"TC_LOCK_SCHEME", TC_LOCK_SCHEME_N_MCS},
                 {"TC_SHM_TW_RATIO", 1000},
                 {"TC_SHM_STREAM_BYTES", 128 * 1024},
-                {"TC_SHM_REDUCE_SLOTS", 8},
+                {"TC_SHM_REDUCE_SLOTS", 32},
                 {"TC_SHM_REDUCE_SLOT_BYTES", 32 * 1024},
                 {"TC_SHM_REDUCE_SLICE_MIN", 16 * 1024},
                 {"TC_HIER", 1},
