@@ -41,6 +41,7 @@ typedef struct {
     MPI_Comm comm;
     const int *members; /* NULL: member i is rank i */
     int tag;
+    const tc_wait_info_t *wait; /* base/wait_mpi.h; NULL: the MPI's blocking calls */
 } tc_msg_barrier_ctx_t;
 
 static int tc_msg_barrier_rank(const tc_msg_barrier_ctx_t *c, int i)
@@ -54,29 +55,23 @@ static char tc_msg_barrier_dummy;
 
 static tc_err_t tc_msg_barrier_send(const tc_msg_barrier_ctx_t *c, int to)
 {
-    return PMPI_Send(&tc_msg_barrier_dummy, 0, MPI_BYTE, tc_msg_barrier_rank(c, to), c->tag,
-                     c->comm);
+    return tc_wait_mpi_send(&tc_msg_barrier_dummy, 0, tc_msg_barrier_rank(c, to), c->tag, c->comm,
+                            c->wait, "barrier: send");
 }
 
 static tc_err_t tc_msg_barrier_recv(const tc_msg_barrier_ctx_t *c, int from)
 {
-    return PMPI_Recv(&tc_msg_barrier_dummy, 0, MPI_BYTE, tc_msg_barrier_rank(c, from), c->tag,
-                     c->comm, MPI_STATUS_IGNORE);
+    return tc_wait_mpi_recv(&tc_msg_barrier_dummy, 0, tc_msg_barrier_rank(c, from), c->tag, c->comm,
+                            c->wait, "barrier: receive");
 }
 
-/* Wait for every request in turn: PMPI_Waitall would report a failure as
- * MPI_ERR_IN_STATUS, and MPICH's headers make gcc reject MPI_STATUSES_IGNORE
- * there. Returns the first failure; the remaining requests are still waited
- * for so none is left behind. */
-static tc_err_t tc_msg_barrier_wait_each(int count, MPI_Request *reqs)
+/* Wait for every request in turn (PMPI_Waitall would report a failure as
+ * MPI_ERR_IN_STATUS). Returns the first failure; the remaining requests are
+ * still waited for so none is left behind. @p peer: the rank a timeout names. */
+static tc_err_t tc_msg_barrier_wait_each(const tc_msg_barrier_ctx_t *c, int count,
+                                         MPI_Request *reqs, int peer)
 {
-    tc_err_t first = TC_OK;
-    for (int i = 0; i < count; i++) {
-        tc_err_t rc = PMPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
-        if (rc != TC_OK && first == TC_OK)
-            first = rc;
-    }
-    return first;
+    return tc_wait_mpi_all(count, reqs, c->wait, "barrier: wait for the round's messages", peer);
 }
 
 /* A round that both sends to @p to and receives from @p from: both are
@@ -98,7 +93,7 @@ static tc_err_t tc_msg_barrier_sendrecv(const tc_msg_barrier_ctx_t *c, int to, i
         PMPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
         return rc;
     }
-    return tc_msg_barrier_wait_each(2, reqs);
+    return tc_msg_barrier_wait_each(c, 2, reqs, tc_msg_barrier_rank(c, from));
 }
 
 /* Receive one message from each of members first, first + stride, ... (count
@@ -132,9 +127,9 @@ static tc_err_t tc_msg_barrier_post_all(const tc_msg_barrier_ctx_t *c, int first
         /* Receives already posted would match a later barrier's messages. */
         for (int i = 0; i < posted && !is_send; i++)
             PMPI_Cancel(&reqs[i]);
-        tc_msg_barrier_wait_each(posted, reqs);
+        tc_msg_barrier_wait_each(c, posted, reqs, tc_msg_barrier_rank(c, first));
     } else {
-        rc = tc_msg_barrier_wait_each(count, reqs);
+        rc = tc_msg_barrier_wait_each(c, count, reqs, tc_msg_barrier_rank(c, first));
     }
     if (reqs != stack_reqs)
         free(reqs);
@@ -286,9 +281,9 @@ static tc_err_t tc_msg_barrier_pairwise(const tc_msg_barrier_ctx_t *c, int n, in
 }
 
 tc_err_t tc_msg_barrier(tc_barrier_alg_t alg, MPI_Comm comm, const int *members, int n, int me,
-                        int arity, int tag)
+                        int arity, int tag, const tc_wait_info_t *wait)
 {
-    tc_msg_barrier_ctx_t c = {comm, members, tag};
+    tc_msg_barrier_ctx_t c = {comm, members, tag, wait};
 
     if (n < 1 || me < 0 || me >= n)
         return tc_err(TC_ERR_ARG);

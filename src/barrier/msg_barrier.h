@@ -21,10 +21,12 @@
 
 #include "barrier.h"
 #include "base/err.h"
+#include "base/wait_mpi.h"
 
 /* @p arity: children per node for TC_BARRIER_TREE (>= 2; ignored by the
- * others). */
+ * others). @p wait: how to wait for a message, and the timeout
+ * (base/wait_mpi.h); NULL: the MPI's blocking calls. */
 tc_err_t tc_msg_barrier(tc_barrier_alg_t alg, MPI_Comm comm, const int *members, int n, int me,
-                        int arity, int tag);
+                        int arity, int tag, const tc_wait_info_t *wait);
 
 #endif /* TC_BARRIER_MSG_BARRIER_H */

@@ -12,6 +12,7 @@
 
 #include "wait.h"
 #include "wait_internal.h"
+#include "wait_mpi.h"
 
 static void tc_wait_timeout_default(const tc_wait_info_t *info, const char *stage, int peer)
 {
@@ -157,4 +158,80 @@ uint64_t tc_wait_ge_slow_u64(tc_atomic_u64_t *word, uint64_t want, tc_atomic_u64
             break;
         }
     }
+}
+
+/* ---- Point-to-point waits (wait_mpi.h) ------------------------------------ */
+
+int tc_wait_mpi_request(MPI_Request *req, const tc_wait_info_t *info, const char *stage, int peer)
+{
+    if (info == NULL)
+        return PMPI_Wait(req, MPI_STATUS_IGNORE);
+    tc_waiter_t w;
+    tc_waiter_init(&w, info, stage, peer);
+    for (;;) {
+        int done = 0;
+        const int rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || done) {
+            if (w.yields)
+                tc_wait_account(stage, w.yields, 0, w.start != 0.0 ? tc_wait_now() - w.start : 0.0);
+            return rc;
+        }
+        tc_waiter_pause(&w);
+    }
+}
+
+int tc_wait_mpi_all(int n, MPI_Request *reqs, const tc_wait_info_t *info, const char *stage,
+                    int peer)
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        const int rc_i = tc_wait_mpi_request(&reqs[i], info, stage, peer);
+        if (rc == MPI_SUCCESS)
+            rc = rc_i;
+    }
+    return rc;
+}
+
+int tc_wait_mpi_send(const void *buf, int n, int dest, int tag, MPI_Comm comm,
+                     const tc_wait_info_t *info, const char *stage)
+{
+    if (info == NULL)
+        return PMPI_Send(buf, n, MPI_BYTE, dest, tag, comm);
+    MPI_Request req;
+    const int rc = PMPI_Isend(buf, n, MPI_BYTE, dest, tag, comm, &req);
+    return rc != MPI_SUCCESS ? rc : tc_wait_mpi_request(&req, info, stage, dest);
+}
+
+int tc_wait_mpi_recv(void *buf, int n, int src, int tag, MPI_Comm comm, const tc_wait_info_t *info,
+                     const char *stage)
+{
+    if (info == NULL)
+        return PMPI_Recv(buf, n, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE);
+    MPI_Request req;
+    const int rc = PMPI_Irecv(buf, n, MPI_BYTE, src, tag, comm, &req);
+    return rc != MPI_SUCCESS ? rc : tc_wait_mpi_request(&req, info, stage, src);
+}
+
+int tc_wait_mpi_sendrecv(const void *sbuf, int ns, int dest, void *rbuf, int nr, int src, int tag,
+                         MPI_Comm comm, const tc_wait_info_t *info, const char *stage)
+{
+    if (info == NULL)
+        return PMPI_Sendrecv(sbuf, ns, MPI_BYTE, dest, tag, rbuf, nr, MPI_BYTE, src, tag, comm,
+                             MPI_STATUS_IGNORE);
+    MPI_Request req[2];
+    int rc = PMPI_Irecv(rbuf, nr, MPI_BYTE, src, tag, comm, &req[0]);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((rc = PMPI_Isend(sbuf, ns, MPI_BYTE, dest, tag, comm, &req[1])) != MPI_SUCCESS) {
+        /* The receive must not outlive the call: it points into the caller's
+         * buffer. */
+        PMPI_Cancel(&req[0]);
+        PMPI_Wait(&req[0], MPI_STATUS_IGNORE);
+        return rc;
+    }
+    /* The receive first: its peer is the one named on a timeout. The send
+     * completes meanwhile (eager) or as soon as dest receives. */
+    const int rc_recv = tc_wait_mpi_request(&req[0], info, stage, src);
+    const int rc_send = tc_wait_mpi_request(&req[1], info, stage, dest);
+    return rc_recv != MPI_SUCCESS ? rc_recv : rc_send;
 }

@@ -30,20 +30,22 @@
 static char tc_barrier_dummy;
 
 /* Leader of a message level: wait for every member's arrival. */
-static int tc_barrier_gather(MPI_Comm priv, const tc_hier_level_t *l)
+static int tc_barrier_gather(MPI_Comm priv, const tc_hier_level_t *l, const tc_wait_info_t *wait)
 {
     int rc = MPI_SUCCESS;
     for (int m = 1; m < l->size && rc == MPI_SUCCESS; m++)
-        rc = PMPI_Recv(&tc_barrier_dummy, 0, MPI_BYTE, l->members[m], TC_TAG_BARRIER_ARRIVE, priv,
-                       MPI_STATUS_IGNORE);
+        rc = tc_wait_mpi_recv(&tc_barrier_dummy, 0, l->members[m], TC_TAG_BARRIER_ARRIVE, priv,
+                              wait, "barrier: a member's arrival");
     return rc;
 }
 
-static int tc_barrier_release_members(MPI_Comm priv, const tc_hier_level_t *l)
+static int tc_barrier_release_members(MPI_Comm priv, const tc_hier_level_t *l,
+                                      const tc_wait_info_t *wait)
 {
     int rc = MPI_SUCCESS;
     for (int m = 1; m < l->size && rc == MPI_SUCCESS; m++)
-        rc = PMPI_Send(&tc_barrier_dummy, 0, MPI_BYTE, l->members[m], TC_TAG_BARRIER_RELEASE, priv);
+        rc = tc_wait_mpi_send(&tc_barrier_dummy, 0, l->members[m], TC_TAG_BARRIER_RELEASE, priv,
+                              wait, "barrier: release a member");
     return rc;
 }
 
@@ -59,16 +61,16 @@ static int tc_barrier_hier(tc_ctx_t *ctx)
         const tc_hier_level_t *l = &h->level[i];
         if ((int)l->level == top && !l->shm) {
             rc = tc_msg_barrier(plan->msg_alg, ctx->priv, l->members, l->size, l->my_index,
-                                plan->msg_arity, TC_TAG_BARRIER_TOP);
+                                plan->msg_arity, TC_TAG_BARRIER_TOP, &ctx->msg_wait_info);
             break; /* everyone has arrived: release from here */
         }
         if (l->shm) {
             tc_shm_barrier_arrive(ctx->shm, plan->shm_alg, plan->shm_arity);
         } else if (l->my_index == 0) {
-            rc = tc_barrier_gather(ctx->priv, l);
+            rc = tc_barrier_gather(ctx->priv, l, &ctx->msg_wait_info);
         } else {
-            rc = PMPI_Send(&tc_barrier_dummy, 0, MPI_BYTE, l->members[0], TC_TAG_BARRIER_ARRIVE,
-                           ctx->priv);
+            rc = tc_wait_mpi_send(&tc_barrier_dummy, 0, l->members[0], TC_TAG_BARRIER_ARRIVE,
+                                  ctx->priv, &ctx->msg_wait_info, "barrier: arrive at the leader");
         }
         if (rc != MPI_SUCCESS || l->my_index != 0)
             break;
@@ -84,11 +86,12 @@ static int tc_barrier_hier(tc_ctx_t *ctx)
         if (l->shm) {
             tc_shm_barrier_release(ctx->shm, plan->shm_alg, plan->shm_arity);
         } else if (l->my_index != 0) {
-            int r2 = PMPI_Recv(&tc_barrier_dummy, 0, MPI_BYTE, l->members[0],
-                               TC_TAG_BARRIER_RELEASE, ctx->priv, MPI_STATUS_IGNORE);
+            int r2 = tc_wait_mpi_recv(&tc_barrier_dummy, 0, l->members[0], TC_TAG_BARRIER_RELEASE,
+                                      ctx->priv, &ctx->msg_wait_info,
+                                      "barrier: wait for the leader's release");
             rc = rc == MPI_SUCCESS ? r2 : rc;
         } else {
-            int r2 = tc_barrier_release_members(ctx->priv, l);
+            int r2 = tc_barrier_release_members(ctx->priv, l, &ctx->msg_wait_info);
             rc = rc == MPI_SUCCESS ? r2 : rc;
         }
     }

@@ -231,6 +231,19 @@ static int tc_ctx_count_oversubscribed(const tc_ctx_t *ctx)
     return cpus > 0 && ctx->node_size > cpus;
 }
 
+/* The message levels' waits (base/wait_mpi.h). There is no word to sleep
+ * on, so auto (and futex) yield between polls only where a yield lets a peer
+ * of this job run: more of the communicator's processes on the node than
+ * cores. Elsewhere they spin, as the MPI's own blocking calls do, and keep
+ * their core from an unrelated CPU-bound process (a yield to it costs a time
+ * slice). spin and yield are taken as they are. */
+static void tc_ctx_msg_wait_info(tc_ctx_t *ctx)
+{
+    ctx->msg_wait_info = ctx->wait_info;
+    if (ctx->msg_wait_info.policy == TC_WAIT_AUTO || ctx->msg_wait_info.policy == TC_WAIT_FUTEX)
+        ctx->msg_wait_info.policy = ctx->oversubscribed ? TC_WAIT_YIELD : TC_WAIT_SPIN;
+}
+
 /* This process's proposal: the modules' own parameters (@p sp, @p bs) and
  * the context's. */
 static void tc_ctx_propose(const tc_ctx_t *ctx, const tc_shm_params_t *sp,
@@ -385,6 +398,7 @@ static tc_err_t tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     if (ctx->oversubscribed &&
         tc_config_source(&tc_base_config, TC_BASE_CFG_SPIN_COUNT) != TC_CFG_SRC_ENV)
         ctx->wait_info.spin_polls = 0;
+    tc_ctx_msg_wait_info(ctx);
 
     long long v[TC_AGREE_LAST];
     tc_shm_params_t *sp = &ctx->shm_params;
@@ -426,6 +440,8 @@ static tc_err_t tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
                                  ctx->comm_name)) != MPI_SUCCESS ||
             (rc = tc_ctx_shm_create(ctx, &seg_failed)) != MPI_SUCCESS)
             goto fn_fail;
+        if (ctx->hier)
+            ctx->hier->msg_wait = &ctx->msg_wait_info;
         /* Every input below is agreed (v) or the same on every rank (the
          * hierarchy and the segment's all-or-nothing outcome). */
         if (ctx->hier && ctx->hier->single_shm) {

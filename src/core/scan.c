@@ -206,7 +206,7 @@ static tc_err_t tc_scan_hier(tc_ctx_t *ctx, const tc_scan_units_t *u, const tc_r
             total = tmp + nb;
         }
         if ((rc = tc_hier_exscan_group(total, ex, tmp + 2 * nb, n, r, u->last, u->nunits, u->unit,
-                                       ctx->priv, TC_TAG_SCAN_HIER)) != TC_OK)
+                                       ctx->priv, TC_TAG_SCAN_HIER, &ctx->msg_wait_info)) != TC_OK)
             goto fn_exit;
     }
     if (!later)

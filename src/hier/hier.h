@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/wait_mpi.h"
 #include "groups.h"
 #include "level_allgather.h"
 #include "level_bcast.h"
@@ -134,6 +135,9 @@ typedef struct tc_hier {
      * collective at a time per communicator (MPI's rule) makes this safe. */
     char *scratch;
     size_t scratch_bytes;
+    /* How the message levels wait (base/wait_mpi.h): the context's, NULL for
+     * a hierarchy built without one (the MPI's blocking calls). */
+    const tc_wait_info_t *msg_wait;
 } tc_hier_t;
 
 /* The level of the top group: the highest active one (a switch level when one

@@ -61,7 +61,8 @@ static void tc_hag_shm(tc_shm_comm_t *shm, const tc_hier_gblocks_t *g, char *r,
  * receives them all at once (into R where a stream is one run of it, else
  * into @p stage, copied to R afterwards). */
 static tc_err_t tc_hag_p2p_gather(const tc_hier_level_t *l, const tc_hier_gblocks_t *g, char *r,
-                                  const size_t *prefix, const size_t *bytes, MPI_Comm priv)
+                                  const size_t *prefix, const size_t *bytes, MPI_Comm priv,
+                                  const tc_wait_info_t *wait)
 {
     const int me = l->my_index;
     tc_err_t rc = TC_OK;
@@ -76,7 +77,8 @@ static tc_err_t tc_hag_p2p_gather(const tc_hier_level_t *l, const tc_hier_gblock
             tc_hier_gblocks_copy(g, me, r, prefix, bytes, 0, tmp, g->len[me], false);
             src = tmp;
         }
-        rc = PMPI_Send(src, (int)g->len[me], MPI_BYTE, l->members[0], TC_TAG_HIER_ALLGATHER, priv);
+        rc = tc_wait_mpi_send(src, (int)g->len[me], l->members[0], TC_TAG_HIER_ALLGATHER, priv,
+                              wait, "hier allgather: send my blocks to the leader");
         free(tmp);
         return rc;
     }
@@ -102,12 +104,10 @@ static tc_err_t tc_hag_p2p_gather(const tc_hier_level_t *l, const tc_hier_gblock
         rc = PMPI_Irecv(dst, (int)g->len[k], MPI_BYTE, l->members[k], TC_TAG_HIER_ALLGATHER, priv,
                         &req[nreq++]);
     }
-    /* PMPI_Wait in turn, not PMPI_Waitall: gcc >= 11 rejects MPICH's
-     * MPI_STATUSES_IGNORE for Waitall's array parameter (level_bcast.c). */
-    for (int i = 0; i < nreq; i++) {
-        const int w = PMPI_Wait(&req[i], MPI_STATUS_IGNORE);
-        rc = rc == TC_OK ? w : rc;
-    }
+    const int rc_wait =
+        tc_wait_mpi_all(nreq, req, wait, "hier allgather: receive the members' blocks",
+                        nreq > 0 ? l->members[1] : -1);
+    rc = rc == TC_OK ? rc_wait : rc;
     at = 0;
     for (int k = 1; k < g->n && rc == TC_OK; k++) {
         if (g->contig[k] || g->len[k] == 0)
@@ -138,7 +138,7 @@ static tc_err_t tc_hag_exchange(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm
         tc_hier_gblocks_copy(g, me, r, prefix, bytes, 0, buf + g->off[me], g->len[me], false);
     tc_err_t rc = tc_hier_allgatherv_group(buf, g->off, g->len, l->members, l->size, me,
                                            tc_hier_top_allgather_alg(h, total), tmp, priv,
-                                           TC_TAG_HIER_ALLGATHER);
+                                           TC_TAG_HIER_ALLGATHER, h->msg_wait);
     for (int k = 0; k < g->n && rc == TC_OK && !g->rank_order; k++)
         if (k != me)
             tc_hier_gblocks_copy(g, k, r, prefix, bytes, 0, buf + g->off[k], g->len[k], true);
@@ -172,7 +172,7 @@ tc_err_t tc_hier_allgatherv(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, cha
         if (l->shm)
             tc_hag_shm(shm, &g, r, prefix, bytes, 0);
         else
-            rc = tc_hag_p2p_gather(l, &g, r, prefix, bytes, priv);
+            rc = tc_hag_p2p_gather(l, &g, r, prefix, bytes, priv, h->msg_wait);
         tc_hier_gblocks_free(&g);
         reached = i + 1;
         if (l->my_index != 0)
@@ -194,7 +194,7 @@ tc_err_t tc_hier_allgatherv(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv, cha
         } else {
             rc = tc_hier_bcast_group(
                 r, total, l->members, l->size, l->my_index, 0, tc_hier_level_bcast_alg(h, l, total),
-                tc_hier_level_bcast_k(h, l, total), priv, TC_TAG_HIER_ALLGATHER);
+                tc_hier_level_bcast_k(h, l, total), priv, TC_TAG_HIER_ALLGATHER, h->msg_wait);
         }
     }
     return rc;

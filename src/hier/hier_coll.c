@@ -26,7 +26,7 @@ static tc_err_t tc_hier_group_bcast(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_
     }
     return tc_hier_bcast_group(buf, n, l->members, l->size, l->my_index, root_index,
                                tc_hier_level_bcast_alg(h, l, n), tc_hier_level_bcast_k(h, l, n),
-                               priv, TC_TAG_HIER_BCAST);
+                               priv, TC_TAG_HIER_BCAST, h->msg_wait);
 }
 
 static tc_err_t tc_hier_bcast_piece(const tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv,
@@ -105,7 +105,7 @@ static tc_err_t tc_hier_group_reduce(const tc_hier_t *h, tc_shm_comm_t *shm, MPI
     char *scratch = tc_hier_rbufs_other(b, w);
     rc = tc_hier_reduce_group(w, scratch, nelem, op, l->members, l->size, l->my_index, root_index,
                               tc_hier_level_reduce_alg(h, l, nb, op->commutative), priv,
-                              TC_TAG_HIER_REDUCE);
+                              TC_TAG_HIER_REDUCE, h->msg_wait);
     b->cur = w;
     return rc;
 }
@@ -200,9 +200,10 @@ static tc_err_t tc_hier_allreduce_rab_piece(const tc_hier_t *h, tc_shm_comm_t *s
             if ((rc = tc_shm_reduce(shm, NULL, b->out, nelem, op, -1)) != TC_OK)
                 return rc; /* as in tc_hier_group_reduce() */
         } else {
-            rc = tc_hier_allreduce_group(
-                b->out, tc_hier_rbufs_other(b, b->out), nelem, op, l->members, l->size, l->my_index,
-                tc_hier_top_allreduce_alg(h, nb, op->commutative), priv, TC_TAG_HIER_ALLREDUCE);
+            rc = tc_hier_allreduce_group(b->out, tc_hier_rbufs_other(b, b->out), nelem, op,
+                                         l->members, l->size, l->my_index,
+                                         tc_hier_top_allreduce_alg(h, nb, op->commutative), priv,
+                                         TC_TAG_HIER_ALLREDUCE, h->msg_wait);
         }
     } else if (!done && b->cur != b->out) {
         memcpy(b->out, b->cur, nb); /* no top group above us: we hold the total */

@@ -18,22 +18,25 @@ static size_t rs_piece(size_t len, size_t off)
     return len - off < tc_hier_piece_max() ? len - off : tc_hier_piece_max();
 }
 
-static tc_err_t rs_send(MPI_Comm comm, const char *buf, size_t len, int dest)
+static tc_err_t rs_send(MPI_Comm comm, const tc_wait_info_t *wait, const char *buf, size_t len,
+                        int dest)
 {
     for (size_t off = 0; off < len; off += tc_hier_piece_max()) {
-        const int rc = PMPI_Send(buf + off, (int)rs_piece(len, off), MPI_BYTE, dest,
-                                 TC_TAG_HIER_RS_DOWN, comm);
+        const int rc =
+            tc_wait_mpi_send(buf + off, (int)rs_piece(len, off), dest, TC_TAG_HIER_RS_DOWN, comm,
+                             wait, "hier reduce_scatter: send a member its block");
         if (rc != MPI_SUCCESS)
             return rc;
     }
     return TC_OK;
 }
 
-static tc_err_t rs_recv(MPI_Comm comm, char *buf, size_t len, int src)
+static tc_err_t rs_recv(MPI_Comm comm, const tc_wait_info_t *wait, char *buf, size_t len, int src)
 {
     for (size_t off = 0; off < len; off += tc_hier_piece_max()) {
-        const int rc = PMPI_Recv(buf + off, (int)rs_piece(len, off), MPI_BYTE, src,
-                                 TC_TAG_HIER_RS_DOWN, comm, MPI_STATUS_IGNORE);
+        const int rc =
+            tc_wait_mpi_recv(buf + off, (int)rs_piece(len, off), src, TC_TAG_HIER_RS_DOWN, comm,
+                             wait, "hier reduce_scatter: receive my block");
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -43,21 +46,22 @@ static tc_err_t rs_recv(MPI_Comm comm, char *buf, size_t len, int src)
 /* Send slen bytes to dest while receiving rlen from src, piece k with piece
  * k (level_reduce.c's exchange: each step a Sendrecv, a lone Send or a lone
  * Recv, mirrored at the peers). */
-static tc_err_t rs_exchange(MPI_Comm comm, const char *sbuf, size_t slen, int dest, char *rbuf,
-                            size_t rlen, int src)
+static tc_err_t rs_exchange(MPI_Comm comm, const tc_wait_info_t *wait, const char *sbuf,
+                            size_t slen, int dest, char *rbuf, size_t rlen, int src)
 {
     for (size_t off = 0; off < slen || off < rlen; off += tc_hier_piece_max()) {
         const int ns = off < slen ? (int)rs_piece(slen, off) : 0;
         const int nr = off < rlen ? (int)rs_piece(rlen, off) : 0;
         int rc;
         if (ns > 0 && nr > 0)
-            rc = PMPI_Sendrecv(sbuf + off, ns, MPI_BYTE, dest, TC_TAG_HIER_RS_TOP, rbuf + off, nr,
-                               MPI_BYTE, src, TC_TAG_HIER_RS_TOP, comm, MPI_STATUS_IGNORE);
+            rc = tc_wait_mpi_sendrecv(sbuf + off, ns, dest, rbuf + off, nr, src, TC_TAG_HIER_RS_TOP,
+                                      comm, wait, "hier reduce_scatter: exchange at the top");
         else if (ns > 0)
-            rc = PMPI_Send(sbuf + off, ns, MPI_BYTE, dest, TC_TAG_HIER_RS_TOP, comm);
+            rc = tc_wait_mpi_send(sbuf + off, ns, dest, TC_TAG_HIER_RS_TOP, comm, wait,
+                                  "hier reduce_scatter: exchange at the top (send)");
         else
-            rc = PMPI_Recv(rbuf + off, nr, MPI_BYTE, src, TC_TAG_HIER_RS_TOP, comm,
-                           MPI_STATUS_IGNORE);
+            rc = tc_wait_mpi_recv(rbuf + off, nr, src, TC_TAG_HIER_RS_TOP, comm, wait,
+                                  "hier reduce_scatter: exchange at the top (receive)");
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -196,7 +200,7 @@ tc_err_t tc_hier_reduce_scatter(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv,
                 memcpy(W, cur, nb);
             rc = tc_hier_reduce_group(W, S, op->nelem, op, l->members, l->size, l->my_index, 0,
                                       tc_hier_level_reduce_alg(h, l, nb, 1), priv,
-                                      TC_TAG_HIER_RS_UP);
+                                      TC_TAG_HIER_RS_UP, h->msg_wait);
         }
         if (leader)
             cur = W;
@@ -221,7 +225,7 @@ tc_err_t tc_hier_reduce_scatter(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv,
         if (l->shm)
             rs_shm_scatter(shm, l, parts, NULL, at, dst);
         else if (parts[l->my_index] > 0)
-            rc = rs_recv(priv, dst, parts[l->my_index], l->members[0]);
+            rc = rs_recv(priv, h->msg_wait, dst, parts[l->my_index], l->members[0]);
         mine = dst;
         down = i - 1;
     } else if (in_top) {
@@ -237,7 +241,7 @@ tc_err_t tc_hier_reduce_scatter(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv,
         char *rb = t == W ? S : W;
         for (int s = 1; s < size && rc == TC_OK; s++) {
             const int to = (k + s) % size, from = (k - s + size) % size;
-            rc = rs_exchange(priv, t + at[to], parts[to], l->members[to], rb, parts[k],
+            rc = rs_exchange(priv, h->msg_wait, t + at[to], parts[to], l->members[to], rb, parts[k],
                              l->members[from]);
             if (rc == TC_OK && parts[k] > 0)
                 tc_redop_apply(op, rb, t + at[k], parts[k] / e);
@@ -256,7 +260,7 @@ tc_err_t tc_hier_reduce_scatter(tc_hier_t *h, tc_shm_comm_t *shm, MPI_Comm priv,
         } else {
             for (int m = 1; m < l->size && rc == TC_OK; m++)
                 if (parts[m] > 0)
-                    rc = rs_send(priv, g + at[m], parts[m], l->members[m]);
+                    rc = rs_send(priv, h->msg_wait, g + at[m], parts[m], l->members[m]);
         }
         mine = g + at[0];
     }

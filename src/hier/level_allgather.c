@@ -19,10 +19,11 @@ tc_hier_allgather_alg_t tc_hier_allgather_alg_effective(tc_hier_allgather_alg_t 
 
 /* One round: @p slen bytes to @p dest while @p rlen bytes come from @p src. */
 static tc_err_t tc_hier_ag_sendrecv(const char *sbuf, size_t slen, int dest, char *rbuf,
-                                    size_t rlen, int src, MPI_Comm comm, int tag)
+                                    size_t rlen, int src, MPI_Comm comm, int tag,
+                                    const tc_wait_info_t *wait)
 {
-    return PMPI_Sendrecv(sbuf, (int)slen, MPI_BYTE, dest, tag, rbuf, (int)rlen, MPI_BYTE, src, tag,
-                         comm, MPI_STATUS_IGNORE);
+    return tc_wait_mpi_sendrecv(sbuf, (int)slen, dest, rbuf, (int)rlen, src, tag, comm, wait,
+                                "hier allgather: exchange between the leaders");
 }
 
 /* Bytes of pieces [first, first + count) (indices modulo n). */
@@ -35,13 +36,13 @@ static size_t tc_hier_ag_span(const size_t *len, int n, int first, int count)
 }
 
 static tc_err_t tc_hier_ag_ring(char *buf, const size_t *off, const size_t *len, const int *members,
-                                int n, int me, MPI_Comm comm, int tag)
+                                int n, int me, MPI_Comm comm, int tag, const tc_wait_info_t *wait)
 {
     const int right = members[(me + 1) % n], left = members[(me + n - 1) % n];
     for (int s = 0; s < n - 1; s++) {
         const int out = (me - s + n) % n, in = (me - s - 1 + 2 * n) % n;
         tc_err_t rc = tc_hier_ag_sendrecv(buf + off[out], len[out], right, buf + off[in], len[in],
-                                          left, comm, tag);
+                                          left, comm, tag, wait);
         if (rc != TC_OK)
             return rc;
     }
@@ -51,13 +52,14 @@ static tc_err_t tc_hier_ag_ring(char *buf, const size_t *off, const size_t *len,
 /* n a power of two: after round r member i holds the pieces of its aligned
  * index range of 2^(r+1) members, one contiguous run. */
 static tc_err_t tc_hier_ag_recdbl(char *buf, const size_t *off, const size_t *len,
-                                  const int *members, int n, int me, MPI_Comm comm, int tag)
+                                  const int *members, int n, int me, MPI_Comm comm, int tag,
+                                  const tc_wait_info_t *wait)
 {
     for (int d = 1; d < n; d <<= 1) {
         const int partner = me ^ d, mine = me & ~(d - 1), theirs = partner & ~(d - 1);
         tc_err_t rc = tc_hier_ag_sendrecv(
             buf + off[mine], tc_hier_ag_span(len, n, mine, d), members[partner], buf + off[theirs],
-            tc_hier_ag_span(len, n, theirs, d), members[partner], comm, tag);
+            tc_hier_ag_span(len, n, theirs, d), members[partner], comm, tag, wait);
         if (rc != TC_OK)
             return rc;
     }
@@ -68,7 +70,7 @@ static tc_err_t tc_hier_ag_recdbl(char *buf, const size_t *off, const size_t *le
  * first min(2^(r+1), n) of them. */
 static tc_err_t tc_hier_ag_bruck(char *buf, const size_t *off, const size_t *len,
                                  const int *members, int n, int me, char *tmp, MPI_Comm comm,
-                                 int tag)
+                                 int tag, const tc_wait_info_t *wait)
 {
     const size_t total = off[n - 1] + len[n - 1];
     size_t held = len[me];
@@ -78,7 +80,7 @@ static tc_err_t tc_hier_ag_bruck(char *buf, const size_t *off, const size_t *len
         const size_t rlen = tc_hier_ag_span(len, n, (me + d) % n, cnt);
         tc_err_t rc =
             tc_hier_ag_sendrecv(tmp, tc_hier_ag_span(len, n, me, cnt), members[(me - d + n) % n],
-                                tmp + held, rlen, members[(me + d) % n], comm, tag);
+                                tmp + held, rlen, members[(me + d) % n], comm, tag, wait);
         if (rc != TC_OK)
             return rc;
         held += rlen;
@@ -92,16 +94,17 @@ static tc_err_t tc_hier_ag_bruck(char *buf, const size_t *off, const size_t *len
 
 tc_err_t tc_hier_allgatherv_group(char *buf, const size_t *off, const size_t *len,
                                   const int *members, int n, int my_index,
-                                  tc_hier_allgather_alg_t alg, char *tmp, MPI_Comm comm, int tag)
+                                  tc_hier_allgather_alg_t alg, char *tmp, MPI_Comm comm, int tag,
+                                  const tc_wait_info_t *wait)
 {
     if (n <= 1)
         return TC_OK;
     switch (tc_hier_allgather_alg_effective(alg, n)) {
     case TC_HIER_ALLGATHER_RECDBL:
-        return tc_hier_ag_recdbl(buf, off, len, members, n, my_index, comm, tag);
+        return tc_hier_ag_recdbl(buf, off, len, members, n, my_index, comm, tag, wait);
     case TC_HIER_ALLGATHER_RING:
-        return tc_hier_ag_ring(buf, off, len, members, n, my_index, comm, tag);
+        return tc_hier_ag_ring(buf, off, len, members, n, my_index, comm, tag, wait);
     default:
-        return tc_hier_ag_bruck(buf, off, len, members, n, my_index, tmp, comm, tag);
+        return tc_hier_ag_bruck(buf, off, len, members, n, my_index, tmp, comm, tag, wait);
     }
 }

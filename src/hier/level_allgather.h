@@ -28,6 +28,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "base/wait_mpi.h"
 
 typedef enum {
     TC_HIER_ALLGATHER_RECDBL,
@@ -52,10 +53,12 @@ tc_hier_allgather_alg_t tc_hier_allgather_alg_effective(tc_hier_allgather_alg_t 
  * @param alg       the algorithm
  * @param tmp       BRUCK: scratch of off[n-1] + len[n-1] bytes (else unused, may be NULL)
  * @param comm,tag  where the messages go
+ * @param wait      how to wait for a message (base/wait_mpi.h); NULL: blocking calls
  * @return TC_OK or the code of a failing MPI call.
  */
 tc_err_t tc_hier_allgatherv_group(char *buf, const size_t *off, const size_t *len,
                                   const int *members, int n, int my_index,
-                                  tc_hier_allgather_alg_t alg, char *tmp, MPI_Comm comm, int tag);
+                                  tc_hier_allgather_alg_t alg, char *tmp, MPI_Comm comm, int tag,
+                                  const tc_wait_info_t *wait);
 
 #endif /* TC_HIER_LEVEL_ALLGATHER_H */

@@ -62,22 +62,26 @@ static size_t tc_hier_npieces(size_t len)
     return len / piece_max + (len % piece_max != 0);
 }
 
-static tc_err_t tc_hier_send_bytes(const char *buf, size_t len, int dest, MPI_Comm comm, int tag)
+static tc_err_t tc_hier_send_bytes(const char *buf, size_t len, int dest, MPI_Comm comm, int tag,
+                                   const tc_wait_info_t *wait)
 {
     for (size_t off = 0; off < len; off += piece_max) {
         size_t n = len - off < piece_max ? len - off : piece_max;
-        tc_err_t rc = PMPI_Send(buf + off, (int)n, MPI_BYTE, dest, tag, comm);
+        tc_err_t rc =
+            tc_wait_mpi_send(buf + off, (int)n, dest, tag, comm, wait, "hier bcast: send");
         if (rc != TC_OK)
             return rc;
     }
     return TC_OK;
 }
 
-static tc_err_t tc_hier_recv_bytes(char *buf, size_t len, int src, MPI_Comm comm, int tag)
+static tc_err_t tc_hier_recv_bytes(char *buf, size_t len, int src, MPI_Comm comm, int tag,
+                                   const tc_wait_info_t *wait)
 {
     for (size_t off = 0; off < len; off += piece_max) {
         size_t n = len - off < piece_max ? len - off : piece_max;
-        tc_err_t rc = PMPI_Recv(buf + off, (int)n, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE);
+        tc_err_t rc =
+            tc_wait_mpi_recv(buf + off, (int)n, src, tag, comm, wait, "hier bcast: receive");
         if (rc != TC_OK)
             return rc;
     }
@@ -85,31 +89,27 @@ static tc_err_t tc_hier_recv_bytes(char *buf, size_t len, int src, MPI_Comm comm
 }
 
 /* Complete the nreq requests already started, then report the first error:
- * an error must not leave requests pointing into the caller's buffer.
- * PMPI_Wait in a loop rather than PMPI_Waitall: gcc >= 11 rejects MPICH's
- * MPI_STATUSES_IGNORE ((MPI_Status *)1) for Waitall's array parameter. */
-static tc_err_t tc_hier_finish(tc_err_t rc, int nreq, MPI_Request *reqs)
+ * an error must not leave requests pointing into the caller's buffer. @p peer:
+ * whom a timeout names. */
+static tc_err_t tc_hier_finish(tc_err_t rc, int nreq, MPI_Request *reqs, const tc_wait_info_t *wait,
+                               const char *stage, int peer)
 {
-    for (int i = 0; i < nreq; i++) {
-        int rc_wait = PMPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
-        if (rc == TC_OK)
-            rc = rc_wait;
-    }
-    return rc;
+    const int rc_wait = tc_wait_mpi_all(nreq, reqs, wait, stage, peer);
+    return rc != TC_OK ? rc : rc_wait;
 }
 
 /* Receive each piece from the parent (index -1 at the root), then forward it
  * to all children at once: with more than one piece the tree is pipelined. */
 static tc_err_t tc_hier_bcast_tree(char *buf, size_t nbytes, const int *members, int parent,
                                    const int *children, int nchildren, MPI_Comm comm, int tag,
-                                   MPI_Request *reqs)
+                                   const tc_wait_info_t *wait, MPI_Request *reqs)
 {
     for (size_t off = 0; off < nbytes; off += piece_max) {
         size_t n = nbytes - off < piece_max ? nbytes - off : piece_max;
         tc_err_t rc = TC_OK;
         if (parent >= 0) {
-            rc = PMPI_Recv(buf + off, (int)n, MPI_BYTE, members[parent], tag, comm,
-                           MPI_STATUS_IGNORE);
+            rc = tc_wait_mpi_recv(buf + off, (int)n, members[parent], tag, comm, wait,
+                                  "hier bcast: receive from the parent");
             if (rc != TC_OK)
                 return rc;
         }
@@ -120,7 +120,8 @@ static tc_err_t tc_hier_bcast_tree(char *buf, size_t nbytes, const int *members,
             if (rc != TC_OK)
                 break;
         }
-        rc = tc_hier_finish(rc, started, reqs);
+        rc = tc_hier_finish(rc, started, reqs, wait, "hier bcast: send to the children",
+                            nchildren > 0 ? members[children[0]] : -1);
         if (rc != TC_OK)
             return rc;
     }
@@ -132,7 +133,8 @@ static tc_err_t tc_hier_bcast_tree(char *buf, size_t nbytes, const int *members,
  * the k-nomial parent clears rel's lowest nonzero base-k digit, children come
  * largest subtree first, so the deepest branches start earliest. */
 static tc_err_t tc_hier_bcast_by_tree(char *buf, size_t nbytes, const int *members, int n, int me,
-                                      int root, tc_tree_kind_t kind, int k, MPI_Comm comm, int tag)
+                                      int root, tc_tree_kind_t kind, int k, MPI_Comm comm, int tag,
+                                      const tc_wait_info_t *wait)
 {
     int rel = (me - root + n) % n;
     int prel = tc_shm_tree_parent_rel(kind, k, n, rel);
@@ -145,7 +147,8 @@ static tc_err_t tc_hier_bcast_by_tree(char *buf, size_t nbytes, const int *membe
     int nchildren = tc_shm_tree_children_rel(kind, k, n, rel, children);
     for (int c = 0; c < nchildren; c++)
         children[c] = (children[c] + root) % n;
-    rc = tc_hier_bcast_tree(buf, nbytes, members, parent, children, nchildren, comm, tag, reqs);
+    rc = tc_hier_bcast_tree(buf, nbytes, members, parent, children, nchildren, comm, tag, wait,
+                            reqs);
 fn_exit:
     free(children);
     free(reqs);
@@ -161,7 +164,8 @@ static size_t tc_hier_chunk_off(size_t nbytes, int n, long long c)
 }
 
 static tc_err_t tc_hier_bcast_scatter_allgather(char *buf, size_t nbytes, const int *members, int n,
-                                                int me, int root, MPI_Comm comm, int tag)
+                                                int me, int root, MPI_Comm comm, int tag,
+                                                const tc_wait_info_t *wait)
 {
     long long rel = ((long long)me - root + n) % n;
 #define RANK_OF(r) members[((r) + root) % n]
@@ -176,7 +180,7 @@ static tc_err_t tc_hier_bcast_scatter_allgather(char *buf, size_t nbytes, const 
     while (mask < n) {
         if (rel & mask) {
             long long end = rel + mask < n ? rel + mask : n;
-            rc = tc_hier_recv_bytes(RANGE(rel, end), RANK_OF(rel - mask), comm, tag);
+            rc = tc_hier_recv_bytes(RANGE(rel, end), RANK_OF(rel - mask), comm, tag, wait);
             if (rc != TC_OK)
                 return rc;
             break;
@@ -186,7 +190,7 @@ static tc_err_t tc_hier_bcast_scatter_allgather(char *buf, size_t nbytes, const 
     for (mask >>= 1; mask > 0; mask >>= 1) {
         if (rel + mask < n) {
             long long end = rel + 2 * mask < n ? rel + 2 * mask : n;
-            rc = tc_hier_send_bytes(RANGE(rel + mask, end), RANK_OF(rel + mask), comm, tag);
+            rc = tc_hier_send_bytes(RANGE(rel + mask, end), RANK_OF(rel + mask), comm, tag, wait);
             if (rc != TC_OK)
                 return rc;
         }
@@ -216,7 +220,7 @@ static tc_err_t tc_hier_bcast_scatter_allgather(char *buf, size_t nbytes, const 
             rc = PMPI_Isend(buf + soff + off, (int)len, MPI_BYTE, right, tag, comm, &reqs[nreq]);
             nreq += rc == TC_OK;
         }
-        rc = tc_hier_finish(rc, nreq, reqs);
+        rc = tc_hier_finish(rc, nreq, reqs, wait, "hier bcast: ring allgather", left);
     }
 #undef RANGE
 #undef RANK_OF
@@ -242,7 +246,7 @@ tc_err_t tc_hier_members_check(const int *members, int nmembers, int my_index, M
 
 tc_err_t tc_hier_bcast_group(void *buf, size_t nbytes, const int *members, int nmembers,
                              int my_index, int root_index, tc_hier_bcast_alg_t alg, int k,
-                             MPI_Comm comm, int tag)
+                             MPI_Comm comm, int tag, const tc_wait_info_t *wait)
 {
     /* Local checks only, all before the first message. */
     if (members == NULL || nmembers < 1 || my_index < 0 || my_index >= nmembers || root_index < 0 ||
@@ -260,17 +264,17 @@ tc_err_t tc_hier_bcast_group(void *buf, size_t nbytes, const int *members, int n
     switch (alg) {
     case TC_HIER_BCAST_FLAT:
         return tc_hier_bcast_by_tree(buf, nbytes, members, nmembers, my_index, root_index,
-                                     TC_TREE_FLAT, 2, comm, tag);
+                                     TC_TREE_FLAT, 2, comm, tag, wait);
     case TC_HIER_BCAST_SCATTER_ALLGATHER:
         /* Fewer bytes than members would leave empty chunks: a tree is better. */
         if (nbytes >= (size_t)nmembers)
             return tc_hier_bcast_scatter_allgather(buf, nbytes, members, nmembers, my_index,
-                                                   root_index, comm, tag);
+                                                   root_index, comm, tag, wait);
         return tc_hier_bcast_by_tree(buf, nbytes, members, nmembers, my_index, root_index,
-                                     TC_TREE_KNOMIAL, k < 2 ? 2 : k, comm, tag);
+                                     TC_TREE_KNOMIAL, k < 2 ? 2 : k, comm, tag, wait);
     case TC_HIER_BCAST_KNOMIAL:
     default:
         return tc_hier_bcast_by_tree(buf, nbytes, members, nmembers, my_index, root_index,
-                                     TC_TREE_KNOMIAL, k, comm, tag);
+                                     TC_TREE_KNOMIAL, k, comm, tag, wait);
     }
 }

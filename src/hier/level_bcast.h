@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "base/wait_mpi.h"
 
 typedef enum {
     TC_HIER_BCAST_FLAT,
@@ -58,6 +59,8 @@ typedef enum {
  * @param comm       communicator of the ranks (a private one: fixed tags are
  *                   safe)
  * @param tag        tag of every message
+ * @param wait       how to wait for a message, and the timeout (base/wait_mpi.h);
+ *                   NULL: the MPI's blocking calls
  * @return TC_OK; TC_ERR_ARG for inconsistent arguments (detected
  *         before any message is sent); or the error code of the failing
  *         PMPI call.
@@ -66,7 +69,7 @@ typedef enum {
  */
 tc_err_t tc_hier_bcast_group(void *buf, size_t nbytes, const int *members, int nmembers,
                              int my_index, int root_index, tc_hier_bcast_alg_t alg, int k,
-                             MPI_Comm comm, int tag);
+                             MPI_Comm comm, int tag, const tc_wait_info_t *wait);
 
 /** The group checks of tc_hier_bcast_group and tc_hier_reduce_group, local (no
  * message): the caller is members[my_index] (0 <= my_index < nmembers, checked by

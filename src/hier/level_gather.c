@@ -255,13 +255,16 @@ static void tc_hg_lists(tc_hg_t *g, const tc_hier_level_t *l, bool chain)
 
 /* ---- point to point ---------------------------------------------------------------------- */
 
-static tc_err_t tc_hg_xfer(bool send, char *b, size_t len, int peer, int tag, MPI_Comm comm)
+static tc_err_t tc_hg_xfer(bool send, char *b, size_t len, int peer, int tag, MPI_Comm comm,
+                           const tc_wait_info_t *wait)
 {
     const size_t pm = tc_hier_piece_max();
     for (size_t off = 0; off < len; off += pm) {
         const int n = (int)(len - off < pm ? len - off : pm);
-        tc_err_t rc = send ? PMPI_Send(b + off, n, MPI_BYTE, peer, tag, comm)
-                           : PMPI_Recv(b + off, n, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
+        tc_err_t rc =
+            send ? tc_wait_mpi_send(b + off, n, peer, tag, comm, wait, "hier gather/scatter: send")
+                 : tc_wait_mpi_recv(b + off, n, peer, tag, comm, wait,
+                                    "hier gather/scatter: receive");
         if (rc != TC_OK)
             return rc;
     }
@@ -282,7 +285,7 @@ static tc_err_t tc_hg_xfer_stream(tc_hg_t *g, bool send, int k, int peer, int ta
             tc_hg_stream(g, k, 0, tmp, NULL, total);
         run = tmp;
     }
-    tc_err_t rc = tc_hg_xfer(send, run, total, peer, tag, g->priv);
+    tc_err_t rc = tc_hg_xfer(send, run, total, peer, tag, g->priv, g->h->msg_wait);
     if (rc == TC_OK && !send && tmp)
         tc_hg_stream(g, k, 0, NULL, tmp, total);
     free(tmp);
@@ -299,7 +302,8 @@ static tc_err_t tc_hg_xfer_sizes(tc_hg_t *g, bool send, int k, int peer, int tag
     uint64_t *s = g->szs + g->start[k];
     for (int i = 0; send && i < n; i++)
         s[i] = g->bytes[r[i]];
-    tc_err_t rc = tc_hg_xfer(send, (char *)s, (size_t)n * sizeof *s, peer, tag, g->priv);
+    tc_err_t rc =
+        tc_hg_xfer(send, (char *)s, (size_t)n * sizeof *s, peer, tag, g->priv, g->h->msg_wait);
     for (int i = 0; rc == TC_OK && !send && i < n; i++)
         g->bytes[r[i]] = (size_t)s[i];
     return rc;

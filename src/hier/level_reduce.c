@@ -66,6 +66,7 @@ typedef struct {
     int n;
     MPI_Comm comm;
     int tag;
+    const tc_wait_info_t *wait; /* base/wait_mpi.h; NULL: blocking calls */
 } grp_t;
 
 static size_t tc_hier_piece_len(size_t len, size_t off)
@@ -76,8 +77,8 @@ static size_t tc_hier_piece_len(size_t len, size_t off)
 static tc_err_t tc_hier_send_bytes(const grp_t *g, const char *buf, size_t len, int dest)
 {
     for (size_t off = 0; off < len; off += tc_hier_piece_max()) {
-        tc_err_t rc =
-            PMPI_Send(buf + off, (int)tc_hier_piece_len(len, off), MPI_BYTE, dest, g->tag, g->comm);
+        tc_err_t rc = tc_wait_mpi_send(buf + off, (int)tc_hier_piece_len(len, off), dest, g->tag,
+                                       g->comm, g->wait, "hier reduce: send");
         if (rc != TC_OK)
             return rc;
     }
@@ -87,8 +88,8 @@ static tc_err_t tc_hier_send_bytes(const grp_t *g, const char *buf, size_t len, 
 static tc_err_t tc_hier_recv_bytes(const grp_t *g, char *buf, size_t len, int src)
 {
     for (size_t off = 0; off < len; off += tc_hier_piece_max()) {
-        tc_err_t rc = PMPI_Recv(buf + off, (int)tc_hier_piece_len(len, off), MPI_BYTE, src, g->tag,
-                                g->comm, MPI_STATUS_IGNORE);
+        tc_err_t rc = tc_wait_mpi_recv(buf + off, (int)tc_hier_piece_len(len, off), src, g->tag,
+                                       g->comm, g->wait, "hier reduce: receive");
         if (rc != TC_OK)
             return rc;
     }
@@ -107,12 +108,14 @@ static tc_err_t tc_hier_exchange_bytes(const grp_t *g, const char *sbuf, size_t 
         int nr = off < rlen ? (int)tc_hier_piece_len(rlen, off) : 0;
         tc_err_t rc;
         if (ns > 0 && nr > 0)
-            rc = PMPI_Sendrecv(sbuf + off, ns, MPI_BYTE, dest, g->tag, rbuf + off, nr, MPI_BYTE,
-                               src, g->tag, g->comm, MPI_STATUS_IGNORE);
+            rc = tc_wait_mpi_sendrecv(sbuf + off, ns, dest, rbuf + off, nr, src, g->tag, g->comm,
+                                      g->wait, "hier reduce: exchange");
         else if (ns > 0)
-            rc = PMPI_Send(sbuf + off, ns, MPI_BYTE, dest, g->tag, g->comm);
+            rc = tc_wait_mpi_send(sbuf + off, ns, dest, g->tag, g->comm, g->wait,
+                                  "hier reduce: exchange (send)");
         else
-            rc = PMPI_Recv(rbuf + off, nr, MPI_BYTE, src, g->tag, g->comm, MPI_STATUS_IGNORE);
+            rc = tc_wait_mpi_recv(rbuf + off, nr, src, g->tag, g->comm, g->wait,
+                                  "hier reduce: exchange (receive)");
         if (rc != TC_OK)
             return rc;
     }
@@ -403,7 +406,8 @@ static tc_err_t tc_hier_check_args(const void *buf, const void *scratch, size_t 
 
 tc_err_t tc_hier_reduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_t *op,
                               const int *members, int nmembers, int my_index, int root_index,
-                              tc_hier_reduce_alg_t alg, MPI_Comm comm, int tag)
+                              tc_hier_reduce_alg_t alg, MPI_Comm comm, int tag,
+                              const tc_wait_info_t *wait)
 {
     tc_err_t rc = tc_hier_check_args(buf, scratch, nelem, op, members, nmembers, my_index, comm);
     if (rc != TC_OK)
@@ -415,7 +419,7 @@ tc_err_t tc_hier_reduce_group(void *buf, void *scratch, size_t nelem, const tc_r
         return tc_err(TC_ERR_OP);
     if (nelem == 0 || nmembers == 1)
         return TC_OK;
-    grp_t g = {op, members, nmembers, comm, tag};
+    grp_t g = {op, members, nmembers, comm, tag, wait};
     switch (alg) {
     case TC_HIER_REDUCE_FLAT:
         return tc_hier_reduce_flat(&g, buf, scratch, nelem, my_index, root_index);
@@ -432,7 +436,8 @@ tc_err_t tc_hier_reduce_group(void *buf, void *scratch, size_t nelem, const tc_r
 
 tc_err_t tc_hier_allreduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_t *op,
                                  const int *members, int nmembers, int my_index,
-                                 tc_hier_allreduce_alg_t alg, MPI_Comm comm, int tag)
+                                 tc_hier_allreduce_alg_t alg, MPI_Comm comm, int tag,
+                                 const tc_wait_info_t *wait)
 {
     tc_err_t rc = tc_hier_check_args(buf, scratch, nelem, op, members, nmembers, my_index, comm);
     if (rc != TC_OK)
@@ -443,7 +448,7 @@ tc_err_t tc_hier_allreduce_group(void *buf, void *scratch, size_t nelem, const t
         return tc_err(TC_ERR_OP);
     if (nelem == 0 || nmembers == 1)
         return TC_OK;
-    grp_t g = {op, members, nmembers, comm, tag};
+    grp_t g = {op, members, nmembers, comm, tag, wait};
     if (alg == TC_HIER_ALLREDUCE_RING)
         return tc_hier_allreduce_ring(&g, buf, scratch, nelem, my_index);
     return tc_hier_allreduce_recdbl(&g, buf, scratch, nelem, my_index);

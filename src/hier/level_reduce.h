@@ -43,6 +43,7 @@
 
 #include "base/err.h"
 #include "base/redop.h"
+#include "base/wait_mpi.h"
 
 typedef enum {
     TC_HIER_REDUCE_FLAT,
@@ -72,13 +73,16 @@ typedef enum {
  * @param alg        algorithm, the same at every member
  * @param comm       the communicator of the ranks (a private one)
  * @param tag        tag of every message
+ * @param wait       how to wait for a message, and the timeout (base/wait_mpi.h);
+ *                   NULL: the MPI's blocking calls
  * @return TC_OK; TC_ERR_ARG / TC_ERR_OP for bad arguments (before any
  *         message); or the failing PMPI call's error code.
  * nelem == 0 or nmembers == 1 returns at once.
  */
 tc_err_t tc_hier_reduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_t *op,
                               const int *members, int nmembers, int my_index, int root_index,
-                              tc_hier_reduce_alg_t alg, MPI_Comm comm, int tag);
+                              tc_hier_reduce_alg_t alg, MPI_Comm comm, int tag,
+                              const tc_wait_info_t *wait);
 
 /**
  * Allreduce among the members: on return @p buf holds, at every member, the
@@ -87,7 +91,8 @@ tc_err_t tc_hier_reduce_group(void *buf, void *scratch, size_t nelem, const tc_r
  */
 tc_err_t tc_hier_allreduce_group(void *buf, void *scratch, size_t nelem, const tc_redop_t *op,
                                  const int *members, int nmembers, int my_index,
-                                 tc_hier_allreduce_alg_t alg, MPI_Comm comm, int tag);
+                                 tc_hier_allreduce_alg_t alg, MPI_Comm comm, int tag,
+                                 const tc_wait_info_t *wait);
 
 /** Names as accepted by the parsers: "flat", "binomial", "rsg"; "recdbl",
  * "ring"; "?" when out of range. */

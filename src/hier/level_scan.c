@@ -8,12 +8,12 @@
 #define TC_HIER_SCAN_PIECE ((size_t)1 << 30)
 
 static tc_err_t tc_hier_scan_exchange(const char *sbuf, char *rbuf, size_t len, int peer,
-                                      MPI_Comm comm, int tag)
+                                      MPI_Comm comm, int tag, const tc_wait_info_t *wait)
 {
     for (size_t off = 0; off < len; off += TC_HIER_SCAN_PIECE) {
         const int n = (int)(len - off < TC_HIER_SCAN_PIECE ? len - off : TC_HIER_SCAN_PIECE);
-        tc_err_t rc = PMPI_Sendrecv(sbuf + off, n, MPI_BYTE, peer, tag, rbuf + off, n, MPI_BYTE,
-                                    peer, tag, comm, MPI_STATUS_IGNORE);
+        tc_err_t rc = tc_wait_mpi_sendrecv(sbuf + off, n, peer, rbuf + off, n, peer, tag, comm,
+                                           wait, "hier scan: exchange between the leaders");
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -22,7 +22,7 @@ static tc_err_t tc_hier_scan_exchange(const char *sbuf, char *rbuf, size_t len, 
 
 tc_err_t tc_hier_exscan_group(const void *total, void *result, void *scratch, size_t nelem,
                               const tc_redop_t *op, const int *members, int nmembers, int my_index,
-                              MPI_Comm comm, int tag)
+                              MPI_Comm comm, int tag, const tc_wait_info_t *wait)
 {
     const size_t len = nelem * op->elem;
     char *part = scratch, *tmp = (char *)scratch + len;
@@ -34,7 +34,7 @@ tc_err_t tc_hier_exscan_group(const void *total, void *result, void *scratch, si
         const int peer = my_index ^ mask;
         if (peer >= nmembers)
             continue; /* the partner's block is empty: nothing to add */
-        tc_err_t rc = tc_hier_scan_exchange(part, tmp, len, members[peer], comm, tag);
+        tc_err_t rc = tc_hier_scan_exchange(part, tmp, len, members[peer], comm, tag, wait);
         if (rc != TC_OK)
             return rc;
         if (peer < my_index) {

@@ -22,6 +22,7 @@
 
 #include "base/err.h"
 #include "base/redop.h"
+#include "base/wait_mpi.h"
 
 /**
  * @param total    in: this member's contribution (nelem packed elements)
@@ -32,6 +33,6 @@
  */
 tc_err_t tc_hier_exscan_group(const void *total, void *result, void *scratch, size_t nelem,
                               const tc_redop_t *op, const int *members, int nmembers, int my_index,
-                              MPI_Comm comm, int tag);
+                              MPI_Comm comm, int tag, const tc_wait_info_t *wait);
 
 #endif /* TC_HIER_LEVEL_SCAN_H */

@@ -46,6 +46,12 @@
 
 #define TAG 4242
 
+/* The group cases wait through base/wait_mpi.h's polling waits (yield after
+ * a short spin, as on an oversubscribed node); the world cases through the
+ * MPI's blocking calls (NULL). */
+static const tc_wait_info_t poll_wait = {
+    .comm_name = "test_msg_barrier", .timeout_s = 120.0, .spin_polls = 50, .policy = TC_WAIT_YIELD};
+
 typedef struct {
     const char *name;
     MPI_Comm comm;
@@ -151,7 +157,7 @@ static void run_phase(const group_t *g, tc_barrier_alg_t alg, int arity, uint64_
         /* release: pairs with the acquire loads of the other members after
          * they leave barrier k (and with ours, for our own counter). */
         tc_store_release_u64(counters[rank], v);
-        int rc = tc_msg_barrier(alg, g->comm, g->members, g->n, g->me, arity, TAG);
+        int rc = tc_msg_barrier(alg, g->comm, g->members, g->n, g->me, arity, TAG, &poll_wait);
         if (rc != MPI_SUCCESS) {
             tt_fail("phase %s barrier %ld: returned %d", g->name, k, rc);
             return;
@@ -193,13 +199,13 @@ static void bench(tc_barrier_alg_t alg, int arity, long iters)
     cur_phase = "bench";
     for (int i = 0; i < 200; i++) {
         cur_iter = i;
-        tc_msg_barrier(alg, comm, NULL, size, rank, arity, TAG);
+        tc_msg_barrier(alg, comm, NULL, size, rank, arity, TAG, NULL);
     }
     MPI_Barrier(comm);
     double t0 = MPI_Wtime();
     for (long i = 0; i < iters; i++) {
         cur_iter = 200 + i;
-        tc_msg_barrier(alg, comm, NULL, size, rank, arity, TAG);
+        tc_msg_barrier(alg, comm, NULL, size, rank, arity, TAG, NULL);
     }
     double t = (MPI_Wtime() - t0) / (double)iters, tmax;
     MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, comm);

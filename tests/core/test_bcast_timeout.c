@@ -13,7 +13,8 @@
  * fails instead of hanging. With --kill 1 the skipping rank kills itself
  * (SIGKILL) instead of sleeping: a process lost mid-collective (run where the
  * MPI's launcher keeps the job alive after a process dies, e.g. the
- * emulated-cluster test in tests/cluster).
+ * emulated-cluster test in tests/cluster). --skip-rank 0 makes the root
+ * skip: the others wait for its data.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -39,9 +40,9 @@ int main(int argc, char **argv)
     skip = tt_arg_long(argc, argv, "--skip-rank", 1);
     grace = tt_arg_long(argc, argv, "--grace", 20);
     size = (size_t)tt_arg_long(argc, argv, "--size", (long)(10 * s * f + 3));
-    if (tt_size < 2 || skip >= tt_size || skip == 0) {
+    if (tt_size < 2 || skip >= tt_size || skip < 0) {
         if (tt_rank == 0)
-            fprintf(stderr, "test_bcast_timeout: needs np >= 2 and 0 < skip-rank < np\n");
+            fprintf(stderr, "test_bcast_timeout: needs np >= 2 and 0 <= skip-rank < np\n");
         MPI_Finalize();
         return 77;
     }

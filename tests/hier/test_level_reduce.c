@@ -43,6 +43,12 @@
 
 #include "tc_test_common.h"
 
+/* Odd sizes wait through base/wait_mpi.h's polling waits (yield after a
+ * short spin, as on an oversubscribed node), even ones through the MPI's
+ * blocking calls (NULL). */
+static const tc_wait_info_t poll_wait = {
+    .comm_name = "test", .timeout_s = 120.0, .spin_polls = 50, .policy = TC_WAIT_YIELD};
+
 #define SENTINEL  0xA5u
 #define OUTSIDER  0x3Cu
 #define GUARD     64
@@ -299,10 +305,12 @@ static void run_case(MPI_Comm comm, const group_t *g, int me, const config_t *c,
     int rc;
     if (c->allreduce)
         rc = tc_hier_allreduce_group(buf, scratch, nelem, &redops[t], g->ranks, g->n, me,
-                                     (tc_hier_allreduce_alg_t)c->alg, comm, tag);
+                                     (tc_hier_allreduce_alg_t)c->alg, comm, tag,
+                                     (nelem & 1) ? &poll_wait : NULL);
     else
         rc = tc_hier_reduce_group(buf, scratch, nelem, &redops[t], g->ranks, g->n, me, root,
-                                  (tc_hier_reduce_alg_t)c->alg, comm, tag);
+                                  (tc_hier_reduce_alg_t)c->alg, comm, tag,
+                                  (nelem & 1) ? &poll_wait : NULL);
     int needs_commutative = (c->allreduce && c->alg == TC_HIER_ALLREDUCE_RING) ||
                             (!c->allreduce && c->alg == TC_HIER_REDUCE_RSG);
     if (t == T_MAT && needs_commutative) {
@@ -524,10 +532,10 @@ static void check_api(MPI_Comm comm)
         int rc = bad[i].allreduce
                      ? tc_hier_allreduce_group(bad[i].buf, bad[i].scratch, 2, bad[i].op,
                                                bad[i].members, bad[i].n, bad[i].me,
-                                               (tc_hier_allreduce_alg_t)bad[i].alg, comm, 1)
+                                               (tc_hier_allreduce_alg_t)bad[i].alg, comm, 1, NULL)
                      : tc_hier_reduce_group(bad[i].buf, bad[i].scratch, 2, bad[i].op,
                                             bad[i].members, bad[i].n, bad[i].me, bad[i].root,
-                                            (tc_hier_reduce_alg_t)bad[i].alg, comm, 1);
+                                            (tc_hier_reduce_alg_t)bad[i].alg, comm, 1, NULL);
         int cls = -1;
         if (rc != MPI_SUCCESS)
             cls = tc_err_to_mpi(rc); /* the class the API would report */
@@ -536,8 +544,9 @@ static void check_api(MPI_Comm comm)
     }
     /* One member, or no elements: success at once, buffer untouched. */
     b[0] = 42;
-    if (tc_hier_reduce_group(b, NULL, 2, op, self, 1, 0, 0, TC_HIER_REDUCE_RSG, comm, 1) ||
-        tc_hier_allreduce_group(b, NULL, 2, op, self, 1, 0, TC_HIER_ALLREDUCE_RING, comm, 1) ||
+    if (tc_hier_reduce_group(b, NULL, 2, op, self, 1, 0, 0, TC_HIER_REDUCE_RSG, comm, 1, NULL) ||
+        tc_hier_allreduce_group(b, NULL, 2, op, self, 1, 0, TC_HIER_ALLREDUCE_RING, comm, 1,
+                                NULL) ||
         b[0] != 42)
         fail("single member without scratch");
 }
