@@ -39,7 +39,8 @@
  *        the slope of the one-way time of an s-byte ping-pong (round trip /
  *        2: the same two messages one after the other); each time the
  *        minimum of 5. 1: the two directions overlap; 2: they serialise
- *        (the CPU copies both). Written clamped to [1, 2].
+ *        (the CPU copies both). Written clamped to [1, 2]; each size's
+ *        one-way and exchange minima are printed.
  * After the repetitions, once per pair (not when oversubscribed):
  *   E, rdv  the eager limit and the rendezvous step (model/logp.h): one-way
  *        ping-pong times over 1 KiB .. 256 KiB, sqrt(2) apart; the largest
@@ -154,9 +155,10 @@ typedef struct result {
      * the other parameters (tc_logp_robust); the pooled slopes from each
      * size's minimum over all repetitions, and their ratio. */
     double X_med, X_q1, X_q3, X_min, X_max, X_dropped, X_wide;
-    double X_pool, Gx_pool, Gpp_pool; /* exchange and one-way slopes, us/byte */
-    double nX_bad;                    /* repetitions without a usable slope */
-    double X_done;                    /* measured (not when oversubscribed) */
+    double X_pool, Gx_pool, Gpp_pool;    /* exchange and one-way slopes, us/byte */
+    double nX_bad;                       /* repetitions without a usable slope */
+    double X_size[8], X_tpp[8], X_tx[8]; /* per size: minima over the repetitions */
+    double X_done;                       /* measured (not when oversubscribed) */
 } result_t;
 
 static double now_us(void)
@@ -763,6 +765,11 @@ static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, in
             res->X_max = xs.max;
             res->X_dropped = xs.dropped;
             res->X_wide = xs.wide;
+        }
+        for (int k = 0; k < pl->nsizes; k++) {
+            res->X_size[k] = (double)pl->sizes[k];
+            res->X_tpp[k] = ypp_best[k];
+            res->X_tx[k] = yx_best[k];
         }
         res->Gpp_pool = fit_sizes(pl, ypp_best, &r2x);
         res->Gx_pool = fit_sizes(pl, yx_best, &r2x);
@@ -1427,6 +1434,12 @@ static void print_level(int lv, int a, int b, const result_t *r, int reps)
                duplex_written(r, 0), r->Gx_pool, r->Gpp_pool, r->X_pool);
     else if (r->X_done)
         printf("X not measured (no repetition gave a usable slope): the base's X is written\n");
+    if (r->X_done) {
+        printf("one-way / exchange, us (each size's minimum):");
+        for (int k = 0; k < 8 && r->X_size[k] > 0; k++)
+            printf(" %.0f:%.1f/%.1f", r->X_size[k], r->X_tpp[k], r->X_tx[k]);
+        printf("\n");
+    }
     if (r->nX_bad > 0)
         printf("note: X not computed in %.0f of %d repetitions (a slope came out <= 0: noise)\n",
                r->nX_bad, reps);

@@ -55,12 +55,13 @@ static const char *const field_names[NFIELDS] = {"L", "o_s", "o_r", "g", "G", "E
  * (estimate). w: 0 (measured by topocoll-logp when run oversubscribed;
  * without a measurement no scheduler term).
  * X (duplex): 2 within a node, where the MPI's shared memory moves every
- * byte with the CPU of the processes themselves, so a process that sends
- * and receives at once copies twice (measured on the CI machine: see
- * docs/model.md, "Duplex"); 1 between nodes, where the defaults describe
- * InfiniBand, whose NICs move both directions by DMA at once (a network
- * whose per-byte cost is the CPU's, TCP or the emulated cluster, measures
- * its own with topocoll-logp). */
+ * byte with the CPUs of the processes themselves: the CI machine measured
+ * 1.9-2.0 while other jobs held its cores and ~1.0 when both were free
+ * (docs/model.md, "Duplex"), and 2 is the safer guess (taking 1 where 2
+ * holds costs more than the reverse); 1 between nodes, where the defaults
+ * describe InfiniBand, whose NICs move both directions by DMA at once (a
+ * network whose per-byte cost is the CPU's, TCP or the emulated cluster,
+ * measures its own with topocoll-logp). */
 #define EAGER_SHM 4064.0
 #define RDV_SHM   2.6
 #define EAGER_NET 8192.0
