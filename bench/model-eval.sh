@@ -191,12 +191,12 @@ ALLMEMBER = {"scatter_allgather", "rsg"}  # select.c tc_select_allmember
 ELEM = 4  # topocoll-bench's default reduction type: float
 
 def node_row(path):
-    """The node row of a TC_LOGP_FILE (L o_s o_r g G [E [rdv [w]]]; logp.c defaults otherwise)."""
-    p = dict(L=0.35, o_s=0.07, o_r=0.08, g=0.10, G=0.0002, E=4064.0, rdv=2.6, w=0.0)
+    """The node row of a TC_LOGP_FILE (L o_s o_r g G [E [rdv [w [X]]]]; logp.c defaults otherwise)."""
+    p = dict(L=0.35, o_s=0.07, o_r=0.08, g=0.10, G=0.0002, E=4064.0, rdv=2.6, w=0.0, X=2.0)
     for line in open(path):
         f = line.split("#")[0].split()
         if f and f[0] == "node":
-            for k, v in zip(["L", "o_s", "o_r", "g", "G", "E", "rdv", "w"], f[1:]):
+            for k, v in zip(["L", "o_s", "o_r", "g", "G", "E", "rdv", "w", "X"], f[1:]):
                 p[k] = float(v)
     return p
 PAR = {int(P): node_row(f) for P, f in FILES.items()}
@@ -239,10 +239,11 @@ def clog(k, P):
     return r
 def costs(op, m, P, p):
     L, os_, or_, g, G, E, rdv = p["L"], p["o_s"], p["o_r"], p["g"], p["G"], p["E"], p["rdv"]
-    def msg(x): return 0.0 if x <= 0 else os_ + (x - 1) * G + L + or_ + (rdv if E > 0 and x > E else 0.0)
+    X = min(max(p["X"], 1.0), 2.0)  # logp.c tc_logp_duplex
+    def msg(x, d=1.0): return 0.0 if x <= 0 else os_ + d * (x - 1) * G + L + or_ + (rdv if E > 0 and x > E else 0.0)
     def sg(x): return max(g, os_ + max(x - 1, 0) * G)
     def rg(x): return max(g, or_ + max(x - 1, 0) * G)
-    def xx(x): return max(g, msg(x))
+    def xx(x): return 0.0 if x <= 0 else max(g, msg(x, X))
     def kn(k): c = min(k, P) - 1; return clog(k, P) * (msg(m) + (c - 1) * sg(m))
     if op == "bcast":
         sa = kn(2) if m < P else sum(msg(m / 2**j) for j in range(1, clog(2, P) + 1)) + (P - 1) * xx(m / P)

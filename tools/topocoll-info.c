@@ -92,14 +92,15 @@ static void print_model(MPI_Comm comm)
     query_ok(tc_query_model(comm, &m), "tc_query_model");
     printf("\n## Model (paper 003): LogP/LogGP parameters, us (G: us per byte)\n");
     printf("(E: eager limit, bytes, 0 = none; rdv: added to a message above E; w: scheduler round "
-           "per wait, added to L when oversubscribed)\n");
-    printf("%-8s %8s %8s %8s %8s %12s %8s %6s %6s  %s\n", "level", "L", "o_s", "o_r", "g", "G", "E",
-           "rdv", "w", "from");
+           "per wait, added to L when oversubscribed; X: a byte sent and received at once costs "
+           "X G)\n");
+    printf("%-8s %8s %8s %8s %8s %12s %8s %6s %6s %5s  %s\n", "level", "L", "o_s", "o_r", "g", "G",
+           "E", "rdv", "w", "X", "from");
     for (int l = 0; l < TC_MODEL_LEVEL_LAST; l++) {
         const tc_logp_t *p = &m.level[l];
-        printf("%-8s %8.3f %8.3f %8.3f %8.3f %12.3g %8.0f %6.2f %6.2f  %s\n",
+        printf("%-8s %8.3f %8.3f %8.3f %8.3f %12.3g %8.0f %6.2f %6.2f %5.2f  %s\n",
                tc_model_level_name((tc_model_level_t)l), p->L, p->o_s, p->o_r, p->g, p->G, p->E,
-               p->rdv, p->w, m.source[l]);
+               p->rdv, p->w, tc_logp_duplex(p), m.source[l]);
     }
     /* Not a level: flags through the segment, used by its barriers. */
     const tc_logp_t *s = &m.shm;

@@ -32,7 +32,15 @@
  *        report says in how many repetitions);
  *   G    least-squares slope of T(s) = send of s bytes + 0-byte reply over
  *        s = 64 KiB .. 4 MiB (powers of two; each T the minimum of 5), with
- *        the fit's R^2.
+ *        the fit's R^2;
+ *   X    the duplex factor (model/logp.h): over the same sizes, the slope of
+ *        an exchange (both send s and receive s at once, MPI_Sendrecv,
+ *        timed after one untimed exchange that lines the two up) divided by
+ *        the slope of the one-way time of an s-byte ping-pong (round trip /
+ *        2: the same two messages one after the other); each time the
+ *        minimum of 5. 1: the two directions overlap; 2: they serialise
+ *        (the CPU copies both). Written clamped to [1, 2]; each size's
+ *        one-way and exchange minima are printed.
  * After the repetitions, once per pair (not when oversubscribed):
  *   E, rdv  the eager limit and the rendezvous step (model/logp.h): one-way
  *        ping-pong times over 1 KiB .. 256 KiB, sqrt(2) apart; the largest
@@ -97,7 +105,7 @@ _Static_assert((int)TC_MODEL_LEVEL_LAST == (int)TC_LEVEL_LAST,
 enum { P_L, P_OS, P_OR, P_G, P_GB, NPARAM };
 static const char *const param_name[NPARAM] = {"L", "o_s", "o_r", "g", "G"};
 
-enum { TAG_CAL = 100, TAG_OS, TAG_OR, TAG_ACK, TAG_RDY, TAG_G, TAG_PP, TAG_BIG, TAG_RES };
+enum { TAG_CAL = 100, TAG_OS, TAG_OR, TAG_ACK, TAG_RDY, TAG_G, TAG_PP, TAG_BIG, TAG_RES, TAG_X };
 
 #define SMALL 8 /* bytes of a small (eager) message */
 /* The eager-limit scan: 1 KiB .. 256 KiB in steps of sqrt(2). */
@@ -143,6 +151,14 @@ typedef struct result {
     double E, rdv, t_lo, t_hi; /* one-way times just at and just above E */
     double eager_done;
     double eager_sizes[EAGER_NSIZES], eager_t[EAGER_NSIZES]; /* the coarse scan */
+    /* The duplex factor X (measure_duplex): per repetition, summarized as
+     * the other parameters (tc_logp_robust); the pooled slopes from each
+     * size's minimum over all repetitions, and their ratio. */
+    double X_med, X_q1, X_q3, X_min, X_max, X_dropped, X_wide;
+    double X_pool, Gx_pool, Gpp_pool;    /* exchange and one-way slopes, us/byte */
+    double nX_bad;                       /* repetitions without a usable slope */
+    double X_size[8], X_tpp[8], X_tx[8]; /* per size: minima over the repetitions */
+    double X_done;                       /* measured (not when oversubscribed) */
 } result_t;
 
 static double now_us(void)
@@ -449,6 +465,51 @@ static double fit_sizes(const plan_t *pl, const double *y, double *r2)
     return fit_slope(x, y, pl->nsizes, r2);
 }
 
+/* One repetition of the duplex measurement: for each of the plan's sizes s
+ * the minimum over tries of the one-way time of an s-byte ping-pong (round
+ * trip / 2: a's message, then b's) and of an exchange (a and b send s and
+ * receive s at once; an untimed exchange first lines the two up, so that
+ * neither starts the timed one a whole transfer ahead). Returns, on a, the
+ * ratio of the two least-squares slopes (X), or -1 when the one-way slope
+ * is not positive (noise); @p ypp_best, @p yx_best[k]: lowered to this
+ * repetition's times where lower (the minima over all repetitions). */
+static double measure_duplex(MPI_Comm comm, int peer, int is_a, const plan_t *pl, char *sbuf,
+                             char *rbuf, double *ypp_best, double *yx_best)
+{
+    double x[8], ypp[8], yx[8], r2;
+    for (int k = 0; k < pl->nsizes; k++) {
+        int s = (int)pl->sizes[k];
+        double bpp = INFINITY, bx = INFINITY;
+        for (int t = 0; t < pl->tries_big; t++) {
+            double t0 = now_us();
+            if (is_a) {
+                MPI_Send(sbuf, s, MPI_BYTE, peer, TAG_X, comm);
+                MPI_Recv(rbuf, s, MPI_BYTE, peer, TAG_X, comm, MPI_STATUS_IGNORE);
+                bpp = fmin(bpp, (now_us() - t0) / 2);
+            } else {
+                MPI_Recv(rbuf, s, MPI_BYTE, peer, TAG_X, comm, MPI_STATUS_IGNORE);
+                MPI_Send(sbuf, s, MPI_BYTE, peer, TAG_X, comm);
+            }
+            MPI_Sendrecv(sbuf, s, MPI_BYTE, peer, TAG_X, rbuf, s, MPI_BYTE, peer, TAG_X, comm,
+                         MPI_STATUS_IGNORE);
+            t0 = now_us();
+            MPI_Sendrecv(sbuf, s, MPI_BYTE, peer, TAG_X, rbuf, s, MPI_BYTE, peer, TAG_X, comm,
+                         MPI_STATUS_IGNORE);
+            bx = fmin(bx, now_us() - t0);
+        }
+        x[k] = (double)s;
+        ypp[k] = bpp;
+        yx[k] = bx;
+        ypp_best[k] = fmin(ypp_best[k], bpp);
+        yx_best[k] = fmin(yx_best[k], bx);
+    }
+    if (!is_a)
+        return 0;
+    const double gpp = fit_slope(x, ypp, pl->nsizes, &r2);
+    const double gx = fit_slope(x, yx, pl->nsizes, &r2);
+    return gpp > 0 && gx > 0 ? gx / gpp : -1;
+}
+
 static void oom(void)
 {
     fprintf(stderr, "topocoll-logp: out of memory\n");
@@ -604,17 +665,18 @@ static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, in
 {
     int R = pl->reps;
     size_t maxsize = pl->sizes[pl->nsizes - 1];
-    char *big = malloc(maxsize), *bufs = malloc((size_t)pl->n2 * SMALL);
+    char *big = malloc(maxsize), *big2 = malloc(maxsize), *bufs = malloc((size_t)pl->n2 * SMALL);
     MPI_Request *reqs = malloc((size_t)pl->n2 * sizeof *reqs);
     MPI_Status *st = malloc((size_t)pl->n2 * sizeof *st);
-    double *v[NPARAM], *r2 = malloc((size_t)R * sizeof *r2);
+    double *v[NPARAM], *r2 = malloc((size_t)R * sizeof *r2), *vX = malloc((size_t)R * sizeof *vX);
     double *samples = malloc((size_t)(pl->n_os > pl->n_or ? pl->n_os : pl->n_or) * sizeof *samples);
-    if (!big || !bufs || !reqs || !st || !r2 || !samples)
+    if (!big || !big2 || !bufs || !reqs || !st || !r2 || !vX || !samples)
         oom();
     for (int k = 0; k < NPARAM; k++)
         if (!(v[k] = malloc((size_t)R * sizeof *v[k])))
             oom();
     memset(big, 1, maxsize); /* first touch outside the timed loops */
+    memset(big2, 2, maxsize);
     memset(bufs, 0, (size_t)pl->n2 * SMALL);
     memset(res, 0, sizeof *res);
 
@@ -633,9 +695,10 @@ static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, in
         MPI_Recv(&res->delay, 1, MPI_DOUBLE, peer, TAG_CAL, comm, MPI_STATUS_IGNORE);
     }
 
-    double t1_best = INFINITY, t2_best = INFINITY, y_best[8];
+    double t1_best = INFINITY, t2_best = INFINITY, y_best[8], ypp_best[8], yx_best[8];
+    int nX = 0;
     for (int k = 0; k < 8; k++)
-        y_best[k] = INFINITY;
+        y_best[k] = ypp_best[k] = yx_best[k] = INFINITY;
     for (int r = 0; r < R; r++) {
         double os =
             fmax(measure_os(comm, peer, is_a, pl->n_os, res->delay, samples) - res->timer, 0);
@@ -649,8 +712,15 @@ static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, in
         double t2 = burst_time(comm, peer, is_a, pl->n2, pl->tries, bufs, reqs, st);
         double rtt = measure_rtt(comm, peer, is_a, pl->n_pp);
         double G = measure_G(comm, peer, is_a, pl, big, &r2[r], y_best);
+        /* Oversubscribed, an exchange measures the scheduler (X is then
+         * kept from the base, as E and rdv). */
+        double X = eager ? measure_duplex(comm, peer, is_a, pl, big, big2, ypp_best, yx_best) : 0;
         if (!is_a)
             continue;
+        if (X > 0)
+            vX[nX++] = X;
+        else if (eager)
+            res->nX_bad++;
         t1_best = fmin(t1_best, t1);
         t2_best = fmin(t2_best, t2);
         double g = (t2 - t1) / (pl->n2 - pl->n1);
@@ -683,6 +753,27 @@ static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, in
         res->r2_min = r2[0];
         res->g_pool = fmax((t2_best - t1_best) / (pl->n2 - pl->n1), 0);
         res->G_pool = fmax(fit_sizes(pl, y_best, &res->r2_pool), 0);
+        tc_logp_robust_t xs;
+        double r2x;
+        res->X_done = eager;
+        if (nX > 0) {
+            tc_logp_robust(vX, nX, 0, &xs);
+            res->X_med = xs.med;
+            res->X_q1 = xs.q1;
+            res->X_q3 = xs.q3;
+            res->X_min = xs.min;
+            res->X_max = xs.max;
+            res->X_dropped = xs.dropped;
+            res->X_wide = xs.wide;
+        }
+        for (int k = 0; k < pl->nsizes; k++) {
+            res->X_size[k] = (double)pl->sizes[k];
+            res->X_tpp[k] = ypp_best[k];
+            res->X_tx[k] = yx_best[k];
+        }
+        res->Gpp_pool = fit_sizes(pl, ypp_best, &r2x);
+        res->Gx_pool = fit_sizes(pl, yx_best, &r2x);
+        res->X_pool = res->Gpp_pool > 0 && res->Gx_pool > 0 ? res->Gx_pool / res->Gpp_pool : 0;
     }
     /* The scan needs 256 KiB of buffer: the G sizes start at 64 KiB and go
      * to 1 or 4 MiB. */
@@ -691,10 +782,12 @@ static void measure_pair(MPI_Comm comm, int peer, int is_a, const plan_t *pl, in
     for (int k = 0; k < NPARAM; k++)
         free(v[k]);
     free(r2);
+    free(vX);
     free(samples);
     free(st);
     free(reqs);
     free(bufs);
+    free(big2);
     free(big);
 }
 
@@ -1282,8 +1375,9 @@ static void print_usage(FILE *f)
 {
     fprintf(
         f, "usage: mpirun -n N topocoll-logp [-o PATH] [-r REPS] [--quick] [--level NAME] [-h]\n"
-           "  Measures LogP/LogGP parameters (L, o_s, o_r, g in us, G in us/byte) between the\n"
-           "  lowest pair of ranks at each level of the machine and writes a TC_LOGP_FILE.\n"
+           "  Measures LogP/LogGP parameters (L, o_s, o_r, g in us, G in us/byte; E, rdv and the\n"
+           "  duplex factor X) between the lowest pair of ranks at each level of the machine and\n"
+           "  writes a TC_LOGP_FILE.\n"
            "  -o PATH       output file (default topocoll-logp.txt)\n"
            "  -r REPS       repetitions per parameter (default 20; 5 with --quick)\n"
            "  --quick       fewer messages and sizes (64 KiB..1 MiB): for tests\n"
@@ -1292,6 +1386,26 @@ static void print_usage(FILE *f)
            "                through shared memory between two ranks of one node)\n"
            "  -h            this help\n"
            "  Needs N >= 2. Levels come from hwloc, TC_LOCALITY_FILE, TC_NETWORK_TOPOLOGY_FILE.\n");
+}
+
+/* Four significant digits: more than the spread supports, and the writer
+ * prints every digit of a double. */
+static double round4(double v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.4g", v);
+    return strtod(buf, NULL);
+}
+
+/* The X a measured level gets in the file: the median over the
+ * repetitions, within [1, 2] (1: the directions overlap; a ratio below it is
+ * noise; above 2 the exchange also lost cache or cores); @p keep when no
+ * repetition gave a usable ratio. */
+static double duplex_written(const result_t *r, double keep)
+{
+    if (!(r->X_med > 0))
+        return keep;
+    return round4(fmin(fmax(r->X_med, 1.0), 2.0));
 }
 
 static void print_level(int lv, int a, int b, const result_t *r, int reps)
@@ -1304,12 +1418,38 @@ static void print_level(int lv, int a, int b, const result_t *r, int reps)
     for (int k = 0; k < NPARAM; k++)
         print_stat_row(5, param_name[k], k == P_GB ? "%.6f" : "%.4f", r->med[k], r->q1[k], r->q3[k],
                        r->min[k], r->max[k], k == P_GB ? "us/byte" : "us");
+    if (r->X_done)
+        print_stat_row(5, "X", "%.4f", r->X_med, r->X_q1, r->X_q3, r->X_min, r->X_max,
+                       "(duplex: exchange / one-way, per byte)");
     if (r->med[P_GB] > 0)
         printf("G: %.2f GB/s at the median; fit R^2 median %.5f, min %.5f\n", 1e-3 / r->med[P_GB],
                r->r2_med, r->r2_min);
     printf("g and G written: %.4f us and %.6f us/byte, from each burst length's and size's "
            "minimum over the repetitions (G fit R^2 %.5f)\n",
            r->g_pool, r->G_pool, r->r2_pool);
+    if (r->X_done && r->X_med > 0)
+        printf("X written: %.4f, the median clamped to [1, 2] (exchange of s bytes each way "
+               "against an s-byte ping-pong's one-way time, ratio of the slopes over the G sizes; "
+               "from each size's minimum over the repetitions: %.6f / %.6f us/byte = %.4f)\n",
+               duplex_written(r, 0), r->Gx_pool, r->Gpp_pool, r->X_pool);
+    else if (r->X_done)
+        printf("X not measured (no repetition gave a usable slope): the base's X is written\n");
+    if (r->X_done) {
+        printf("one-way / exchange, us (each size's minimum):");
+        for (int k = 0; k < 8 && r->X_size[k] > 0; k++)
+            printf(" %.0f:%.1f/%.1f", r->X_size[k], r->X_tpp[k], r->X_tx[k]);
+        printf("\n");
+    }
+    if (r->nX_bad > 0)
+        printf("note: X not computed in %.0f of %d repetitions (a slope came out <= 0: noise)\n",
+               r->nX_bad, reps);
+    if (r->X_dropped > 0)
+        printf("note: outliers dropped (more than %.0f MADs from the median of the repetitions): "
+               "X %.0f of %d\n",
+               TC_LOGP_OUTLIER_MADS, r->X_dropped, reps);
+    if (r->X_wide > 0)
+        printf("warning: large spread over the repetitions in X (a process of the pair lost its "
+               "core: the machine is busy); the median is doubtful\n");
     if (r->eager_done) {
         printf("ping-pong one-way, us:");
         for (int k = 0; k < EAGER_NSIZES; k++)
@@ -1349,7 +1489,7 @@ static int annotate_file(const char *path, const int *written_from, const result
     if (!f)
         return -1;
     while (fgets(line, sizeof line, f)) {
-        char word[32] = "", add[256] = "";
+        char word[32] = "", add[512] = "";
         size_t n = strcspn(line, "\n");
         line[n] = '\0';
         if (sscanf(line, "%31s", word) == 1 && word[0] != '#') {
@@ -1379,6 +1519,10 @@ static int annotate_file(const char *path, const int *written_from, const result
                          written_from[ml] == LV_TOP ? " (as top)" : "", r->min[P_L], r->max[P_L],
                          r->min[P_OS], r->max[P_OS], r->min[P_OR], r->max[P_OR], r->min[P_G],
                          r->max[P_G], r->min[P_GB], r->max[P_GB], r->r2_med);
+                if (r->X_done && r->X_med > 0) {
+                    size_t at = strlen(add);
+                    snprintf(add + at, sizeof add - at, " X %.3g..%.3g", r->X_min, r->X_max);
+                }
             }
         }
         size_t need = len + n + strlen(add) + 2;
@@ -1434,6 +1578,9 @@ static int write_file(const char *path, const tc_logp_table_t *t, const char *or
             if (fabs(w[k] - g[k]) > 1e-3 * fabs(w[k]) + 1e-6)
                 fprintf(stderr, "topocoll-logp: note: %s %s reads back as %g (wrote %g)\n",
                         tc_model_level_name((tc_model_level_t)l), param_name[k], g[k], w[k]);
+        if (tc_logp_duplex(&back.level[l]) != tc_logp_duplex(&t->level[l]))
+            fprintf(stderr, "topocoll-logp: note: %s X reads back as %g (wrote %g)\n",
+                    tc_model_level_name((tc_model_level_t)l), back.level[l].X, t->level[l].X);
     }
     const double *ws = &t->shm.L, *gs = &back.shm.L;
     for (int k = 0; k < NPARAM; k++)
@@ -1441,15 +1588,6 @@ static int write_file(const char *path, const tc_logp_table_t *t, const char *or
             fprintf(stderr, "topocoll-logp: note: shm %s reads back as %g (wrote %g)\n",
                     param_name[k], gs[k], ws[k]);
     return 0;
-}
-
-/* Four significant digits: more than the spread supports, and the writer
- * prints every digit of a double. */
-static double round4(double v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.4g", v);
-    return strtod(buf, NULL);
 }
 
 static int parse_opts(int argc, char **argv, opts_t *o, int rank)
@@ -1747,21 +1885,22 @@ int main(int argc, char **argv)
                                  .G = round4(r->G_pool),
                                  .E = r->E,
                                  .rdv = round4(r->rdv),
-                                 .w = x->w};
+                                 .w = x->w,
+                                 .X = duplex_written(r, x->X)};
             }
             t.source[l] = TC_LOGP_SOURCE_FILE;
         }
 
         printf("\n## Summary (medians; written to %s, other levels keep their defaults)\n", o.out);
-        printf("%-8s %10s %10s %10s %10s %12s %8s %8s %8s\n", "level", "L", "o_s", "o_r", "g", "G",
-               "E", "rdv", "w");
+        printf("%-8s %10s %10s %10s %10s %12s %8s %8s %8s %6s\n", "level", "L", "o_s", "o_r", "g",
+               "G", "E", "rdv", "w", "X");
         for (int l = 0; l < TC_MODEL_LEVEL_LAST; l++) {
             if (from[l] < 0)
                 continue;
             const tc_logp_t *x = &t.level[l];
-            printf("%-8s %10.4f %10.4f %10.4f %10.4f %12.7f %8.0f %8.3f %8.3f%s%s\n",
+            printf("%-8s %10.4f %10.4f %10.4f %10.4f %12.7f %8.0f %8.3f %8.3f %6.3f%s%s\n",
                    tc_model_level_name((tc_model_level_t)l), x->L, x->o_s, x->o_r, x->g, x->G, x->E,
-                   x->rdv, x->w, from[l] == LV_TOP ? "  (measured as top)" : "",
+                   x->rdv, x->w, tc_logp_duplex(x), from[l] == LV_TOP ? "  (measured as top)" : "",
                    oversub ? "  (w measured; the rest from the base)" : "");
         }
         if (shm_measured && oversub) {
@@ -1771,7 +1910,8 @@ int main(int argc, char **argv)
                                 .o_s = round4(shres.med[S_OC]),
                                 .o_r = round4(shres.med[S_OR]),
                                 .g = round4(fmax(shres.gb_pool, shres.med[S_GA])),
-                                .G = round4(shres.G_pool)};
+                                .G = round4(shres.G_pool),
+                                .X = t.shm.X};
             t.shm_source = TC_LOGP_SOURCE_FILE;
             const tc_logp_t *x = &t.shm;
             printf("%-8s %10.4f %10.4f %10.4f %10.4f %12.7f  (flags in shared memory)\n",

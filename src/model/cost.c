@@ -236,11 +236,17 @@ static double tc_model_recv_gap(double m, const tc_logp_t *p)
     return tc_model_dmax(p->g, p->o_r + tc_model_dmax(m - 1.0, 0.0) * p->G);
 }
 
-/* One round in which a process sends m bytes and receives m bytes: the
- * LogGP form of paper 003's t_s = max(g, o_s + L + o_r). */
-static double tc_model_exchange(double m, const tc_logp_t *p)
+double tc_model_loggp_exchange(double m, const tc_logp_t *p)
 {
-    return tc_model_dmax(p->g, tc_model_loggp_msg(m, p));
+    if (m <= 0.0)
+        return 0.0;
+    /* Both directions' bytes: X = 1 when they overlap (a NIC moves both by
+     * DMA), 2 when the same CPUs copy both (shared memory, TCP): each
+     * process then copies its outgoing and its incoming bytes. The fixed
+     * terms and the rendezvous overlap either way. */
+    const double rdv = p->E > 0.0 && m > p->E ? p->rdv : 0.0;
+    const double x = p->o_s + tc_logp_duplex(p) * (m - 1.0) * p->G + p->L + p->o_r + rdv;
+    return tc_model_dmax(p->g, x);
 }
 
 double tc_model_bcast_flat_cost(size_t m, int P, const tc_logp_t *p)
@@ -279,7 +285,7 @@ double tc_model_bcast_scatter_allgather_cost(size_t m, int P, int k, const tc_lo
     for (int j = 1; j <= R; j++)
         scatter += tc_model_loggp_msg((double)m / (double)(1LL << j), p);
     /* Ring allgather: P-1 steps, each sends and receives one m/P chunk. */
-    double allgather = (P - 1) * tc_model_exchange((double)m / P, p);
+    double allgather = (P - 1) * tc_model_loggp_exchange((double)m / P, p);
     return scatter + allgather;
 }
 
@@ -316,7 +322,7 @@ double tc_model_reduce_rsg_cost(size_t m, int P, double gamma, const tc_logp_t *
     double rs = 0.0;
     for (int j = 1; j <= R; j++) {
         double mj = (double)m / (double)(1LL << j);
-        rs += tc_model_exchange(mj, p) + mj * gamma;
+        rs += tc_model_loggp_exchange(mj, p) + mj * gamma;
     }
     /* Binomial gather to the root: messages of m/P2, 2m/P2, ..., m/2. */
     double gather = 0.0;
@@ -334,7 +340,7 @@ double tc_model_allreduce_recdbl_cost(size_t m, int P, double gamma, const tc_lo
      * partner (message + combine) and get the result back (message). */
     double fix = P == P2 ? 0.0 : 2.0 * tc_model_loggp_msg((double)m, p) + (double)m * gamma;
     /* log2 P2 rounds of a full-vector exchange and a combination. */
-    return fix + R * (tc_model_exchange((double)m, p) + (double)m * gamma);
+    return fix + R * (tc_model_loggp_exchange((double)m, p) + (double)m * gamma);
 }
 
 double tc_model_allreduce_ring_cost(size_t m, int P, double gamma, const tc_logp_t *p)
@@ -344,7 +350,8 @@ double tc_model_allreduce_ring_cost(size_t m, int P, double gamma, const tc_logp
     double b = (double)m / P;
     /* P-1 reduce-scatter steps (exchange a block, combine it), then P-1
      * allgather steps (exchange a block). */
-    return (P - 1) * (tc_model_exchange(b, p) + b * gamma) + (P - 1) * tc_model_exchange(b, p);
+    return (P - 1) * (tc_model_loggp_exchange(b, p) + b * gamma) +
+           (P - 1) * tc_model_loggp_exchange(b, p);
 }
 
 /* ---- Shared-memory pipelined Bcast (paper 000, section 5) ----------------- */

@@ -70,15 +70,27 @@ tc_model_barrier_t tc_model_shm_barrier_argmin(unsigned allowed, int P, int arit
  * m bytes, P members, p the LogGP parameters of the level; gamma is the time
  * to combine one byte in a reduction (us/byte). A message of m bytes costs
  * o_s + (m-1)G + L + o_r (paper 002's LogGP term) + rdv above the eager
- * limit E (tc_model_loggp_msg); docs/model.md, "LogGP
- * costs" derives each formula. m == 0 or P <= 1 costs 0. Each function
- * follows the message structure of its implementation in hier/level_bcast.c
- * and hier/level_reduce.c. */
+ * limit E (tc_model_loggp_msg); a round in which a process sends m bytes
+ * and receives m bytes at once costs max(g, o_s + X (m-1)G + L + o_r [+
+ * rdv]) with X the level's duplex factor (tc_model_loggp_exchange);
+ * docs/model.md, "LogGP costs" derives each formula. m == 0 or P <= 1
+ * costs 0. Each function follows the message structure of its
+ * implementation in hier/level_bcast.c and hier/level_reduce.c. */
 
 /* One message of m bytes: o_s + (m-1)G + L + o_r, plus p->rdv when the
  * message is larger than the eager limit p->E > 0 (the rendezvous, logp.h);
  * 0 for m <= 0. Every per-level cost below counts its messages with it. */
 double tc_model_loggp_msg(double m, const tc_logp_t *p);
+
+/* One round in which a process sends m bytes and receives m bytes at once
+ * (a Sendrecv of recursive halving or doubling, a ring step): the LogGP form
+ * of paper 003's t_s = max(g, o_s + L + o_r), with the per-byte part of
+ * both directions X (m-1)G, X = tc_logp_duplex(p) in [1, 2] (1: the two
+ * directions overlap, a full-duplex NIC; 2: they serialise, the CPU copies
+ * both), plus p->rdv above E; 0 for m <= 0. Every formula that prices a
+ * simultaneous send and receive uses it (cost.c, cost_gather.c,
+ * cost_reduce_scatter.c, cost_shm_coll.c's Exscan). */
+double tc_model_loggp_exchange(double m, const tc_logp_t *p);
 
 /* Bcast FLAT: the root starts P-1 sends, the last one arrives last. */
 double tc_model_bcast_flat_cost(size_t m, int P, const tc_logp_t *p);

@@ -31,11 +31,11 @@ double tc_model_shm_alltoall_cost(size_t m, size_t chunk, int p, const tc_model_
            (tc_model_gather_uses(m, chunk) - 1.0) * sp->t_ws;
 }
 
-/* One round: b bytes out and b bytes in (cost.c's exchange). */
+/* One round: b bytes out and b bytes in at once (the level's duplex factor
+ * applies). */
 static double tc_model_ag_round(double b, const tc_logp_t *p)
 {
-    const double m = tc_model_loggp_msg(b, p);
-    return m > p->g ? m : p->g;
+    return tc_model_loggp_exchange(b, p);
 }
 
 double tc_model_allgather_ring_cost(size_t n, int P, const tc_logp_t *p)

@@ -21,7 +21,9 @@
 /* The exchange among the top group's members of the hierarchical
  * Allgather(v) (hier/level_allgather.c), LogGP (cost.h): n bytes of result
  * in all, P members, pieces of n / P bytes on average; a round in which a
- * member sends and receives b bytes costs max(g, msg(b)):
+ * member sends and receives b bytes at once costs x(b) = max(g, o_s +
+ * X (b-1) G + L + o_r [+ rdv]) (tc_model_loggp_exchange, X the duplex
+ * factor):
  *   RING   (P - 1) rounds of n / P;
  *   RECDBL log2 P rounds of 2^r n / P (r = 0 ..); a P that is not a power of
  *          two runs Bruck, so RECDBL costs HUGE_VAL there (never chosen);

@@ -19,5 +19,6 @@ double tc_model_reduce_scatter_pairwise_cost(size_t m, int P, double gamma, cons
 {
     if (m == 0 || P <= 1)
         return 0.0;
-    return (double)(P - 1) * (tc_model_loggp_msg((double)m, p) + (double)m * gamma);
+    /* Each step a Sendrecv: a share out and a share in at once. */
+    return (double)(P - 1) * (tc_model_loggp_exchange((double)m, p) + (double)m * gamma);
 }

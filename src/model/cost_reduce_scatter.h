@@ -1,7 +1,7 @@
 /* Costs of the Reduce_scatter paths (issue 19): the segment's slice scheme
  * (shm/reduce_scatter.c) in paper 000's notation (tc_model_shm_t, cost.h),
  * and the top group's pairwise reduce-scatter of the hierarchical version
- * (hier/hier_reduce_scatter.c) in LogGP terms (tc_model_loggp_msg). gamma:
+ * (hier/hier_reduce_scatter.c) in LogGP terms (tc_model_loggp_exchange). gamma:
  * combining one byte. Pure arithmetic; 0 for an empty message or p <= 1.
  *
  * Segment, m bytes per process (equal blocks), M = p m the whole message,
@@ -18,8 +18,9 @@
  *   (Every process does the same work at the same time: a core per process.)
  *
  * Pairwise, P members, m bytes per member's share: P - 1 steps, each one
- * Sendrecv of a share and one fold of it:
- *       (P-1) (msg(m) + m gamma). */
+ * Sendrecv of a share (a share out and one in at once: x(m) = max(g, o_s +
+ * X (m-1) G + L + o_r [+ rdv]), X the duplex factor) and one fold of it:
+ *       (P-1) (x(m) + m gamma). */
 #ifndef TC_MODEL_COST_REDUCE_SCATTER_H
 #define TC_MODEL_COST_REDUCE_SCATTER_H
 

@@ -161,7 +161,8 @@ double tc_model_exscan_recdbl_cost(size_t m, int n, double gamma, const tc_logp_
     if (m == 0 || n <= 1)
         return 0.0;
     const double md = (double)m;
-    double step = lp->L + lp->o_s + lp->o_r + md * lp->G + md * gamma;
+    /* Each round a Sendrecv of m bytes: both directions' bytes at X G. */
+    double step = lp->L + lp->o_s + lp->o_r + tc_logp_duplex(lp) * md * lp->G + md * gamma;
     if (lp->E > 0 && md > lp->E)
         step += lp->rdv;
     return (double)tc_model_ceil_log2(n) * step;

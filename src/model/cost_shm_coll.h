@@ -111,9 +111,10 @@ double tc_model_shm_scan_chain_cost(size_t m, size_t f, int p, double gamma,
 double tc_model_shm_scan_rounds_cost(size_t m, int p, double gamma, const tc_model_shm_t *sp);
 
 /* The leaders' exclusive scan across nodes (hier/level_scan.h): ceil(log2
- * n) rounds of one exchange of m bytes and one fold, with LogGP
- * parameters @p lp (the rendezvous added above the eager limit):
- *   ceil(log2 n) (L + o_s + o_r + m G + m gamma [+ rdv]). */
+ * n) rounds of one exchange of m bytes (sent and received at once: X the
+ * duplex factor, tc_logp_duplex) and one fold, with LogGP parameters @p lp
+ * (the rendezvous added above the eager limit):
+ *   ceil(log2 n) (L + o_s + o_r + X m G + m gamma [+ rdv]). */
 double tc_model_exscan_recdbl_cost(size_t m, int n, double gamma, const tc_logp_t *lp);
 
 #endif /* TC_MODEL_COST_SHM_COLL_H */

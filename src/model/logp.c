@@ -18,13 +18,17 @@ _Static_assert(TC_MODEL_LEVEL_LAST == TC_BASE_LEVEL_COUNT &&
                "base/names.h names every tc_model_level_t");
 
 #define ACCEPTED_LEVELS "core, l2, l3, numa, package (or socket), node, switch1..switch4, shm"
-#define ACCEPTED_FIELDS "L, o_s, o_r, g, G, E, rdv, w"
-#define NFIELDS         8
-/* Fields every file line must have; E, rdv and w are optional (logp.h). */
+#define ACCEPTED_FIELDS "L, o_s, o_r, g, G, E, rdv, w, X"
+#define NFIELDS         9
+/* Fields every file line must have; E, rdv, w and X are optional (logp.h). */
 #define NFIELDS_REQUIRED 5
+/* The duplex factor's field and its range (logp.h). */
+#define FIELD_X 8
+#define X_MIN   1.0
+#define X_MAX   2.0
 
 /* Field order of the file format and of tc_logp_t. */
-static const char *const field_names[NFIELDS] = {"L", "o_s", "o_r", "g", "G", "E", "rdv", "w"};
+static const char *const field_names[NFIELDS] = {"L", "o_s", "o_r", "g", "G", "E", "rdv", "w", "X"};
 
 /* Built-in defaults (microseconds; G in us/byte). Provenance in
  * docs/model.md, "Defaults":
@@ -49,30 +53,44 @@ static const char *const field_names[NFIELDS] = {"L", "o_s", "o_r", "g", "G", "E
  * nodes UCX's and the usual InfiniBand thresholds lie at 8-16 KiB: 8 KiB,
  * and a handshake of one small-message round trip, 2 (0.3 + 1.0 + 0.3)
  * (estimate). w: 0 (measured by topocoll-logp when run oversubscribed;
- * without a measurement no scheduler term). */
+ * without a measurement no scheduler term).
+ * X (duplex): 2 within a node, where the MPI's shared memory moves every
+ * byte with the CPUs of the processes themselves: the CI machine measured
+ * 1.9-2.0 while other jobs held its cores and ~1.0 when both were free
+ * (docs/model.md, "Duplex"), and 2 is the safer guess (taking 1 where 2
+ * holds costs more than the reverse); 1 between nodes, where the defaults
+ * describe InfiniBand, whose NICs move both directions by DMA at once (a
+ * network whose per-byte cost is the CPU's, TCP or the emulated cluster,
+ * measures its own with topocoll-logp). */
 #define EAGER_SHM 4064.0
 #define RDV_SHM   2.6
 #define EAGER_NET 8192.0
 #define RDV_NET   3.2
+#define X_SHM     2.0
+#define X_NET     1.0
 static const tc_logp_t level_defaults[TC_MODEL_LEVEL_LAST] = {
-    /*                        L     o_s   o_r   g     G              E  rdv w */
-    [TC_MODEL_LEVEL_CORE] = {0.08, 0.07, 0.08, 0.10, 0.00012, EAGER_SHM, RDV_SHM, 0},
-    [TC_MODEL_LEVEL_L2] = {0.08, 0.07, 0.08, 0.10, 0.00012, EAGER_SHM, RDV_SHM, 0},
-    [TC_MODEL_LEVEL_L3] = {0.08, 0.07, 0.08, 0.10, 0.00012, EAGER_SHM, RDV_SHM, 0},
-    [TC_MODEL_LEVEL_NUMA] = {0.12, 0.07, 0.08, 0.10, 0.00012, EAGER_SHM, RDV_SHM, 0},
-    [TC_MODEL_LEVEL_PACKAGE] = {0.20, 0.07, 0.08, 0.10, 0.00015, EAGER_SHM, RDV_SHM, 0},
-    [TC_MODEL_LEVEL_NODE] = {0.35, 0.07, 0.08, 0.10, 0.00020, EAGER_SHM, RDV_SHM, 0},
-    [TC_MODEL_LEVEL_SWITCH1] = {1.00, 0.30, 0.30, 0.20, 1.0 / 12000.0, EAGER_NET, RDV_NET, 0},
-    [TC_MODEL_LEVEL_SWITCH2] = {1.18, 0.30, 0.30, 0.20, 1.0 / 12000.0, EAGER_NET, RDV_NET, 0},
-    [TC_MODEL_LEVEL_SWITCH3] = {1.36, 0.30, 0.30, 0.20, 1.0 / 12000.0, EAGER_NET, RDV_NET, 0},
-    [TC_MODEL_LEVEL_SWITCH4] = {1.54, 0.30, 0.30, 0.20, 1.0 / 12000.0, EAGER_NET, RDV_NET, 0},
+    /*                        L     o_s   o_r   g     G              E  rdv w  X */
+    [TC_MODEL_LEVEL_CORE] = {0.08, 0.07, 0.08, 0.10, 0.00012, EAGER_SHM, RDV_SHM, 0, X_SHM},
+    [TC_MODEL_LEVEL_L2] = {0.08, 0.07, 0.08, 0.10, 0.00012, EAGER_SHM, RDV_SHM, 0, X_SHM},
+    [TC_MODEL_LEVEL_L3] = {0.08, 0.07, 0.08, 0.10, 0.00012, EAGER_SHM, RDV_SHM, 0, X_SHM},
+    [TC_MODEL_LEVEL_NUMA] = {0.12, 0.07, 0.08, 0.10, 0.00012, EAGER_SHM, RDV_SHM, 0, X_SHM},
+    [TC_MODEL_LEVEL_PACKAGE] = {0.20, 0.07, 0.08, 0.10, 0.00015, EAGER_SHM, RDV_SHM, 0, X_SHM},
+    [TC_MODEL_LEVEL_NODE] = {0.35, 0.07, 0.08, 0.10, 0.00020, EAGER_SHM, RDV_SHM, 0, X_SHM},
+    [TC_MODEL_LEVEL_SWITCH1] = {1.00, 0.30, 0.30, 0.20, 1.0 / 12000.0, EAGER_NET, RDV_NET, 0,
+                                X_NET},
+    [TC_MODEL_LEVEL_SWITCH2] = {1.18, 0.30, 0.30, 0.20, 1.0 / 12000.0, EAGER_NET, RDV_NET, 0,
+                                X_NET},
+    [TC_MODEL_LEVEL_SWITCH3] = {1.36, 0.30, 0.30, 0.20, 1.0 / 12000.0, EAGER_NET, RDV_NET, 0,
+                                X_NET},
+    [TC_MODEL_LEVEL_SWITCH4] = {1.54, 0.30, 0.30, 0.20, 1.0 / 12000.0, EAGER_NET, RDV_NET, 0,
+                                X_NET},
 };
 
 /* The shm row (logp.h): flags between two processes of this machine through
  * shared memory, measured by topocoll-logp on the CI machine (2-core AMD
  * EPYC KVM guest, the two cores share the L3; docs/model.md, "The shm
- * row"). */
-static const tc_logp_t shm_default = {0.036, 0.034, 0.021, 0.025, 0.00007, 0, 0, 0};
+ * row"). X is not used there: 1. */
+static const tc_logp_t shm_default = {0.036, 0.034, 0.021, 0.025, 0.00007, 0, 0, 0, 1};
 
 /* Rows of a table: the levels, then the shm row at index SHM_ROW. */
 #define SHM_ROW TC_MODEL_LEVEL_LAST
@@ -113,15 +131,30 @@ static double *tc_model_logp_field(tc_logp_t *p, int i)
         return &p->E;
     case 6:
         return &p->rdv;
-    default:
+    case 7:
         return &p->w;
+    default:
+        return &p->X;
     }
 }
 
 static double tc_model_logp_field_get(const tc_logp_t *p, int i)
 {
-    const double v[NFIELDS] = {p->L, p->o_s, p->o_r, p->g, p->G, p->E, p->rdv, p->w};
+    /* X as the model uses it: a struct built without it (0) writes 1. */
+    const double v[NFIELDS] = {p->L,   p->o_s, p->o_r,           p->g, p->G, p->E,
+                               p->rdv, p->w,   tc_logp_duplex(p)};
     return v[i];
+}
+
+double tc_logp_duplex(const tc_logp_t *p)
+{
+    return p->X > X_MIN ? (p->X < X_MAX ? p->X : X_MAX) : X_MIN;
+}
+
+/* Field @p i's own range beyond "finite, >= 0": X lies in [1, 2]. */
+static int tc_model_field_in_range(int i, double v)
+{
+    return i != FIELD_X || (v >= X_MIN && v <= X_MAX);
 }
 
 /* Case-insensitive comparison of the @p n bytes at @p s with the string @p w. */
@@ -230,17 +263,26 @@ static int tc_model_file_line_parse(tc_logp_table_t *t, const char *s, const cha
     if (ntok > NFIELDS + 1) {
         tc_err_message(
             err, errlen,
-            "%s:%d: level '%s' has %d numbers, expected 5 to 8: L o_s o_r g G [E [rdv [w]]] "
+            "%s:%d: level '%s' has %d numbers, expected 5 to 9: L o_s o_r g G [E [rdv [w [X]]]] "
             "(microseconds; G in us/byte, E in bytes; comments after '#')",
             name, lineno, tc_model_row_name(lv), ntok - 1);
         return -1;
     }
     tc_logp_t v = *tc_model_row_get(t, lv);
     for (int i = 0; i < ntok - 1; i++) {
-        if (tc_model_number_parse_n(tok[i + 1], len[i + 1], tc_model_logp_field(&v, i)) != 0) {
+        double *f = tc_model_logp_field(&v, i);
+        if (tc_model_number_parse_n(tok[i + 1], len[i + 1], f) != 0) {
             tc_err_message(
                 err, errlen, "%s:%d: %s of level '%s' is '%.*s': expected a finite number >= 0",
                 name, lineno, field_names[i], tc_model_row_name(lv), (int)len[i + 1], tok[i + 1]);
+            return -1;
+        }
+        if (!tc_model_field_in_range(i, *f)) {
+            tc_err_message(err, errlen,
+                           "%s:%d: X of level '%s' is '%.*s': expected a number from 1 to 2 (the "
+                           "duplex factor: 1 = the two directions of an exchange overlap, 2 = "
+                           "they serialise)",
+                           name, lineno, tc_model_row_name(lv), (int)len[i + 1], tok[i + 1]);
             return -1;
         }
     }
@@ -375,12 +417,20 @@ static tc_err_t tc_model_env_fields_apply(tc_logp_t *p, const char *s, size_t n,
                            (int)kn, k, (int)entrylen, entry);
             return tc_err(TC_ERR_PARSE);
         }
-        if (tc_model_number_parse_n(v, vn, tc_model_logp_field(p, fi)) != 0) {
+        double *f = tc_model_logp_field(p, fi);
+        if (tc_model_number_parse_n(v, vn, f) != 0) {
             tc_err_message(
                 err, errlen,
                 "TC_LOGP: bad number '%.*s' for %s in '%.*s': expected a finite number >= 0 "
                 "(microseconds; G in us/byte, E in bytes)",
                 (int)vn, v, field_names[fi], (int)entrylen, entry);
+            return tc_err(TC_ERR_PARSE);
+        }
+        if (!tc_model_field_in_range(fi, *f)) {
+            tc_err_message(err, errlen,
+                           "TC_LOGP: X=%.*s in '%.*s': expected a number from 1 to 2 (the duplex "
+                           "factor)",
+                           (int)vn, v, (int)entrylen, entry);
             return tc_err(TC_ERR_PARSE);
         }
     }
@@ -478,9 +528,10 @@ tc_err_t tc_logp_table_write(const tc_logp_table_t *t, const char *path, const c
     }
     fprintf(f, "# units: microseconds (L, o_s, o_r, g, rdv, w), microseconds per byte (G), bytes\n"
                "# (E). E: eager limit (0 = none), rdv: what a rendezvous adds to a message above\n"
-               "# E, w: scheduler round per wait, used when the node is oversubscribed\n");
-    fprintf(f, "# %-8s %-10s %-10s %-10s %-10s %-10s %-10s %-10s %s\n", "level", "L", "o_s", "o_r",
-            "g", "G", "E", "rdv", "w");
+               "# E, w: scheduler round per wait, used when the node is oversubscribed, X: a byte\n"
+               "# sent and received at once costs X G (1 = full duplex, 2 = serialised)\n");
+    fprintf(f, "# %-8s %-10s %-10s %-10s %-10s %-10s %-10s %-10s %-10s %s\n", "level", "L", "o_s",
+            "o_r", "g", "G", "E", "rdv", "w", "X");
     for (int i = 0; i <= SHM_ROW; i++) {
         const tc_logp_t *row = i == SHM_ROW ? &t->shm : &t->level[i];
         if (i == SHM_ROW)

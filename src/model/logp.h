@@ -24,9 +24,11 @@
  * line), so files written before these columns existed still get the
  * default eager limit. E = 0 means no rendezvous term, w = 0 no scheduler
  * term. Anything after a '#' is a comment (topocoll-logp writes the spread
- * there). Libraries older than these columns ignore them (they read five
- * numbers and skip the rest), so new files load there too.
- *     node       0.350    0.070    0.080    0.060    0.000110  4096  2.6  4.3
+ * there). A ninth number, X (the duplex factor, below), may follow w; a
+ * line without it keeps the row's X. (Libraries before the E, rdv, w
+ * columns read five numbers and skip the rest; those with them but before
+ * X refuse a line of nine numbers: give them a file without the X column.)
+ *     node       0.350    0.070    0.080    0.060    0.000110  4096  2.6  4.3  2
  *
  * E, rdv (rendezvous): a message of more than E bytes is not sent eagerly:
  * the sender announces it and the data moves once the receiver has
@@ -42,6 +44,17 @@
  * run with more processes than CPUs (time per hop of a token passed around
  * a ring of all ranks, less o_s + L + o_r of the base table, TC_LOGP_FILE);
  * 0 by default (it did not improve the picks on balance: docs/model.md).
+ * X (duplex factor, 1 to 2): what one byte costs, in units of G, in a round
+ * where a process sends m bytes and receives m bytes at once (Sendrecv:
+ * recursive halving and doubling, rings). 1 = the two directions overlap
+ * fully (a NIC that moves both by DMA), 2 = they serialise (the CPU copies
+ * both: shared memory within a node, TCP). The cost formulas price such a
+ * round o_s + X (m-1) G + L + o_r (tc_model_loggp_exchange). Defaults: 2
+ * for the levels within a node, 1 for the network levels (docs/model.md,
+ * "Duplex"); topocoll-logp measures it (exchange against ping-pong, the
+ * ratio of their slopes). Outside [1, 2] the file and TC_LOGP are refused;
+ * a value below 1 in a struct (one built without it: 0) counts as 1
+ * (tc_logp_duplex).
  *
  * The "shm" row is not a hierarchy level: it is the cost of one flag moving
  * between two processes of a node through shared memory, used by the
@@ -59,9 +72,10 @@
  *        the latency of a fetch-add on a line another process modified last
  *        (one central-counter arrival: they serialise on that line);
  *   G    per byte of a copy-in by the writer plus a copy-out by the reader.
- * Files without a shm row load as before (the row keeps its default).
+ * E, rdv, w are 0 and X is 1 there (not used). Files without a shm row load
+ * as before (the row keeps its default).
  *
- * TC_LOGP (string): "L=1.2,o_s=0.3,o_r=0.3,g=0.2,G=0.0001,E=4096,rdv=2.6,w=0" sets those
+ * TC_LOGP (string): "L=1.2,o_s=0.3,o_r=0.3,g=0.2,G=0.0001,E=4096,rdv=2.6,w=0,X=2" sets those
  * fields for every level; "node:L=0.3,o_s=0.1;switch1:L=1.5" sets them per
  * level (entries separated by ';'). Fields not named keep their value.
  * "shm:L=0.05" sets the shm row; a string without a level sets the
@@ -69,7 +83,7 @@
  * Applied after the file.
  *
  * Bad input (unreadable file, unknown level, malformed or negative number,
- * unknown field) -> a message naming the file and line (or the variable and
+ * X outside [1, 2], unknown field) -> a message naming the file and line (or the variable and
  * the offending text) through the caller's error buffer; the caller logs it
  * and keeps the defaults for what was bad.
  */
@@ -105,6 +119,8 @@ typedef struct tc_logp {
     double rdv; /* what the rendezvous adds to a message above E, us */
     double w;   /* scheduler round per blocking wait, added to L where the node
                    is oversubscribed (more processes than CPUs); 0 = none */
+    double X;   /* duplex factor, 1..2: a byte of a simultaneous send + receive
+                   costs X G (1 = full duplex); below 1 counts as 1 */
 } tc_logp_t;
 
 typedef enum {
@@ -143,6 +159,10 @@ tc_err_t tc_logp_table_load_text(tc_logp_table_t *t, const char *text, const cha
 /* Apply a TC_LOGP string. Returns TC_OK, or TC_ERR_PARSE with a message in @p err and @p t
  * unchanged. */
 tc_err_t tc_logp_table_apply_env(tc_logp_table_t *t, const char *spec, char *err, size_t errlen);
+
+/* The duplex factor of @p p as the cost formulas use it: X within [1, 2]
+ * (a value below 1, e.g. 0 in a struct built without it, is 1). */
+double tc_logp_duplex(const tc_logp_t *p);
 
 /* Write @p t in the file format (with a header comment naming @p origin,
  * e.g. "topocoll-logp, np=2, Open MPI"). Returns TC_OK, or TC_ERR_SYS with the

@@ -131,7 +131,16 @@ static void test_model(void)
     const tc_hier_level_t *top = &h.level[1], *node = &h.level[0];
     CHECK(tc_hier_level_bcast_alg(&h, top, 4) != TC_HIER_BCAST_SCATTER_ALLGATHER);
     CHECK(tc_hier_level_bcast_alg(&h, top, 16 << 20) == TC_HIER_BCAST_SCATTER_ALLGATHER);
+    /* Within a node (default duplex factor X = 2: the CPU copies both
+     * directions of the ring's exchanges) 16 MiB among 4 stays on a tree:
+     * scatter+allgather 0.75 + 3 * 2 / 4 = 2.25 m G against binomial's 2 m G;
+     * with X = 1 (the directions overlapping) it is 1.5 m G and wins. */
+    CHECK(tc_hier_level_bcast_alg(&h, node, 16 << 20) != TC_HIER_BCAST_SCATTER_ALLGATHER);
+    t.level[TC_MODEL_LEVEL_NODE].X = 1;
+    tc_select_hier_tables(&h, &t, &in, 0, 0);
     CHECK(tc_hier_level_bcast_alg(&h, node, 16 << 20) == TC_HIER_BCAST_SCATTER_ALLGATHER);
+    tc_logp_table_defaults(&t);
+    tc_select_hier_tables(&h, &t, &in, 0, 0);
     CHECK(tc_hier_level_reduce_alg(&h, top, 4, 1) != TC_HIER_REDUCE_RSG);
     CHECK(tc_hier_level_reduce_alg(&h, top, 16 << 20, 1) == TC_HIER_REDUCE_RSG);
     CHECK(tc_hier_level_reduce_alg(&h, top, 16 << 20, 0) != TC_HIER_REDUCE_RSG);

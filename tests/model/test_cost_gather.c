@@ -44,7 +44,7 @@ int main(void)
     /* The hierarchical Allgather's top exchange, LogGP with L = 2, o = 0.5,
      * g = 1, G = 0.01, no rendezvous: a round of b bytes costs
      * max(1, 3 + (b - 1) 0.01). */
-    const tc_logp_t lp = {2.0, 0.5, 0.5, 1.0, 0.01, 0.0, 0.0, 0.0};
+    const tc_logp_t lp = {2.0, 0.5, 0.5, 1.0, 0.01, 0.0, 0.0, 0.0, 1.0};
     check_close(tc_model_allgather_ring_cost(0, 4, &lp), 0.0, "ring n = 0");
     check_close(tc_model_allgather_ring_cost(400, 1, &lp), 0.0, "ring P = 1");
     /* Ring, 400 B over 4: 3 rounds of 100 B = 3 * 3.99. */
@@ -62,6 +62,15 @@ int main(void)
     /* Tiny pieces: the gap g bounds a round from below (3 rounds of 1 B:
      * max(1, 3) = 3 each). */
     check_close(tc_model_allgather_ring_cost(4, 4, &lp), 9.0, "ring 4 B, P 4");
+    /* Duplex factor X = 2 (the two directions of a round serialise): a
+     * round of b bytes costs max(1, 3 + 2 (b - 1) 0.01). Ring: 3 rounds of
+     * 100 B, 3 * 4.98; recursive doubling: 4.98 + 6.98. */
+    tc_logp_t lp2 = lp;
+    lp2.X = 2.0;
+    check_close(tc_model_allgather_ring_cost(400, 4, &lp2), 14.94, "ring 400 B, P 4, X 2");
+    check_close(tc_model_allgather_recdbl_cost(400, 4, &lp2), 11.96, "recdbl 400 B, P 4, X 2");
+    check_close(tc_model_allgather_bruck_cost(300, 3, 0.001, &lp2), 10.26,
+                "bruck 300 B, P 3, X 2 (2 * 4.98 + 0.3)");
     printf("model_cost_gather: %d checks, %d failures\n", checks, failures);
     return failures ? 1 : 0;
 }

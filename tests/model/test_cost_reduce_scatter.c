@@ -36,6 +36,12 @@ int main(void)
     check_close(tc_model_reduce_scatter_pairwise_cost(101, 3, gamma, &lp), 10.404, "pairwise P 3");
     check_close(tc_model_reduce_scatter_pairwise_cost(0, 3, gamma, &lp), 0.0, "pairwise m = 0");
     check_close(tc_model_reduce_scatter_pairwise_cost(101, 1, gamma, &lp), 0.0, "pairwise P 1");
+    /* Each step a Sendrecv: with the duplex factor X = 2 a share's bytes
+     * cost twice, 1 + 2 * 100 * 0.01 + 2 + 1 = 6 per step. */
+    tc_logp_t lp2 = lp;
+    lp2.X = 2.0;
+    check_close(tc_model_reduce_scatter_pairwise_cost(101, 3, gamma, &lp2), 12.404,
+                "pairwise P 3, X 2");
     printf("model_cost_reduce_scatter: %d checks, %d failures\n", checks, failures);
     return failures ? 1 : 0;
 }

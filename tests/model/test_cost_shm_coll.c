@@ -137,6 +137,20 @@ static void test_dispatch(void)
     check_close(tc_model_shm_reduce_cost(100, 1000, 1, gamma_, &cfg, &sp), 0.0, "dispatch p 1");
 }
 
+/* The leaders' Exscan across nodes: ceil(log2 n) rounds of an exchange and
+ * a fold, L + o_s + o_r + X m G + m gamma each (L 1, o 0.5 + 0.25,
+ * G 0.001, m 1000, gamma 0.002: 1.75 + X + 2). */
+static void test_exscan(void)
+{
+    tc_logp_t lp = {.L = 1, .o_s = 0.5, .o_r = 0.25, .g = 2, .G = 0.001};
+    check_close(tc_model_exscan_recdbl_cost(1000, 4, gamma_, &lp), 2 * 4.75, "exscan n 4, X unset");
+    lp.X = 1;
+    check_close(tc_model_exscan_recdbl_cost(1000, 5, gamma_, &lp), 3 * 4.75, "exscan n 5, X 1");
+    lp.X = 2;
+    check_close(tc_model_exscan_recdbl_cost(1000, 4, gamma_, &lp), 2 * 5.75, "exscan n 4, X 2");
+    check_close(tc_model_exscan_recdbl_cost(1000, 1, gamma_, &lp), 0.0, "exscan n 1");
+}
+
 int main(void)
 {
     test_from_shm_row();
@@ -144,6 +158,7 @@ int main(void)
     test_direct_slice();
     test_tree();
     test_dispatch();
+    test_exscan();
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
 }

@@ -264,8 +264,9 @@ static void test_loggp_table(void)
         if (line[0] == '#')
             continue;
         if (strncmp(line, "params ", 7) == 0) {
-            have += sscanf(line + 7, "%lf %lf %lf %lf %lf %lf", &p.L, &p.o_s, &p.o_r, &p.g, &p.G,
-                           &gamma) == 6;
+            /* One block of rows per duplex factor X (1, then 2). */
+            have += sscanf(line + 7, "%lf %lf %lf %lf %lf %lf %lf", &p.L, &p.o_s, &p.o_r, &p.g,
+                           &p.G, &gamma, &p.X) == 7;
             continue;
         }
         if (strncmp(line, "shm ", 4) == 0) {
@@ -307,7 +308,7 @@ static void test_loggp_table(void)
             got = tc_model_allreduce_ring_cost(m, P, gamma, &p);
         else
             goto bad;
-        snprintf(what, sizeof what, "%s P=%d m=%zu k=%d", fn, P, m, k);
+        snprintf(what, sizeof what, "%s P=%d m=%zu k=%d X=%g", fn, P, m, k, p.X);
         check_close(got, want, 1e-9, what);
         rows++;
         continue;
@@ -316,8 +317,8 @@ static void test_loggp_table(void)
         failures++;
     }
     fclose(f);
-    check(have == 2, "loggp table has both params lines");
-    check(rows == 960, "loggp table: 960 LogGP rows");
+    check(have == 3, "loggp table has its params lines (X = 1, X = 2, shm)");
+    check(rows == 1920, "loggp table: 960 LogGP rows for each X");
     check(shm_rows == 240, "loggp table: 240 shm rows");
 
     /* Structural facts that do not depend on the table. */
@@ -357,6 +358,88 @@ static void test_rendezvous(void)
     check(tc_model_reduce_rsg_cost(1000, 4, 0.001, &p) ==
               tc_model_reduce_rsg_cost(1000, 4, 0.001, &no),
           "rdv: no change at m <= E");
+}
+
+/* The duplex factor X (logp.h): hand-worked values with L = 1, o_s = 0.5,
+ * o_r = 0.25, g = 2, G = 0.001, no rendezvous. One message of m bytes costs
+ * 1.75 + (m-1) G; an exchange of m bytes each way 1.75 + X (m-1) G. */
+static void test_duplex(void)
+{
+    const tc_logp_t base = {.L = 1, .o_s = 0.5, .o_r = 0.25, .g = 2, .G = 0.001};
+    tc_logp_t x1 = base, x2 = base, x0 = base;
+    x1.X = 1;
+    x2.X = 2;
+    x0.X = 0; /* a struct built without X: as X = 1 */
+    check_close(tc_model_loggp_exchange(5000, &x1), 6.749, 1e-12, "duplex: X = 1 exchange");
+    check_close(tc_model_loggp_exchange(5000, &x2), 11.748, 1e-12, "duplex: X = 2 exchange");
+    check_close(tc_model_loggp_exchange(5000, &x0), 6.749, 1e-12, "duplex: X unset = 1");
+    check_close(tc_model_loggp_exchange(1, &x2), 2.0, 1e-12, "duplex: one byte is gap-bound");
+    check(tc_model_loggp_exchange(0, &x2) == 0.0, "duplex: nothing to exchange costs 0");
+    {
+        tc_logp_t r = x2;
+        r.E = 1000;
+        r.rdv = 3;
+        check_close(tc_model_loggp_exchange(5000, &r), 14.748, 1e-12,
+                    "duplex: the rendezvous is paid once per round");
+    }
+
+    /* Reduce at P = 2, m = 10000 B: binomial is one message and one
+     * combine, 1.75 + 9.999 + m gamma; rsg an exchange of 5000 B, a combine
+     * of 5000 B and a message of 5000 B. With gamma = 0.0005 < G:
+     *   binomial          11.749 + 5.0                 = 16.749
+     *   rsg, X = 1         6.749 + 2.5 + 6.749          = 15.998 (wins)
+     *   rsg, X = 2        11.748 + 2.5 + 6.749          = 20.997 (loses)
+     * (with X = 2 rsg's per-byte part is 1.5 m G + m gamma / 2 against
+     * binomial's m G + m gamma: rsg loses when gamma m / 2 < m G / 2). */
+    const double gam = 0.0005;
+    check_close(tc_model_reduce_binomial_cost(10000, 2, gam, &x2), 16.749, 1e-12,
+                "duplex: binomial P = 2");
+    check_close(tc_model_reduce_rsg_cost(10000, 2, gam, &x1), 15.998, 1e-12, "duplex: rsg X = 1");
+    check_close(tc_model_reduce_rsg_cost(10000, 2, gam, &x2), 20.997, 1e-12, "duplex: rsg X = 2");
+    check(tc_model_reduce_rsg_cost(10000, 2, gam, &x1) <
+              tc_model_reduce_binomial_cost(10000, 2, gam, &x1),
+          "duplex: X = 1, rsg beats binomial at P = 2 (unchanged)");
+    check(tc_model_reduce_rsg_cost(10000, 2, gam, &x2) >
+              tc_model_reduce_binomial_cost(10000, 2, gam, &x2),
+          "duplex: X = 2, rsg loses to binomial at P = 2 when gamma < G");
+    /* Combining dominates (gamma = 0.002 > G): rsg still wins with X = 2:
+     * binomial 11.749 + 20 = 31.749, rsg 11.748 + 10 + 6.749 = 28.497. */
+    check_close(tc_model_reduce_rsg_cost(10000, 2, 0.002, &x2), 28.497, 1e-12,
+                "duplex: rsg X = 2, gamma > G");
+    check(tc_model_reduce_rsg_cost(10000, 2, 0.002, &x2) <
+              tc_model_reduce_binomial_cost(10000, 2, 0.002, &x2),
+          "duplex: X = 2, rsg still wins when combining costs more than G");
+
+    /* Allreduce, P = 4, m = 8000 B, gamma = 0.0005, X = 2:
+     *   recdbl: 2 (x(8000) + 4) = 2 (1.75 + 15.998 + 4)     = 43.496
+     *   ring: blocks of 2000, 3 (x(2000) + 1) + 3 x(2000),
+     *         x(2000) = 1.75 + 3.998 = 5.748                = 37.488 */
+    check_close(tc_model_allreduce_recdbl_cost(8000, 4, gam, &x2), 43.496, 1e-12,
+                "duplex: recdbl X = 2");
+    check_close(tc_model_allreduce_ring_cost(8000, 4, gam, &x2), 37.488, 1e-12,
+                "duplex: ring X = 2");
+    /* Bcast scatter+allgather, P = 4, m = 8000 B, X = 2: scatter 4000 and
+     * 2000 B one way (5.749 + 3.749), ring allgather 3 x(2000) = 17.244. */
+    check_close(tc_model_bcast_scatter_allgather_cost(8000, 4, 2, &x2), 26.742, 1e-12,
+                "duplex: scatter+allgather X = 2");
+
+    /* One-way algorithms do not see X. */
+    check(tc_model_bcast_knomial_cost(8000, 4, 2, &x2) ==
+                  tc_model_bcast_knomial_cost(8000, 4, 2, &x1) &&
+              tc_model_bcast_flat_cost(8000, 4, &x2) == tc_model_bcast_flat_cost(8000, 4, &x1) &&
+              tc_model_reduce_flat_cost(8000, 4, gam, &x2) ==
+                  tc_model_reduce_flat_cost(8000, 4, gam, &x1) &&
+              tc_model_reduce_binomial_cost(8000, 4, gam, &x2) ==
+                  tc_model_reduce_binomial_cost(8000, 4, gam, &x1),
+          "duplex: flat, k-nomial and binomial do not depend on X");
+    /* Every exchange-based formula is the same with X = 0 (unset) and 1. */
+    check(tc_model_reduce_rsg_cost(12345, 7, gam, &x0) ==
+                  tc_model_reduce_rsg_cost(12345, 7, gam, &x1) &&
+              tc_model_allreduce_ring_cost(12345, 7, gam, &x0) ==
+                  tc_model_allreduce_ring_cost(12345, 7, gam, &x1) &&
+              tc_model_allreduce_recdbl_cost(12345, 7, gam, &x0) ==
+                  tc_model_allreduce_recdbl_cost(12345, 7, gam, &x1),
+          "duplex: X unset prices as X = 1");
 }
 
 /* Second opinion: with depth 1 and t_a = 0 the pipeline cost is the model
@@ -431,6 +514,7 @@ int main(void)
     test_argmin();
     test_loggp_table();
     test_rendezvous();
+    test_duplex();
     test_shm_matches_params();
     test_rma_costs();
     printf("%d checks, %d failures\n", checks, failures);

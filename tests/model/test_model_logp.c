@@ -1,6 +1,7 @@
 /* Parameter tables of src/model/logp.c: level names, defaults, the file
- * format (good file, every kind of bad line, unreadable paths), TC_LOGP
- * (global, per level, errors) and write -> load round trip. */
+ * format (good file, every kind of bad line, unreadable paths; the optional
+ * E, rdv, w and X columns and files without them), TC_LOGP (global, per
+ * level, errors), the duplex factor's range, and write -> load round trip. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +25,10 @@ static void check(int cond, const char *what)
 static int same_logp(const tc_logp_t *a, const tc_logp_t *b)
 {
     return a->L == b->L && a->o_s == b->o_s && a->o_r == b->o_r && a->g == b->g && a->G == b->G &&
-           a->E == b->E && a->rdv == b->rdv && a->w == b->w;
+           a->E == b->E && a->rdv == b->rdv && a->w == b->w && a->X == b->X;
 }
 
-/* L o_s o_r g G as given, E rdv w from @p keep (a line of five numbers keeps
+/* L o_s o_r g G as given, E rdv w X from @p keep (a line of five numbers keeps
  * the row's optional fields). */
 static tc_logp_t five(double L, double o_s, double o_r, double g, double G, const tc_logp_t *keep)
 {
@@ -100,6 +101,28 @@ static void test_defaults(void)
         check(t.level[i].w == 0.0, "default w = 0");
     }
     check(t.shm.E == 0 && t.shm.rdv == 0 && t.shm.w == 0, "the shm row has no rendezvous");
+    /* Duplex factor (docs/model.md, "Duplex"): within a node the CPU copies
+     * both directions of an exchange (2); the network defaults describe a
+     * full-duplex NIC (1); the shm row does not use it (1). */
+    for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++)
+        check(t.level[i].X == (i >= TC_MODEL_LEVEL_SWITCH1 ? 1.0 : 2.0), "default duplex factor");
+    check(t.shm.X == 1.0, "the shm row's X is 1");
+}
+
+/* tc_logp_duplex: X as the formulas use it, within [1, 2]; a struct built
+ * without X (0) is full duplex, as before the field existed. */
+static void test_duplex(void)
+{
+    tc_logp_t p = {.L = 1};
+    check(tc_logp_duplex(&p) == 1.0, "X = 0 (unset) counts as 1");
+    p.X = 0.5;
+    check(tc_logp_duplex(&p) == 1.0, "X below 1 counts as 1");
+    p.X = 1.25;
+    check(tc_logp_duplex(&p) == 1.25, "X within [1, 2] as it is");
+    p.X = 2.0;
+    check(tc_logp_duplex(&p) == 2.0, "X = 2");
+    p.X = 7.0;
+    check(tc_logp_duplex(&p) == 2.0, "X above 2 counts as 2");
 }
 
 static void test_good_text(void)
@@ -115,13 +138,24 @@ static void test_good_text(void)
                        "  Socket\t1e-1 2.5E-2 0 0.5 1e-5   # trailing comment\n"
                        "switch2 3 1 1 1 0.001 8192 3.5 0.75 # E rdv w, then a comment\n"
                        "switch3 3 1 1 1 0.001 16384\n"
+                       "switch4 3 1 1 1 0.001 8192 3.5 0 1.75 # with X\n"
+                       "core 0.08 0.07 0.08 0.1 0.00012 4064 2.6 0 1\n"
                        "l3 0.08 0.07 0.08 0.1 0.00012 0 0\n"
                        "node 0.35 0.07 0.08 0.06 0.00011"; /* no final newline */
     check(tc_logp_table_load_text(&t, text, "good.txt", err, sizeof err) == 0, "good text loads");
     tc_logp_t numa = five(0.21, 0.05, 0.06, 0.04, 0.00008, &d.level[TC_MODEL_LEVEL_NUMA]);
     tc_logp_t pkg = five(0.1, 0.025, 0, 0.5, 1e-5, &d.level[TC_MODEL_LEVEL_PACKAGE]);
-    tc_logp_t sw2 = {
-        .L = 3, .o_s = 1, .o_r = 1, .g = 1, .G = 0.001, .E = 8192, .rdv = 3.5, .w = 0.75};
+    tc_logp_t sw2 = five(3, 1, 1, 1, 0.001, &d.level[TC_MODEL_LEVEL_SWITCH2]);
+    sw2.E = 8192;
+    sw2.rdv = 3.5;
+    sw2.w = 0.75;
+    tc_logp_t sw4 = five(3, 1, 1, 1, 0.001, &d.level[TC_MODEL_LEVEL_SWITCH4]);
+    sw4.E = 8192;
+    sw4.rdv = 3.5;
+    sw4.w = 0;
+    sw4.X = 1.75;
+    tc_logp_t core = d.level[TC_MODEL_LEVEL_CORE];
+    core.X = 1;
     tc_logp_t sw3 = five(3, 1, 1, 1, 0.001, &d.level[TC_MODEL_LEVEL_SWITCH3]);
     sw3.E = 16384;
     tc_logp_t l3 = five(0.08, 0.07, 0.08, 0.1, 0.00012, &d.level[TC_MODEL_LEVEL_L3]);
@@ -129,7 +163,12 @@ static void test_good_text(void)
     tc_logp_t node = five(0.35, 0.07, 0.08, 0.06, 0.00011, &d.level[TC_MODEL_LEVEL_NODE]);
     check(same_logp(&t.level[TC_MODEL_LEVEL_NUMA], &numa), "numa values");
     check(same_logp(&t.level[TC_MODEL_LEVEL_PACKAGE], &pkg), "socket line sets package");
-    check(same_logp(&t.level[TC_MODEL_LEVEL_SWITCH2], &sw2), "switch2: E, rdv and w columns");
+    check(same_logp(&t.level[TC_MODEL_LEVEL_SWITCH2], &sw2),
+          "switch2: E, rdv and w columns, X kept (files older than the X column)");
+    check(same_logp(&t.level[TC_MODEL_LEVEL_SWITCH4], &sw4), "switch4: the X column");
+    check(same_logp(&t.level[TC_MODEL_LEVEL_CORE], &core) &&
+              t.level[TC_MODEL_LEVEL_CORE].X != d.level[TC_MODEL_LEVEL_CORE].X,
+          "core: X = 1 replaces the default 2");
     check(same_logp(&t.level[TC_MODEL_LEVEL_SWITCH3], &sw3), "switch3: E only, rdv and w kept");
     check(same_logp(&t.level[TC_MODEL_LEVEL_L3], &l3), "l3: E = rdv = 0 (no rendezvous)");
     check(same_logp(&t.level[TC_MODEL_LEVEL_NUMA], &numa) &&
@@ -137,8 +176,8 @@ static void test_good_text(void)
           "five numbers keep the default eager limit (files older than the E column)");
     check(same_logp(&t.level[TC_MODEL_LEVEL_NODE], &node), "last line without newline");
     check(t.source[TC_MODEL_LEVEL_NUMA] == TC_LOGP_SOURCE_FILE, "source file");
-    check(same_logp(&t.level[TC_MODEL_LEVEL_CORE], &d.level[TC_MODEL_LEVEL_CORE]) &&
-              t.source[TC_MODEL_LEVEL_CORE] == TC_LOGP_SOURCE_DEFAULT,
+    check(same_logp(&t.level[TC_MODEL_LEVEL_L2], &d.level[TC_MODEL_LEVEL_L2]) &&
+              t.source[TC_MODEL_LEVEL_L2] == TC_LOGP_SOURCE_DEFAULT,
           "unlisted level keeps its default");
     check(tc_logp_table_load_text(&t, "", "empty.txt", err, sizeof err) == 0, "empty text is ok");
 }
@@ -177,9 +216,20 @@ static void test_bad_text(void)
          "bad.txt:2: rdv of level 'node' is '-2.5': expected a finite number >= 0"},
         {"numa 1 1 1 1 1\nnode 1 2 3 4 5 4096 2.5 nan\n",
          "bad.txt:2: w of level 'node' is 'nan': expected a finite number >= 0"},
+        {"numa 1 1 1 1 1\nnode 1 2 3 4 5 6 7 8 9 10\n",
+         "bad.txt:2: level 'node' has 10 numbers, expected 5 to 9: L o_s o_r g G [E [rdv [w "
+         "[X]]]] (microseconds; G in us/byte, E in bytes; comments after '#')"},
         {"numa 1 1 1 1 1\nnode 1 2 3 4 5 6 7 8 9\n",
-         "bad.txt:2: level 'node' has 9 numbers, expected 5 to 8: L o_s o_r g G [E [rdv [w]]] "
-         "(microseconds; G in us/byte, E in bytes; comments after '#')"},
+         "bad.txt:2: X of level 'node' is '9': expected a number from 1 to 2 (the duplex factor: "
+         "1 = the two directions of an exchange overlap, 2 = they serialise)"},
+        {"numa 1 1 1 1 1\nnode 1 2 3 4 5 6 7 8 0.5\n",
+         "bad.txt:2: X of level 'node' is '0.5': expected a number from 1 to 2 (the duplex "
+         "factor: 1 = the two directions of an exchange overlap, 2 = they serialise)"},
+        {"numa 1 1 1 1 1\nnode 1 2 3 4 5 6 7 8 2.0001\n",
+         "bad.txt:2: X of level 'node' is '2.0001': expected a number from 1 to 2 (the duplex "
+         "factor: 1 = the two directions of an exchange overlap, 2 = they serialise)"},
+        {"numa 1 1 1 1 1\nnode 1 2 3 4 5 6 7 8 nan\n",
+         "bad.txt:2: X of level 'node' is 'nan': expected a finite number >= 0"},
         {"numa 1 1 1 1 1\nnode 1 2 3 4 5 extra columns\n",
          "bad.txt:2: E of level 'node' is 'extra': expected a finite number >= 0"},
     };
@@ -276,6 +326,13 @@ static void test_env(void)
               t.level[TC_MODEL_LEVEL_NODE].w == 4.25 && t.level[TC_MODEL_LEVEL_CORE].E == 0 &&
               t.level[TC_MODEL_LEVEL_CORE].rdv == d.level[TC_MODEL_LEVEL_CORE].rdv,
           "TC_LOGP E, rdv, w values, in order");
+    tc_logp_table_defaults(&t);
+    check(tc_logp_table_apply_env(&t, "node:X=1;switch1:X=2;X=1.5;core:X=1.25", err, sizeof err) ==
+              0,
+          "TC_LOGP X");
+    check(t.level[TC_MODEL_LEVEL_NODE].X == 1.5 && t.level[TC_MODEL_LEVEL_SWITCH1].X == 1.5 &&
+              t.level[TC_MODEL_LEVEL_CORE].X == 1.25 && t.shm.X == d.shm.X,
+          "TC_LOGP X values, in order; a global X leaves the shm row");
 
     tc_logp_table_defaults(&t);
     check(tc_logp_table_apply_env(&t, " node : L = 0.3 , o_s=0.1 ; switch1:L=1.5;", err,
@@ -301,11 +358,16 @@ static void test_env(void)
     static const struct {
         const char *spec, *msg;
     } bad[] = {
-        {"node:L=0.3;switch1:X=1",
-         "TC_LOGP: unknown field 'X' in 'switch1:X=1' (accepted: L, o_s, o_r, g, G, E, "
-         "rdv, w, case-sensitive)"},
-        {"l=1", "TC_LOGP: unknown field 'l' in 'l=1' (accepted: L, o_s, o_r, g, G, E, rdv, w, "
+        {"node:L=0.3;switch1:x=1",
+         "TC_LOGP: unknown field 'x' in 'switch1:x=1' (accepted: L, o_s, o_r, g, G, E, "
+         "rdv, w, X, case-sensitive)"},
+        {"l=1", "TC_LOGP: unknown field 'l' in 'l=1' (accepted: L, o_s, o_r, g, G, E, rdv, w, X, "
                 "case-sensitive)"},
+        {"node:L=0.3;switch1:X=2.5",
+         "TC_LOGP: X=2.5 in 'switch1:X=2.5': expected a number from 1 to 2 (the duplex factor)"},
+        {"X=0", "TC_LOGP: X=0 in 'X=0': expected a number from 1 to 2 (the duplex factor)"},
+        {"X=-1", "TC_LOGP: bad number '-1' for X in 'X=-1': expected a finite number >= 0 "
+                 "(microseconds; G in us/byte, E in bytes)"},
         {"node:L=abc", "TC_LOGP: bad number 'abc' for L in 'node:L=abc': expected a finite "
                        "number >= 0 (microseconds; G in us/byte, E in bytes)"},
         {"node:L=0.3;g=-1", "TC_LOGP: bad number '-1' for g in 'g=-1': expected a finite number "
@@ -317,7 +379,7 @@ static void test_env(void)
         {"nodes:L=1", "TC_LOGP: unknown level 'nodes' in 'nodes:L=1' (accepted: core, l2, l3, "
                       "numa, package (or socket), node, switch1..switch4, shm)"},
         {"node:L",
-         "TC_LOGP: 'L' in 'node:L' is not field=value (fields: L, o_s, o_r, g, G, E, rdv, w)"},
+         "TC_LOGP: 'L' in 'node:L' is not field=value (fields: L, o_s, o_r, g, G, E, rdv, w, X)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tc_logp_table_defaults(&t);
@@ -343,6 +405,7 @@ static void test_roundtrip(const char *dir)
         t.level[i].E = i == 3 ? 0 : 4096.0 * i + 1.0 / 3.0;
         t.level[i].rdv = 2.0 / (i + 7.0);
         t.level[i].w = i * 0.3;
+        t.level[i].X = i == 5 ? 2.0 : 1.0 + 1.0 / (i + 2.0);
     }
     snprintf(path, sizeof path, "%s/roundtrip.logp", dir);
     check(tc_logp_table_write(&t, path, "test_model_logp\nsecond line 1 2 3 4 5") == 0, "write");
@@ -353,12 +416,22 @@ static void test_roundtrip(const char *dir)
         same &= same_logp(&t.level[i], &back.level[i]) && back.source[i] == TC_LOGP_SOURCE_FILE;
     check(same, "write then load gives the table back bit for bit");
     tc_logp_table_defaults(&t);
-    t.shm = (tc_logp_t){.L = 1.0 / 7.0, .o_s = 0.0, .o_r = 1e-9 / 3.0, .g = 0.0185, .G = 6.65e-5};
+    t.shm = (tc_logp_t){
+        .L = 1.0 / 7.0, .o_s = 0.0, .o_r = 1e-9 / 3.0, .g = 0.0185, .G = 6.65e-5, .X = 1};
     check(tc_logp_table_write(&t, path, "shm round trip") == 0, "write with a shm row");
     tc_logp_table_defaults(&back);
     check(tc_logp_table_load_file(&back, path, err, sizeof err) == 0, "load the shm row");
     check(same_logp(&t.shm, &back.shm) && back.shm_source == TC_LOGP_SOURCE_FILE,
           "the shm row comes back bit for bit");
+    /* A row built without X (0: full duplex to the formulas) is written as
+     * X = 1, which the loader accepts and the formulas read alike. */
+    t.level[TC_MODEL_LEVEL_NODE] = (tc_logp_t){.L = 1, .o_s = 1, .o_r = 1, .g = 1, .G = 0.001};
+    check(tc_logp_table_write(&t, path, "X unset") == 0, "write a row without X");
+    tc_logp_table_defaults(&back);
+    check(tc_logp_table_load_file(&back, path, err, sizeof err) == 0,
+          "load a row written without X");
+    check(back.level[TC_MODEL_LEVEL_NODE].X == 1.0 && back.level[TC_MODEL_LEVEL_NODE].L == 1,
+          "X unset is written as 1");
     check(tc_logp_table_write(&t, "/nonexistent-dir/x.logp", "x") < 0, "write to a bad path");
 }
 
@@ -391,7 +464,7 @@ static void test_shm(void)
     check(tc_logp_table_load_text(&t, "SHM 0.03 0.04 0.02 0.019 0.00007 # measured; x 1 2\n",
                                   "new.txt", err, sizeof err) == 0,
           "shm row loads");
-    const tc_logp_t want = {.L = 0.03, .o_s = 0.04, .o_r = 0.02, .g = 0.019, .G = 0.00007};
+    const tc_logp_t want = {.L = 0.03, .o_s = 0.04, .o_r = 0.02, .g = 0.019, .G = 0.00007, .X = 1};
     check(same_logp(&t.shm, &want) && t.shm_source == TC_LOGP_SOURCE_FILE, "shm row values");
     for (int i = 0; i < TC_MODEL_LEVEL_LAST; i++)
         check(same_logp(&t.level[i], &d.level[i]), "a shm row changes no level");
@@ -423,10 +496,10 @@ static void test_shm(void)
               t.level[TC_MODEL_LEVEL_CORE].L == 9,
           "a global TC_LOGP sets the levels, not the shm row");
     tc_logp_table_defaults(&t);
-    check(tc_logp_table_apply_env(&t, "shm:X=1", err, sizeof err) < 0, "TC_LOGP shm bad field");
+    check(tc_logp_table_apply_env(&t, "shm:Y=1", err, sizeof err) < 0, "TC_LOGP shm bad field");
     check_msg(err,
-              "TC_LOGP: unknown field 'X' in 'shm:X=1' (accepted: L, o_s, o_r, g, G, E, rdv, w, "
-              "case-sensitive)",
+              "TC_LOGP: unknown field 'Y' in 'shm:Y=1' (accepted: L, o_s, o_r, g, G, E, rdv, w, "
+              "X, case-sensitive)",
               "TC_LOGP shm bad field message");
     check(same_table(&t, &d), "bad TC_LOGP shm entry changes nothing");
 }
@@ -524,6 +597,7 @@ int main(void)
     }
     test_names();
     test_defaults();
+    test_duplex();
     test_good_text();
     test_bad_text();
     test_files(dir);

@@ -17,8 +17,11 @@
  *  - E, rdv, w (written by the tool on every line): E = 0 (no step found)
  *    or within the scan's sizes (512 B .. 1 MiB) with rdv >= 0; w as the
  *    default;
+ *  - X, the duplex factor (the ninth column, on every line): a measured
+ *    level's lies in [1, 2] (the tool clamps the measured ratio; the loader
+ *    accepts nothing else); an unmeasured level's is its default;
  *  - an oversubscribed run (header "oversubscribed", no TC_LOGP_FILE in the
- *    tests): the measured levels keep every default but w, and w > 0 (the
+ *    tests): the measured levels keep every default but w (X too), and w > 0 (the
  *    ring hop with every rank active exceeds the unloaded one-way time);
  *  - the shm row is listed once; measured, it is sane for a flag: o_s > 0
  *    (the library call costs something), L + o_r > 0 (a flag takes time to
@@ -101,10 +104,10 @@ int main(int argc, char **argv)
             seen_shm++;
         else
             seen[l]++;
-        /* The eight numbers, read without the library's parser. */
-        double v[8];
+        /* The nine numbers, read without the library's parser. */
+        double v[9];
         char *p = line + strcspn(line, " \t");
-        for (int k = 0; k < 8; k++) {
+        for (int k = 0; k < 9; k++) {
             char *end;
             v[k] = strtod(p, &end);
             if (end == p || !isfinite(v[k]) || v[k] < 0) {
@@ -113,8 +116,10 @@ int main(int argc, char **argv)
             }
             p = end;
         }
-        const double *got = is_shm ? &loaded.shm.L : &loaded.level[l].L;
-        for (int k = 0; k < 8; k++)
+        const tc_logp_t *row = is_shm ? &loaded.shm : &loaded.level[l];
+        const double got[9] = {row->L, row->o_s, row->o_r, row->g, row->G,
+                               row->E, row->rdv, row->w,   row->X};
+        for (int k = 0; k < 9; k++)
             if (fabs(v[k] - got[k]) > 1e-12 * fabs(v[k]))
                 fail("the loader and the text disagree on", word);
         if (strstr(line, "# measured")) {
@@ -142,15 +147,15 @@ int main(int argc, char **argv)
             fail("a level other than the one asked for was measured", name);
         if (!measured[l]) {
             if (x->L != d->L || x->o_s != d->o_s || x->o_r != d->o_r || x->g != d->g ||
-                x->G != d->G)
+                x->G != d->G || x->X != d->X)
                 fail("an unmeasured level lost its default", name);
             continue;
         }
-        printf("%s: L %g o_s %g o_r %g g %g G %g E %g rdv %g w %g\n", name, x->L, x->o_s, x->o_r,
-               x->g, x->G, x->E, x->rdv, x->w);
+        printf("%s: L %g o_s %g o_r %g g %g G %g E %g rdv %g w %g X %g\n", name, x->L, x->o_s,
+               x->o_r, x->g, x->G, x->E, x->rdv, x->w, x->X);
         if (oversub) {
             if (x->L != d->L || x->o_s != d->o_s || x->o_r != d->o_r || x->g != d->g ||
-                x->G != d->G || x->E != d->E || x->rdv != d->rdv)
+                x->G != d->G || x->E != d->E || x->rdv != d->rdv || x->X != d->X)
                 fail("oversubscribed: a parameter other than w changed", name);
             if (!(x->w > 0))
                 fail("oversubscribed: w must be > 0", name);
@@ -162,6 +167,8 @@ int main(int argc, char **argv)
             fail("E must be 0 or 512 B .. 1 MiB with rdv >= 0", name);
         if (!(x->o_s > 0 && x->o_r > 0 && x->g > 0 && x->G > 0))
             fail("o_s, o_r, g and G must be > 0 when measured", name);
+        if (!(x->X >= 1.0 && x->X <= 2.0))
+            fail("X (duplex factor) must lie in [1, 2] when measured", name);
     }
     if (seen_shm != 1)
         fail("shm row not listed exactly once", NULL);
@@ -197,7 +204,7 @@ int main(int argc, char **argv)
         for (int l = 0; l <= TC_MODEL_LEVEL_LAST; l++) {
             const double *a = l < TC_MODEL_LEVEL_LAST ? &loaded.level[l].L : &loaded.shm.L;
             const double *b = l < TC_MODEL_LEVEL_LAST ? &back.level[l].L : &back.shm.L;
-            for (int k = 0; k < 8; k++)
+            for (int k = 0; k < 9; k++)
                 if (!(fabs(a[k] - b[k]) <= 1e-9 * fabs(a[k])))
                     fail("a value changed through write and load on row",
                          l < TC_MODEL_LEVEL_LAST ? tc_model_level_name((tc_model_level_t)l)
