@@ -221,22 +221,58 @@ static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
                                                           "TC_LOCK_SCHEME",
                                                           "TC_PMPI_RACE_MIN",
                                                           "TC_SHM_SCAN_TREE_MIN"};
-/* More processes of this communicator on this node than online CPUs (the
+/* This process's machine: a hash of the kernel's boot id, which every
+ * process under one kernel shares whatever hostname, container or UTS
+ * namespace it runs in; the hostname where /proc does not say. */
+static uint64_t tc_ctx_machine_id(void)
+{
+    char id[256] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f || !fgets(id, sizeof id, f))
+        gethostname(id, sizeof id - 1);
+    if (f)
+        fclose(f);
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const char *c = id; *c && *c != '\n'; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    return h;
+}
+
+/* More processes of this communicator on this machine than online CPUs (the
  * test machine's 8 ranks on 2 cores): a process that waits is usually waiting
  * for one that is not running, so spinning only delays it, and every extra
- * synchronisation stage (a tree level) costs a scheduler round. */
-static int tc_ctx_count_oversubscribed(const tc_ctx_t *ctx)
+ * synchronisation stage (a tree level) costs a scheduler round. The machine,
+ * not the MPI's node: containers or namespaces that the MPI takes for
+ * separate nodes (the emulated clusters of tools/topocoll-vcluster) share the
+ * cores of one kernel. A communicator that spans several of the MPI's nodes
+ * pays one MPI_Comm_split for it, at creation; the decision to make it is the
+ * same on every rank (node_size < size). */
+static int tc_ctx_count_oversubscribed(const tc_ctx_t *ctx, int *rc)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    return cpus > 0 && ctx->node_size > cpus;
+    int on_machine = ctx->node_size;
+    *rc = MPI_SUCCESS;
+    if (ctx->node_size < ctx->size) {
+        /* Split by machine (a 31-bit fold of the id: two machines that
+         * collide only make each other look busier). */
+        const uint64_t id = tc_ctx_machine_id();
+        MPI_Comm machine = MPI_COMM_NULL;
+        *rc = PMPI_Comm_split(ctx->priv, (int)((id ^ (id >> 31) ^ (id >> 62)) & 0x7fffffff),
+                              ctx->rank, &machine);
+        if (*rc != MPI_SUCCESS)
+            return 0;
+        PMPI_Comm_size(machine, &on_machine);
+        PMPI_Comm_free(&machine);
+    }
+    return cpus > 0 && on_machine > cpus;
 }
 
 /* The message levels' waits (base/wait_mpi.h). There is no word to sleep
  * on, so auto (and futex) yield between polls only where a yield lets a peer
- * of this job run: more of the communicator's processes on the node than
- * cores. Elsewhere they spin, as the MPI's own blocking calls do, and keep
- * their core from an unrelated CPU-bound process (a yield to it costs a time
- * slice). spin and yield are taken as they are. */
+ * of this job run: more of the communicator's processes on the machine than
+ * cores (tc_ctx_count_oversubscribed). Elsewhere they spin, as the MPI's own blocking calls do, and
+ * keep their core from an unrelated CPU-bound process (a yield to it costs a time slice). spin and
+ * yield are taken as they are. */
 static void tc_ctx_msg_wait_info(tc_ctx_t *ctx)
 {
     ctx->msg_wait_info = ctx->wait_info;
@@ -391,7 +427,9 @@ static tc_err_t tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
         goto fn_fail;
     PMPI_Comm_rank(ctx->node, &ctx->node_rank);
     PMPI_Comm_size(ctx->node, &ctx->node_size);
-    ctx->oversubscribed = tc_ctx_count_oversubscribed(ctx);
+    ctx->oversubscribed = tc_ctx_count_oversubscribed(ctx, &rc);
+    if (rc != MPI_SUCCESS)
+        goto fn_fail;
     /* Oversubscribed: yield at once (measured: shm barrier at np=4 on 2 cores
      * 25-73 us with 200 polls first, 14-34 us without), unless TC_SPIN_COUNT
      * says otherwise. */
