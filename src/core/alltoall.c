@@ -469,17 +469,15 @@ static __attribute__((noinline)) int tc_a2a_dispatch(tc_ctx_t *ctx, tc_a2a_call_
         /* Across nodes (docs/alltoall.md): Alltoall of small blocks and
          * Alltoallv aggregated through the node leaders (Alltoallv's larger
          * blocks point to point). The rest: the MPI's own, as bytes. */
-        tc_hier_a2a_plan_t plan;
-        tc_err_t err;
-        if (tc_hier_alltoall_plan(ctx->hier, c->rank, c->size, c->v, c->block, &plan, &err)) {
-            tc_stats_count(c->op, TC_PATH_HIER);
-            rc = c->v ? tc_a2a_hier_v(c, &plan, ctx->comm, ctx->priv)
-                      : tc_a2a_pmpi(c, ctx->comm, &plan, ctx->priv);
-            tc_hier_alltoall_plan_free(&plan);
-            return rc;
-        }
+        const tc_hier_a2a_plan_t *plan;
+        const tc_err_t err = tc_ctx_a2a_plan(ctx, &plan);
         if (err != TC_OK)
             return err;
+        if (tc_hier_alltoall_aggregates(plan, c->v, c->block)) {
+            tc_stats_count(c->op, TC_PATH_HIER);
+            return c->v ? tc_a2a_hier_v(c, plan, ctx->comm, ctx->priv)
+                        : tc_a2a_pmpi(c, ctx->comm, plan, ctx->priv);
+        }
         path = TC_PATH_PMPI_MULTINODE;
     }
     tc_stats_count(c->op, path);

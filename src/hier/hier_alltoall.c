@@ -8,27 +8,24 @@
 
 #include "level_bcast.h"
 
-bool tc_hier_alltoall_plan(const tc_hier_t *h, int rank, int p, bool v, size_t block,
-                           tc_hier_a2a_plan_t *pl, tc_err_t *err)
+tc_err_t tc_hier_alltoall_plan_new(const tc_hier_t *h, int rank, int p, tc_hier_a2a_plan_t **out)
 {
-    *err = TC_OK;
-    if (!h || !h->locs || h->p != p || h->a2a_aggregate == 0)
-        return false;
-    if (!v && (block == 0 || block > h->a2a_aggregate))
-        return false;
-    for (int x = 0; x < p; x++)
-        if (h->locs[x].id[TC_LEVEL_NODE] == TC_LOC_UNKNOWN)
-            return false;
-    /* One allocation: off and the node ids (8-byte aligned) first, then the ints. */
-    char *mem =
-        malloc((size_t)p * (sizeof(size_t) + sizeof(int64_t)) + (4 * (size_t)p + 1) * sizeof(int));
-    if (!mem) {
-        *err = tc_err(TC_ERR_NOMEM);
-        return false;
-    }
-    pl->mem = mem;
-    pl->off = (size_t *)(void *)mem;
-    int64_t *ids = (int64_t *)(void *)(mem + (size_t)p * sizeof(size_t));
+    bool known = h && h->locs && h->p == p && h->a2a_aggregate > 0;
+    for (int x = 0; known && x < p; x++)
+        known = h->locs[x].id[TC_LEVEL_NODE] != TC_LOC_UNKNOWN;
+    const size_t np = known ? (size_t)p : 0;
+    /* One allocation: the plan, off and the node ids (8-byte aligned), then
+     * the ints. */
+    tc_hier_a2a_plan_t *pl = malloc(sizeof *pl + np * (sizeof(size_t) + sizeof(int64_t)) +
+                                    (known ? 4 * np + 1 : 0) * sizeof(int));
+    *out = pl;
+    if (!pl)
+        return tc_err(TC_ERR_NOMEM);
+    memset(pl, 0, sizeof *pl);
+    if (!known)
+        return TC_OK; /* never aggregates */
+    pl->off = (size_t *)(void *)(pl + 1);
+    int64_t *ids = (int64_t *)(void *)(pl->off + p);
     int *ints = (int *)(void *)(ids + p);
     pl->node = ints;
     pl->pos = ints + p;
@@ -54,6 +51,7 @@ bool tc_hier_alltoall_plan(const tc_hier_t *h, int rank, int p, bool v, size_t b
         maxsize = pl->start[k + 1] > maxsize ? pl->start[k + 1] : maxsize;
         pl->start[k + 1] += pl->start[k];
     }
+    pl->nmax = maxsize;
     /* Counting sort by node, ascending x: each node's ranks ascending. */
     int *fill = pl->pos; /* the next free place per node first, then the positions */
     for (int k = 0; k < n; k++)
@@ -63,29 +61,28 @@ bool tc_hier_alltoall_plan(const tc_hier_t *h, int rank, int p, bool v, size_t b
     for (int k = 0; k < n; k++)
         for (int i = pl->start[k]; i < pl->start[k + 1]; i++)
             pl->pos[pl->memb[i]] = i - pl->start[k];
+    /* The leader's exchange buffers, in blocks: node k's part is this
+     * node's processes times k's. */
     const int a = pl->node[rank], na = pl->start[a + 1] - pl->start[a];
     size_t off = 0;
     for (int k = 0; k < n; k++) {
         pl->off[k] = off;
         if (k != a)
-            off += (size_t)na * (size_t)(pl->start[k + 1] - pl->start[k]) * block;
+            off += (size_t)na * (size_t)(pl->start[k + 1] - pl->start[k]);
     }
-    /* Alltoallv: the largest aggregated block such that a node's rows stay
-     * within the bound (each process sends at most p such blocks). */
+    /* The largest aggregated block such that a node's rows stay within the
+     * bound (each process sends at most p such blocks). */
     const size_t rows = (size_t)maxsize * (size_t)p;
     pl->small = TC_HIER_A2A_ROWS_MAX / rows < h->a2a_aggregate ? TC_HIER_A2A_ROWS_MAX / rows
                                                                : h->a2a_aggregate;
-    if (n < 2 || n == p || (!v && rows * block > TC_HIER_A2A_ROWS_MAX) || (v && pl->small == 0)) {
-        free(pl->mem);
-        return false;
-    }
-    return true;
+    if (n < 2 || n == p)
+        pl->small = 0;
+    return TC_OK;
 }
 
 void tc_hier_alltoall_plan_free(tc_hier_a2a_plan_t *pl)
 {
-    free(pl->mem);
-    pl->mem = NULL;
+    free(pl);
 }
 
 /* Complete @p nreq requests, the first error reported (PMPI_Wait in a loop:
@@ -141,15 +138,15 @@ tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char 
         const int nb = pl->start[b + 1] - pl->start[b];
         const int *mb = pl->memb + pl->start[b];
         const int cnt = (int)((size_t)na * (size_t)nb * B);
-        if ((rc = PMPI_Irecv(rpack + pl->off[b], cnt, MPI_BYTE, mb[0], TC_TAG_A2A_EXCHANGE, priv,
-                             &req[nreq++])) != MPI_SUCCESS)
+        if ((rc = PMPI_Irecv(rpack + pl->off[b] * B, cnt, MPI_BYTE, mb[0], TC_TAG_A2A_EXCHANGE,
+                             priv, &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
-        char *d = spack + pl->off[b];
+        char *d = spack + pl->off[b] * B;
         for (int i = 0; i < na; i++)
             for (int j = 0; j < nb; j++, d += B)
                 memcpy(d, TC_HIER_A2A_ROW(i) + (size_t)mb[j] * B, B);
-        if ((rc = PMPI_Isend(spack + pl->off[b], cnt, MPI_BYTE, mb[0], TC_TAG_A2A_EXCHANGE, priv,
-                             &req[nreq++])) != MPI_SUCCESS)
+        if ((rc = PMPI_Isend(spack + pl->off[b] * B, cnt, MPI_BYTE, mb[0], TC_TAG_A2A_EXCHANGE,
+                             priv, &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     }
     if ((rc = tc_hier_a2a_wait(nreq, req)) != TC_OK)
@@ -161,7 +158,7 @@ tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char 
             const int k = pl->node[x];
             const size_t px = (size_t)pl->pos[x];
             const char *src = k == a ? TC_HIER_A2A_ROW(px) + (size_t)ma[j] * B
-                                     : rpack + pl->off[k] + (px * (size_t)na + (size_t)j) * B;
+                                     : rpack + (pl->off[k] + px * (size_t)na + (size_t)j) * B;
             memcpy(dst + (size_t)x * B, src, B);
         }
         if (j > 0 && (rc = PMPI_Isend(dst, (int)row, MPI_BYTE, ma[j], TC_TAG_A2A_SCATTER, priv,
