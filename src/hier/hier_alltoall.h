@@ -86,12 +86,26 @@ static inline bool tc_hier_alltoall_aggregates(const tc_hier_a2a_plan_t *pl, boo
 /**
  * Alltoall through the node leaders. A non-leader hands its whole send row
  * to its leader and gets its whole receive row back.
+ *
+ * A process that cannot take part (its blocks could not be staged, a
+ * leader's buffers could not be allocated) still makes the call's messages,
+ * empty where its data would be: every message carries at least one block,
+ * so an empty one is the flag, and it travels on with the call's own
+ * messages (a member's row to its leader, the leaders' exchange, the rows
+ * back), so every process returns an error instead of waiting for the
+ * failed one (no extra message on the success path). A leader that failed
+ * takes what it is sent with receives of 0 bytes (the MPI truncates them,
+ * reported to priv's handler: MPI_ERRORS_RETURN for those receives).
  * @param sbase this process's p blocks of @p block bytes, rank order
  * @param rbase receives p blocks (must not overlap sbase)
- * @return TC_OK, TC_ERR_NOMEM, or the failing MPI call's code.
+ * @param failed TC_OK, or why this process cannot take part (sbase and rbase
+ *        are then not used and may be NULL)
+ * @return TC_OK; @p failed; TC_ERR_NOMEM (this leader's buffers, or another
+ *         process failed: on these paths that is an allocation); or the
+ *         failing MPI call's code.
  */
 tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char *rbase,
-                          size_t block, int rank, int p, MPI_Comm priv);
+                          size_t block, int rank, int p, MPI_Comm priv, tc_err_t failed);
 
 /**
  * Alltoallv through the node leaders (blocks of 1 to pl->small bytes) and
