@@ -585,7 +585,7 @@ static const bench_op_t bench_ops[] = {
      scatter_verify},
     {"alltoall", "Alltoall", 0, 0, TC_COLL_ALLTOALL, alltoall_tc, alltoall_mpi, alltoall_prepare,
      alltoall_verify},
-    {"alltoallv", "Alltoallv", 0, 0, TC_COLL_ALLTOALL, alltoallv_tc, alltoallv_mpi,
+    {"alltoallv", "Alltoallv", 0, 0, TC_COLL_ALLTOALLV, alltoallv_tc, alltoallv_mpi,
      alltoall_prepare, alltoall_verify},
 };
 #define NOPS ((int)(sizeof(bench_ops) / sizeof(bench_ops[0])))

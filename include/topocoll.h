@@ -363,6 +363,7 @@ TC_API int TC_Comm_detach(MPI_Comm comm);
 #define TC_COLL_ALLTOALL  8 /* bytes: one block (to one process) */
 /* Reduce_scatter_block (also Reduce_scatter with equal counts); bytes: one process's block. */
 #define TC_COLL_REDUCE_SCATTER 9
+#define TC_COLL_ALLTOALLV      10 /* every count equal; bytes: one block (to one process) */
 
 /**
  * The model's predicted time of one collective on @p comm, as the library
@@ -390,7 +391,10 @@ TC_API int TC_Comm_detach(MPI_Comm comm);
  *               TC_COLL_ALLGATHER, TC_COLL_GATHER or TC_COLL_SCATTER (these
  *               three: one segment only, model/cost_gather.h; elsewhere -1),
  *               TC_COLL_REDUCE_SCATTER (the segment's, or the hierarchy's:
- *               model/cost_reduce_scatter.h)
+ *               model/cost_reduce_scatter.h), TC_COLL_ALLTOALL or
+ *               TC_COLL_ALLTOALLV (the segment's, or across nodes the
+ *               aggregation through the node leaders and Alltoallv's blocks
+ *               point to point: model/cost_alltoall.h)
  * @param bytes  message size in bytes (ignored for the barrier)
  * @param root   root rank for Bcast and Reduce (0 <= root < size), else ignored
  * @param usec   out: predicted microseconds; 0 when there is nothing to do

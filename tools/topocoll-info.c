@@ -259,8 +259,13 @@ static void print_plans(MPI_Comm comm)
         }
         printf("%-20s   model (%s):", "", pl.bytes);
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-            printf(" %s: %.3f", size_names[i], us[i]);
+            if (us[i] < 0) /* the MPI's own at this size */
+                printf(" %s: -", size_names[i]);
+            else
+                printf(" %s: %.3f", size_names[i], us[i]);
         printf("\n");
+        if (pl.model_note[0])
+            printf("%-20s   model: %s\n", "", pl.model_note);
     }
 }
 

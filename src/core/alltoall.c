@@ -243,12 +243,16 @@ static int tc_a2a_pmpi(const tc_a2a_call_t *c, MPI_Comm comm, const tc_hier_a2a_
         return PMPI_Alltoall(usend, c->sendcount, c->sendtype, c->recvbuf, c->recvcount,
                              c->recvtype, comm);
     int rc = tc_a2a_blocks(&st, c, TC_BLOCKS_STAGE, TC_BLOCKS_STAGE, comm);
-    if (rc != MPI_SUCCESS)
-        goto fn_exit;
     /* In place: send from a copy of the receive buffer's blocks. */
-    if (c->in_place && st.send.mode == TC_BLOCKS_CONTIG &&
-        (rc = tc_blocks_stage_contig(&st.send, true)) != TC_OK)
+    if (rc == MPI_SUCCESS && c->in_place && st.send.mode == TC_BLOCKS_CONTIG)
+        rc = tc_blocks_stage_contig(&st.send, true);
+    if (rc != MPI_SUCCESS) {
+        /* Through the node leaders the others cannot tell: take part
+         * without blocks, so the call fails everywhere (hier_alltoall.h). */
+        if (agg && !c->v)
+            (void)tc_hier_alltoall(agg, NULL, NULL, c->block, c->rank, c->size, priv, rc);
         goto fn_exit;
+    }
     if (!c->v) {
         /* Blocks back to back with a stride of one block on both sides. */
         if (st.recv.mode == TC_BLOCKS_CONTIG)
@@ -258,7 +262,7 @@ static int tc_a2a_pmpi(const tc_a2a_call_t *c, MPI_Comm comm, const tc_hier_a2a_
         sbase = st.send.mode == TC_BLOCKS_CONTIG ? tc_blocks_data(&st.send, 0) : st.send.staged;
         if (agg)
             rc = tc_hier_alltoall(agg, sbase, (char *)(uintptr_t)rbase, c->block, c->rank, c->size,
-                                  priv);
+                                  priv, TC_OK);
         else
             rc = PMPI_Alltoall(sbase, (int)c->block, MPI_BYTE, (void *)(uintptr_t)rbase,
                                (int)c->block, MPI_BYTE, comm);
@@ -469,17 +473,15 @@ static __attribute__((noinline)) int tc_a2a_dispatch(tc_ctx_t *ctx, tc_a2a_call_
         /* Across nodes (docs/alltoall.md): Alltoall of small blocks and
          * Alltoallv aggregated through the node leaders (Alltoallv's larger
          * blocks point to point). The rest: the MPI's own, as bytes. */
-        tc_hier_a2a_plan_t plan;
-        tc_err_t err;
-        if (tc_hier_alltoall_plan(ctx->hier, c->rank, c->size, c->v, c->block, &plan, &err)) {
-            tc_stats_count(c->op, TC_PATH_HIER);
-            rc = c->v ? tc_a2a_hier_v(c, &plan, ctx->comm, ctx->priv)
-                      : tc_a2a_pmpi(c, ctx->comm, &plan, ctx->priv);
-            tc_hier_alltoall_plan_free(&plan);
-            return rc;
-        }
+        const tc_hier_a2a_plan_t *plan;
+        const tc_err_t err = tc_ctx_a2a_plan(ctx, &plan);
         if (err != TC_OK)
             return err;
+        if (tc_hier_alltoall_aggregates(plan, c->v, c->block)) {
+            tc_stats_count(c->op, TC_PATH_HIER);
+            return c->v ? tc_a2a_hier_v(c, plan, ctx->comm, ctx->priv)
+                        : tc_a2a_pmpi(c, ctx->comm, plan, ctx->priv);
+        }
         path = TC_PATH_PMPI_MULTINODE;
     }
     tc_stats_count(c->op, path);

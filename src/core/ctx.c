@@ -13,6 +13,7 @@
 #include "base/err_mpi.h"
 #include "base/log.h"
 #include "base/settings.h"
+#include "hier/hier_alltoall.h"
 #include "hier/hier_build.h"
 #include "settings.h"
 #include "shm/params.h"
@@ -79,6 +80,7 @@ static void tc_ctx_free(tc_ctx_t *ctx)
     tc_shm_comm_destroy(ctx->shm);
     tc_hier_free(ctx->hier);
     free(ctx->scan_units);
+    tc_hier_alltoall_plan_free(atomic_load_explicit(&ctx->a2a_plan, memory_order_relaxed));
     /* Freeing a communicator is local in practice in both MPIs (no message
      * is exchanged), so contexts may be released in any order at finalize. */
     if (ctx->shmcomm != MPI_COMM_NULL)
@@ -88,6 +90,28 @@ static void tc_ctx_free(tc_ctx_t *ctx)
     if (ctx->priv != MPI_COMM_NULL)
         PMPI_Comm_free(&ctx->priv);
     free(ctx);
+}
+
+tc_err_t tc_ctx_a2a_plan(tc_ctx_t *ctx, const struct tc_hier_a2a_plan **out)
+{
+    /* acquire: pairs with the release of the compare-exchange below (the
+     * plan's contents are visible once its pointer is) */
+    tc_hier_a2a_plan_t *pl = atomic_load_explicit(&ctx->a2a_plan, memory_order_acquire);
+    if (!pl) {
+        tc_hier_a2a_plan_t *mine = NULL;
+        const tc_err_t err = tc_hier_alltoall_plan_new(ctx->hier, ctx->rank, ctx->size, &mine);
+        if (err != TC_OK)
+            return err;
+        /* release: publishes the plan built above; pairs with the acquire
+         * load above. A thread that lost the race keeps the winner's. */
+        if (atomic_compare_exchange_strong_explicit(&ctx->a2a_plan, &pl, mine, memory_order_acq_rel,
+                                                    memory_order_acquire))
+            pl = mine;
+        else
+            tc_hier_alltoall_plan_free(mine);
+    }
+    *out = pl;
+    return TC_OK;
 }
 
 static void tc_ctx_unlink(tc_ctx_t *ctx)

@@ -22,6 +22,8 @@
 #include "select.h"
 #include "shm/segment.h"
 
+struct tc_hier_a2a_plan;
+
 typedef struct tc_ctx {
     MPI_Comm comm; /* the user's communicator (not ours) */
     MPI_Comm priv; /* private duplicate for internal traffic; MPI_COMM_NULL for intercomms */
@@ -45,6 +47,9 @@ typedef struct tc_ctx {
                                    identical on every rank */
     struct tc_scan_units *scan_units; /* core/scan.c: the hierarchical Scan's agreed units
                                          (one malloc'd block), NULL until its first call */
+    _Atomic(struct tc_hier_a2a_plan *) a2a_plan; /* core/alltoall.c: the nodes of the Alltoall(v)
+                                                    aggregation (hier/hier_alltoall.h), NULL
+                                                    until its first call across nodes */
     char comm_name[MPI_MAX_OBJECT_NAME + 32];
     tc_wait_info_t wait_info;
     tc_wait_info_t shm_wait_info; /* the segment's: wait_info, its peers the group's members */
@@ -57,6 +62,13 @@ typedef struct tc_ctx {
  * NULL): 1 when every unit's ranks are consecutive; how many units. */
 int tc_scan_units_contiguous(const struct tc_scan_units *u);
 int tc_scan_units_count(const struct tc_scan_units *u);
+
+/* The node plan of the Alltoall(v) aggregation on @p ctx (*out; built at
+ * the first use, local: every process builds its own from the agreed
+ * hierarchy, hier/hier_alltoall.h), kept until the context goes. Returns
+ * TC_OK or TC_ERR_NOMEM (nothing kept then). Safe beside another thread's
+ * call on the same context (TC_Comm_predict): one plan is kept. */
+tc_err_t tc_ctx_a2a_plan(tc_ctx_t *ctx, const struct tc_hier_a2a_plan **out);
 
 /* The context of @p comm, created collectively if needed. Returns TC_OK or
  * why not (nothing cached then). */

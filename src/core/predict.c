@@ -9,8 +9,10 @@
 #include <stdlib.h>
 
 #include "ctx.h"
+#include "hier/hier_alltoall.h"
 #include "hier/hier_coll.h"
 #include "model/cost.h"
+#include "model/cost_alltoall.h"
 #include "model/cost_gather.h"
 #include "model/cost_reduce_scatter.h"
 #include "model/cost_shm_coll.h"
@@ -86,6 +88,19 @@ static double tc_predict_shm_gather(const tc_ctx_t *ctx, int op, size_t m)
     const size_t chunk = m <= TC_SHM_BCAST_INLINE_MAX ? m : tc_shm_ag_chunk(s, m);
     return op == TC_COLL_SCATTER ? tc_model_shm_scatter_cost(m, chunk, s->p, &sp)
                                  : tc_model_shm_allgather_cost(m, chunk, s->p, &sp);
+}
+
+/* The segment's Alltoallv with every block of @p m bytes: the Alltoall's
+ * bank uses, never inline. */
+static double tc_predict_shm_alltoallv(const tc_ctx_t *ctx, size_t m)
+{
+    const tc_shm_comm_t *s = ctx->shm;
+    tc_model_shm_t sp;
+    if (!s || m == 0 || s->p <= 1)
+        return 0.0;
+    tc_predict_shm_params(ctx, &sp);
+    const size_t slot = tc_shm_a2a_slot(s);
+    return tc_model_shm_alltoall_cost(m, slot ? slot : m, s->p, &sp);
 }
 
 /* The segment's reduction of @p m bytes (shm/reduce.c's fragment rule,
@@ -349,6 +364,29 @@ static double tc_predict_hier_allgather(const tc_ctx_t *ctx, size_t m)
     return t;
 }
 
+/* Alltoall (@p v false) or Alltoallv with every block of @p m bytes across
+ * nodes (hier/hier_alltoall.c, model/cost_alltoall.h), on the context's node
+ * plan: the aggregation through the node leaders when the call takes it,
+ * an Alltoallv's larger blocks point to point; -1 where the MPI's own runs.
+ * Members and leaders talk at the node level, leaders at the level above
+ * the hierarchy's highest (tc_select_top_level); a byte copied in memory
+ * costs the shm row's t. */
+static double tc_predict_hier_alltoall(tc_ctx_t *ctx, bool v, size_t m)
+{
+    const tc_hier_a2a_plan_t *pl;
+    if (tc_ctx_a2a_plan(ctx, &pl) != TC_OK || !tc_hier_alltoall_aggregates(pl, v, m))
+        return -1.0;
+    tc_logp_t node, top;
+    tc_model_shm_t sp;
+    tc_select_level_params(&ctx->logp.level[TC_MODEL_LEVEL_NODE], ctx->oversubscribed, &node);
+    tc_select_level_params(&ctx->logp.level[tc_select_top_level(ctx->hier, 0)], ctx->oversubscribed,
+                           &top);
+    tc_predict_shm_params(ctx, &sp);
+    if (m <= pl->small)
+        return tc_model_alltoall_aggregated_max(m, pl->n, pl->start, v, sp.t, &node, &top);
+    return tc_model_alltoall_direct_max(m, pl->n, pl->start, &node, &top);
+}
+
 /* The barrier plan's algorithms: the segment's barrier (arrival and release
  * together cost one barrier) plus the top group's. */
 static double tc_predict_barrier(const tc_ctx_t *ctx)
@@ -369,7 +407,7 @@ int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec)
         return tc_ctx_error(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), "TC_Comm_predict: MPI_COMM_NULL");
     if (!usec)
         return tc_ctx_error(comm, tc_err(TC_ERR_ARG), "TC_Comm_predict: usec is NULL");
-    if (op < TC_COLL_BCAST || op > TC_COLL_REDUCE_SCATTER)
+    if (op < TC_COLL_BCAST || op > TC_COLL_ALLTOALLV)
         return tc_ctx_error(comm, tc_err(TC_ERR_ARG), "TC_Comm_predict: unknown operation");
     tc_ctx_t *ctx = tc_ctx_peek(comm);
     if (ctx) {
@@ -409,6 +447,20 @@ int TC_Comm_predict(MPI_Comm comm, int op, size_t bytes, int root, double *usec)
             *usec = tc_predict_shm_rs(ctx, bytes, ctx->hier ? ctx->hier->gamma : 0.0);
         else if (ctx->bcast_path == TC_PATH_HIER && ctx->hier)
             *usec = tc_predict_hier_rs(ctx, bytes);
+        else
+            *usec = -1.0;
+        if (!isfinite(*usec))
+            *usec = -1.0;
+        return MPI_SUCCESS;
+    }
+    if (op == TC_COLL_ALLTOALL || op == TC_COLL_ALLTOALLV) {
+        /* bytes: one block. The segment's Alltoallv is its Alltoall without
+         * the inline blocks. */
+        if (ctx->bcast_path == TC_PATH_SHM)
+            *usec = op == TC_COLL_ALLTOALL ? tc_predict_shm_gather(ctx, op, bytes)
+                                           : tc_predict_shm_alltoallv(ctx, bytes);
+        else if (ctx->bcast_path == TC_PATH_HIER && ctx->hier)
+            *usec = tc_predict_hier_alltoall(ctx, op == TC_COLL_ALLTOALLV, bytes);
         else
             *usec = -1.0;
         if (!isfinite(*usec))

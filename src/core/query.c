@@ -11,9 +11,11 @@
 #include "base/config.h"
 #include "ctx.h"
 #include "hier/hier.h"
+#include "hier/hier_alltoall.h"
 #include "hier/hier_build.h"
 #include "hier/topo_hwloc.h"
 #include "model/cost.h"
+#include "model/cost_alltoall.h"
 #include "model/cost_shm_coll.h"
 #include "rma/settings.h"
 #include "select.h"
@@ -448,6 +450,37 @@ static const char *plan_path_text(tc_path_t path)
 static const char tc_query_plan_reduce_note[] =
     "; (datatype, op) pairs TC_Reduce does not reduce itself go to the MPI's own";
 
+/* The Alltoall(v) aggregation's limit on @p ctx and the model's crossover
+ * (model/cost_alltoall.h, with TC_Comm_predict's parameters). */
+static void q_a2a_note(tc_ctx_t *ctx, bool v, char *buf, size_t len)
+{
+    const tc_hier_a2a_plan_t *pl;
+    if (tc_ctx_a2a_plan(ctx, &pl) != TC_OK)
+        return;
+    if (pl->small == 0) {
+        snprintf(buf, len, "no aggregation here (one process per node, or a node unknown)");
+        return;
+    }
+    tc_logp_t node, top;
+    tc_model_shm_t sp;
+    tc_select_level_params(&q_logp(ctx)->level[TC_MODEL_LEVEL_NODE], ctx->oversubscribed, &node);
+    tc_select_level_params(&q_logp(ctx)->level[tc_select_top_level(ctx->hier, 0)],
+                           ctx->oversubscribed, &top);
+    tc_model_shm_from_shm_row(&q_logp(ctx)->shm, &sp);
+    const size_t x =
+        tc_model_alltoall_crossover((size_t)1 << 30, pl->n, pl->start, v, sp.t, &node, &top);
+    if (x == 0)
+        snprintf(buf, len,
+                 "%d nodes, at most %d processes each; blocks of 1 to %zu B aggregated; the "
+                 "model finds point to point cheaper at every size",
+                 pl->n, pl->nmax, pl->small);
+    else
+        snprintf(buf, len,
+                 "%d nodes, at most %d processes each; blocks of 1 to %zu B aggregated; the "
+                 "model finds the aggregation cheaper than point to point up to %zu B",
+                 pl->n, pl->nmax, pl->small, x);
+}
+
 int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
 {
     static const char *const names[TC_QUERY_PLAN_LAST] = {"Allgather",
@@ -581,8 +614,9 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
     }
     }
     if (op == TC_QUERY_PLAN_ALLTOALL || op == TC_QUERY_PLAN_ALLTOALLV) {
-        out->modeled = op == TC_QUERY_PLAN_ALLTOALL;
-        out->bytes = "one block (to one process)";
+        out->modeled = 1;
+        out->bytes = op == TC_QUERY_PLAN_ALLTOALL ? "one block (to one process)"
+                                                  : "one block (to one process), equal counts";
     } else if (op >= TC_QUERY_PLAN_REDUCE_SCATTER_BLOCK) {
         out->race = "calls of at least TC_PMPI_RACE_MIN bytes whose result cannot depend on the "
                     "algorithm: integer and logical ops (on 2 processes also float sums and "
@@ -646,7 +680,7 @@ int tc_query_plan(MPI_Comm comm, int op, tc_query_plan_t *out)
                      "(both ends know a block's size: no agreement needed)");
         }
         out->race = "none across nodes";
-        out->modeled = 0;
+        q_a2a_note(ctx, op == TC_QUERY_PLAN_ALLTOALLV, out->model_note, sizeof out->model_note);
     } else if (out->hier && op >= TC_QUERY_PLAN_SCAN) {
         out->race = "none across nodes";
     } else if (!out->shm && !out->hier) {
@@ -701,16 +735,6 @@ static double q_scan_cost(const tc_ctx_t *ctx, size_t m)
 
 int tc_query_plan_cost(MPI_Comm comm, int op, size_t bytes, double *usec)
 {
-    if (op == TC_QUERY_PLAN_ALLTOALL) {
-        /* The aggregation through the node leaders has no model yet: a cost
-         * exactly where the plan says "modeled" (tc_query_plan). */
-        tc_query_plan_t pl;
-        int rc = tc_query_plan(comm, op, &pl);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        if (!pl.modeled)
-            return MPI_ERR_ARG;
-    }
     if (op == TC_QUERY_PLAN_SCAN || op == TC_QUERY_PLAN_EXSCAN) {
         tc_ctx_t *ctx;
         int rc = tc_ctx_get(comm, &ctx);
@@ -725,6 +749,7 @@ int tc_query_plan_cost(MPI_Comm comm, int op, size_t bytes, double *usec)
         [TC_QUERY_PLAN_GATHER] = TC_COLL_GATHER,
         [TC_QUERY_PLAN_SCATTER] = TC_COLL_SCATTER,
         [TC_QUERY_PLAN_ALLTOALL] = TC_COLL_ALLTOALL,
+        [TC_QUERY_PLAN_ALLTOALLV] = TC_COLL_ALLTOALLV,
         [TC_QUERY_PLAN_REDUCE_SCATTER_BLOCK] = TC_COLL_REDUCE_SCATTER,
         [TC_QUERY_PLAN_REDUCE_SCATTER] = TC_COLL_REDUCE_SCATTER};
     if (op < 0 || op >= TC_QUERY_PLAN_LAST || coll[op] == 0)

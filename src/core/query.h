@@ -280,6 +280,8 @@ typedef struct tc_query_plan {
     const char *race;                      /**< which calls race, or why none does */
     int modeled;                           /**< 1: tc_query_plan_cost() gives the model's time */
     const char *bytes;                     /**< what the cost's size is ("one process's block") */
+    char model_note[200]; /**< "" or a remark on the model's costs (Alltoall(v) across nodes:
+                             where the aggregation stops being the cheaper path) */
 } tc_query_plan_t;
 
 /** The plan of operation @p op (a tc_query_plan_op_t) on @p comm.

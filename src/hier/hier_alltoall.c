@@ -8,27 +8,24 @@
 
 #include "level_bcast.h"
 
-bool tc_hier_alltoall_plan(const tc_hier_t *h, int rank, int p, bool v, size_t block,
-                           tc_hier_a2a_plan_t *pl, tc_err_t *err)
+tc_err_t tc_hier_alltoall_plan_new(const tc_hier_t *h, int rank, int p, tc_hier_a2a_plan_t **out)
 {
-    *err = TC_OK;
-    if (!h || !h->locs || h->p != p || h->a2a_aggregate == 0)
-        return false;
-    if (!v && (block == 0 || block > h->a2a_aggregate))
-        return false;
-    for (int x = 0; x < p; x++)
-        if (h->locs[x].id[TC_LEVEL_NODE] == TC_LOC_UNKNOWN)
-            return false;
-    /* One allocation: off and the node ids (8-byte aligned) first, then the ints. */
-    char *mem =
-        malloc((size_t)p * (sizeof(size_t) + sizeof(int64_t)) + (4 * (size_t)p + 1) * sizeof(int));
-    if (!mem) {
-        *err = tc_err(TC_ERR_NOMEM);
-        return false;
-    }
-    pl->mem = mem;
-    pl->off = (size_t *)(void *)mem;
-    int64_t *ids = (int64_t *)(void *)(mem + (size_t)p * sizeof(size_t));
+    bool known = h && h->locs && h->p == p && h->a2a_aggregate > 0;
+    for (int x = 0; known && x < p; x++)
+        known = h->locs[x].id[TC_LEVEL_NODE] != TC_LOC_UNKNOWN;
+    const size_t np = known ? (size_t)p : 0;
+    /* One allocation: the plan, off and the node ids (8-byte aligned), then
+     * the ints. */
+    tc_hier_a2a_plan_t *pl = malloc(sizeof *pl + np * (sizeof(size_t) + sizeof(int64_t)) +
+                                    (known ? 4 * np + 1 : 0) * sizeof(int));
+    *out = pl;
+    if (!pl)
+        return tc_err(TC_ERR_NOMEM);
+    memset(pl, 0, sizeof *pl);
+    if (!known)
+        return TC_OK; /* never aggregates */
+    pl->off = (size_t *)(void *)(pl + 1);
+    int64_t *ids = (int64_t *)(void *)(pl->off + p);
     int *ints = (int *)(void *)(ids + p);
     pl->node = ints;
     pl->pos = ints + p;
@@ -54,6 +51,7 @@ bool tc_hier_alltoall_plan(const tc_hier_t *h, int rank, int p, bool v, size_t b
         maxsize = pl->start[k + 1] > maxsize ? pl->start[k + 1] : maxsize;
         pl->start[k + 1] += pl->start[k];
     }
+    pl->nmax = maxsize;
     /* Counting sort by node, ascending x: each node's ranks ascending. */
     int *fill = pl->pos; /* the next free place per node first, then the positions */
     for (int k = 0; k < n; k++)
@@ -63,29 +61,28 @@ bool tc_hier_alltoall_plan(const tc_hier_t *h, int rank, int p, bool v, size_t b
     for (int k = 0; k < n; k++)
         for (int i = pl->start[k]; i < pl->start[k + 1]; i++)
             pl->pos[pl->memb[i]] = i - pl->start[k];
+    /* The leader's exchange buffers, in blocks: node k's part is this
+     * node's processes times k's. */
     const int a = pl->node[rank], na = pl->start[a + 1] - pl->start[a];
     size_t off = 0;
     for (int k = 0; k < n; k++) {
         pl->off[k] = off;
         if (k != a)
-            off += (size_t)na * (size_t)(pl->start[k + 1] - pl->start[k]) * block;
+            off += (size_t)na * (size_t)(pl->start[k + 1] - pl->start[k]);
     }
-    /* Alltoallv: the largest aggregated block such that a node's rows stay
-     * within the bound (each process sends at most p such blocks). */
+    /* The largest aggregated block such that a node's rows stay within the
+     * bound (each process sends at most p such blocks). */
     const size_t rows = (size_t)maxsize * (size_t)p;
     pl->small = TC_HIER_A2A_ROWS_MAX / rows < h->a2a_aggregate ? TC_HIER_A2A_ROWS_MAX / rows
                                                                : h->a2a_aggregate;
-    if (n < 2 || n == p || (!v && rows * block > TC_HIER_A2A_ROWS_MAX) || (v && pl->small == 0)) {
-        free(pl->mem);
-        return false;
-    }
-    return true;
+    if (n < 2 || n == p)
+        pl->small = 0;
+    return TC_OK;
 }
 
 void tc_hier_alltoall_plan_free(tc_hier_a2a_plan_t *pl)
 {
-    free(pl->mem);
-    pl->mem = NULL;
+    free(pl);
 }
 
 /* Complete @p nreq requests, the first error reported (PMPI_Wait in a loop:
@@ -101,38 +98,117 @@ static tc_err_t tc_hier_a2a_wait(int nreq, MPI_Request *req)
     return rc;
 }
 
+/* Complete @p nreq requests; want[i] >= 0: request i receives that many
+ * bytes, and *short_ becomes true when fewer came (the empty message of a
+ * process that failed, tc_hier_alltoall). The first error reported. */
+static tc_err_t tc_hier_a2a_wait_len(int nreq, MPI_Request *req, const int *want, bool *short_)
+{
+    tc_err_t rc = TC_OK;
+    for (int i = 0; i < nreq; i++) {
+        MPI_Status st;
+        int got = 0;
+        memset(&st, 0, sizeof st); /* gcc: it cannot see that PMPI_Wait sets it */
+        const int rc_wait = PMPI_Wait(&req[i], &st);
+        if (rc == TC_OK)
+            rc = rc_wait;
+        if (rc_wait == MPI_SUCCESS && want[i] >= 0 &&
+            (PMPI_Get_count(&st, MPI_BYTE, &got) != MPI_SUCCESS || got != want[i]))
+            *short_ = true;
+    }
+    return rc;
+}
+
+/* A leader that cannot take part (@p failed says why): it takes every
+ * message its members and the other leaders send it without a buffer (a
+ * receive of 0 bytes, which the MPI truncates), and sends each of them an
+ * empty message instead of its data: the flag that fails the call there.
+ * Truncation is an error the MPI reports through the handler of priv (the
+ * user's, inherited by the duplicate): MPI_ERRORS_RETURN for these receives
+ * only. The empty messages are sent first (eager in both MPIs), so leaders
+ * draining one another cannot wait in a cycle. */
+static tc_err_t tc_hier_a2a_drain(const tc_hier_a2a_plan_t *pl, int a, MPI_Comm priv,
+                                  tc_err_t failed)
+{
+    const int *ma = pl->memb + pl->start[a], na = pl->start[a + 1] - pl->start[a];
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    char none = 0;
+    (void)PMPI_Comm_get_errhandler(priv, &eh);
+    (void)PMPI_Comm_set_errhandler(priv, MPI_ERRORS_RETURN);
+    for (int b = 0; b < pl->n; b++)
+        if (b != a)
+            (void)PMPI_Send(&none, 0, MPI_BYTE, pl->memb[pl->start[b]], TC_TAG_A2A_EXCHANGE, priv);
+    for (int i = 1; i < na; i++)
+        (void)PMPI_Recv(&none, 0, MPI_BYTE, ma[i], TC_TAG_A2A_GATHER, priv, MPI_STATUS_IGNORE);
+    for (int b = 0; b < pl->n; b++)
+        if (b != a)
+            (void)PMPI_Recv(&none, 0, MPI_BYTE, pl->memb[pl->start[b]], TC_TAG_A2A_EXCHANGE, priv,
+                            MPI_STATUS_IGNORE);
+    for (int i = 1; i < na; i++)
+        (void)PMPI_Send(&none, 0, MPI_BYTE, ma[i], TC_TAG_A2A_SCATTER, priv);
+    if (eh != MPI_ERRHANDLER_NULL) {
+        (void)PMPI_Comm_set_errhandler(priv, eh);
+        (void)PMPI_Errhandler_free(&eh);
+    }
+    return failed;
+}
+
 /* A leader gathers its node's rows, sends every other node's leader one
  * message (for each of its processes in rank order, the blocks to that
  * node's processes in rank order), receives one from each, and builds every
  * member's receive row in rank order of the sources: correct whatever the
- * placement (ranks interleaved across nodes). */
+ * placement (ranks interleaved across nodes).
+ *
+ * A failure travels with these messages (hier_alltoall.h): a process that
+ * cannot take part sends an empty message where its data would go; a leader
+ * that received one sends empty messages onwards (to the other leaders if
+ * it has not sent its data yet, and to its members in any case), and a
+ * failed leader drains what it is sent (tc_hier_a2a_drain). Every message of
+ * the call carries at least one block, so an empty one is never data. */
 tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char *rbase,
-                          size_t block, int rank, int p, MPI_Comm priv)
+                          size_t block, int rank, int p, MPI_Comm priv, tc_err_t failed)
 {
     const size_t B = block;
     const int a = pl->node[rank], na = pl->start[a + 1] - pl->start[a], n = pl->n;
     const int *ma = pl->memb + pl->start[a];
     const size_t row = (size_t)p * B;
-    if (rank != ma[0])
-        return PMPI_Sendrecv(sbase, (int)row, MPI_BYTE, ma[0], TC_TAG_A2A_GATHER, rbase, (int)row,
-                             MPI_BYTE, ma[0], TC_TAG_A2A_SCATTER, priv, MPI_STATUS_IGNORE);
+    char none = 0;
+    if (rank != ma[0]) {
+        MPI_Status st;
+        int got = 0;
+        const int rc =
+            PMPI_Sendrecv(failed ? &none : sbase, failed ? 0 : (int)row, MPI_BYTE, ma[0],
+                          TC_TAG_A2A_GATHER, failed ? &none : rbase, failed ? 0 : (int)row,
+                          MPI_BYTE, ma[0], TC_TAG_A2A_SCATTER, priv, &st);
+        if (failed != TC_OK || rc != MPI_SUCCESS)
+            return failed != TC_OK ? failed : rc;
+        /* An empty row: some process could not take part. On these paths
+         * that is an allocation (the blocks' staging or the leader's
+         * buffers): the call fails for lack of memory everywhere. */
+        if (PMPI_Get_count(&st, MPI_BYTE, &got) != MPI_SUCCESS || (size_t)got != row)
+            return tc_err(TC_ERR_NOMEM);
+        return TC_OK;
+    }
     const size_t xbytes = (size_t)na * (size_t)(p - na) * B; /* each exchange buffer */
-    char *g = malloc(2 * (size_t)(na - 1) * row + 2 * xbytes + 1);
-    MPI_Request *req = malloc((size_t)(na + 2 * n) * sizeof *req);
+    char *g = failed ? NULL : malloc(2 * (size_t)(na - 1) * row + 2 * xbytes + 1);
+    MPI_Request *req = failed ? NULL : malloc((size_t)(na + 2 * n) * sizeof *req);
+    int *want = failed ? NULL : calloc((size_t)(na + 2 * n), sizeof *want);
     tc_err_t rc = TC_OK;
     int nreq = 0;
-    if (!g || !req) {
-        rc = tc_err(TC_ERR_NOMEM);
+    bool peer = false; /* an empty message came: another process failed */
+    if (!g || !req || !want) {
+        rc = tc_hier_a2a_drain(pl, a, priv, failed ? failed : tc_err(TC_ERR_NOMEM));
         goto fn_exit;
     }
     char *out = g + (size_t)(na - 1) * row, *spack = out + (size_t)(na - 1) * row,
          *rpack = spack + xbytes;
 #define TC_HIER_A2A_ROW(i) ((i) == 0 ? sbase : g + (size_t)((i)-1) * row)
-    for (int i = 1; i < na; i++)
+    for (int i = 1; i < na; i++) {
+        want[nreq] = (int)row;
         if ((rc = PMPI_Irecv(g + (size_t)(i - 1) * row, (int)row, MPI_BYTE, ma[i],
                              TC_TAG_A2A_GATHER, priv, &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
-    if ((rc = tc_hier_a2a_wait(nreq, req)) != TC_OK)
+    }
+    if ((rc = tc_hier_a2a_wait_len(nreq, req, want, &peer)) != TC_OK)
         goto fn_exit;
     nreq = 0;
     for (int b = 0; b < n; b++) {
@@ -141,39 +217,48 @@ tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char 
         const int nb = pl->start[b + 1] - pl->start[b];
         const int *mb = pl->memb + pl->start[b];
         const int cnt = (int)((size_t)na * (size_t)nb * B);
-        if ((rc = PMPI_Irecv(rpack + pl->off[b], cnt, MPI_BYTE, mb[0], TC_TAG_A2A_EXCHANGE, priv,
-                             &req[nreq++])) != MPI_SUCCESS)
+        want[nreq] = cnt;
+        if ((rc = PMPI_Irecv(rpack + pl->off[b] * B, cnt, MPI_BYTE, mb[0], TC_TAG_A2A_EXCHANGE,
+                             priv, &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
-        char *d = spack + pl->off[b];
-        for (int i = 0; i < na; i++)
+        char *d = spack + pl->off[b] * B;
+        for (int i = 0; i < na && !peer; i++)
             for (int j = 0; j < nb; j++, d += B)
                 memcpy(d, TC_HIER_A2A_ROW(i) + (size_t)mb[j] * B, B);
-        if ((rc = PMPI_Isend(spack + pl->off[b], cnt, MPI_BYTE, mb[0], TC_TAG_A2A_EXCHANGE, priv,
-                             &req[nreq++])) != MPI_SUCCESS)
+        want[nreq] = -1;
+        if ((rc = PMPI_Isend(spack + pl->off[b] * B, peer ? 0 : cnt, MPI_BYTE, mb[0],
+                             TC_TAG_A2A_EXCHANGE, priv, &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     }
-    if ((rc = tc_hier_a2a_wait(nreq, req)) != TC_OK)
+    if ((rc = tc_hier_a2a_wait_len(nreq, req, want, &peer)) != TC_OK)
         goto fn_exit;
     nreq = 0;
-    for (int j = na - 1; j >= 0; j--) { /* the members' rows first, ours last */
+    for (int j = na - 1; j >= 0 && !peer; j--) { /* the members' rows first, ours last */
         char *dst = j == 0 ? rbase : out + (size_t)(j - 1) * row;
         for (int x = 0; x < p; x++) {
             const int k = pl->node[x];
             const size_t px = (size_t)pl->pos[x];
             const char *src = k == a ? TC_HIER_A2A_ROW(px) + (size_t)ma[j] * B
-                                     : rpack + pl->off[k] + (px * (size_t)na + (size_t)j) * B;
+                                     : rpack + (pl->off[k] + px * (size_t)na + (size_t)j) * B;
             memcpy(dst + (size_t)x * B, src, B);
         }
         if (j > 0 && (rc = PMPI_Isend(dst, (int)row, MPI_BYTE, ma[j], TC_TAG_A2A_SCATTER, priv,
                                       &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     }
+    for (int j = 1; j < na && peer; j++) /* the flag instead of the rows */
+        if ((rc = PMPI_Isend(&none, 0, MPI_BYTE, ma[j], TC_TAG_A2A_SCATTER, priv, &req[nreq++])) !=
+            MPI_SUCCESS)
+            goto fn_exit;
 #undef TC_HIER_A2A_ROW
     rc = tc_hier_a2a_wait(nreq, req);
     nreq = 0;
+    if (rc == TC_OK && peer)
+        rc = tc_err(TC_ERR_NOMEM); /* see the member's case above */
 fn_exit:
     if (nreq > 0) /* an MPI call failed with requests pending: finish them first */
         (void)tc_hier_a2a_wait(nreq, req);
+    free(want);
     free(req);
     free(g);
     return rc;

@@ -44,45 +44,68 @@
 
 /* The nodes of the communicator (the same on every process): node k's
  * ranks, ascending, are memb[start[k] .. start[k + 1]); its leader is the
- * first. */
+ * first. Built once per communicator (the dispatcher keeps it in its
+ * context): nothing in it depends on a call. */
 typedef struct tc_hier_a2a_plan {
-    int n;        /* nodes */
+    int n;        /* nodes; 0: the communicator never aggregates (small is 0) */
+    int nmax;     /* ranks of the largest node */
     int *node;    /* [p] node of rank x */
     int *pos;     /* [p] index of x among its node's ranks */
     int *start;   /* [n + 1] */
     int *memb;    /* [p] */
-    size_t *off;  /* [n] Alltoall: the leader's exchange buffers, node k's part at off[k] */
-    size_t small; /* Alltoallv: blocks of 1 to small bytes go through the leaders */
-    char *mem;    /* the one allocation behind the arrays */
+    size_t *off;  /* [n] Alltoall: node k's part of this process's node leader's exchange
+                     buffers starts off[k] blocks in (times the call's block size) */
+    size_t small; /* blocks of 1 to small bytes go through the leaders (Alltoall: the call
+                     aggregates when its block is one); 0: never */
 } tc_hier_a2a_plan_t;
 
 /**
- * Whether an Alltoall of blocks of @p block bytes (@p v false) or an
- * Alltoallv (@p v true) on the @p p processes of @p h aggregates, decided on
- * values every process knows: the agreed hierarchy and TC_HIER_A2A_AGGREGATE
- * (h->a2a_aggregate, 0: never), every process's node, @p block. It does when
- * every node is known, there are at least two nodes and fewer nodes than
- * processes, and (Alltoall) the block is 1 to h->a2a_aggregate bytes and the
- * largest node's rows, n_max p block bytes, stay within TC_HIER_A2A_ROWS_MAX;
- * (Alltoallv) pl->small, h->a2a_aggregate capped so that n_max p small bytes
- * stay within it, is at least 1.
- * @return true with *pl built (free it with tc_hier_alltoall_plan_free);
- * false otherwise, *err then TC_OK or TC_ERR_NOMEM (the plan's few ints per
- * process could not be allocated: the call fails on this process).
+ * The plan of the @p p processes of @p h seen from @p rank, built on values
+ * every process knows alike: the agreed hierarchy and TC_HIER_A2A_AGGREGATE
+ * (h->a2a_aggregate, 0: never), every process's node. The communicator
+ * aggregates (pl->small > 0) when every node is known, there are at least
+ * two nodes and fewer nodes than processes, and small, h->a2a_aggregate
+ * capped so that the largest node's rows (n_max p small bytes) stay within
+ * TC_HIER_A2A_ROWS_MAX, is at least 1.
+ * @param out  *out: the plan (one allocation; tc_hier_alltoall_plan_free)
+ * @return TC_OK, or TC_ERR_NOMEM (its few ints per process could not be
+ *         allocated; *out NULL)
  */
-bool tc_hier_alltoall_plan(const tc_hier_t *h, int rank, int p, bool v, size_t block,
-                           tc_hier_a2a_plan_t *pl, tc_err_t *err);
+tc_err_t tc_hier_alltoall_plan_new(const tc_hier_t *h, int rank, int p, tc_hier_a2a_plan_t **out);
 void tc_hier_alltoall_plan_free(tc_hier_a2a_plan_t *pl);
+
+/* Whether a call aggregates: an Alltoall of blocks of @p block bytes (@p v
+ * false) when they are 1 to pl->small bytes; an Alltoallv (@p v true)
+ * whenever the communicator aggregates at all (its blocks are routed one by
+ * one, tc_hier_alltoallv). The same on every process. */
+static inline bool tc_hier_alltoall_aggregates(const tc_hier_a2a_plan_t *pl, bool v, size_t block)
+{
+    return pl->small > 0 && (v || (block > 0 && block <= pl->small));
+}
 
 /**
  * Alltoall through the node leaders. A non-leader hands its whole send row
  * to its leader and gets its whole receive row back.
+ *
+ * A process that cannot take part (its blocks could not be staged, a
+ * leader's buffers could not be allocated) still makes the call's messages,
+ * empty where its data would be: every message carries at least one block,
+ * so an empty one is the flag, and it travels on with the call's own
+ * messages (a member's row to its leader, the leaders' exchange, the rows
+ * back), so every process returns an error instead of waiting for the
+ * failed one (no extra message on the success path). A leader that failed
+ * takes what it is sent with receives of 0 bytes (the MPI truncates them,
+ * reported to priv's handler: MPI_ERRORS_RETURN for those receives).
  * @param sbase this process's p blocks of @p block bytes, rank order
  * @param rbase receives p blocks (must not overlap sbase)
- * @return TC_OK, TC_ERR_NOMEM, or the failing MPI call's code.
+ * @param failed TC_OK, or why this process cannot take part (sbase and rbase
+ *        are then not used and may be NULL)
+ * @return TC_OK; @p failed; TC_ERR_NOMEM (this leader's buffers, or another
+ *         process failed: on these paths that is an allocation); or the
+ *         failing MPI call's code.
  */
 tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char *rbase,
-                          size_t block, int rank, int p, MPI_Comm priv);
+                          size_t block, int rank, int p, MPI_Comm priv, tc_err_t failed);
 
 /**
  * Alltoallv through the node leaders (blocks of 1 to pl->small bytes) and

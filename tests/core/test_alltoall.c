@@ -543,6 +543,10 @@ int main(int argc, char **argv)
         run_vcases(MPI_COMM_WORLD, "world", agg);
         run_vcases(rev, "reversed", agg);
         run_vcases(split, "split", agg);
+        /* A new context on the same communicator builds its node plan
+         * again (the old one went with the old context). */
+        TC_Comm_detach(rev);
+        run_vcases(rev, "reversed, detached", agg);
     } else if (inl) {
         run_inline(MPI_COMM_WORLD, "world");
         run_inline(split, "split");

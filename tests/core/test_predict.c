@@ -12,7 +12,8 @@
  *                   all ranks runs the message-based algorithm
  *     --no-model    the environment sends every call to the MPI's own (TC_SHM=0
  *                   on one node): Bcast/Reduce/Allreduce must predict -1
- *     --expect      op bcast|reduce|allreduce|barrier, root 0, on MPI_COMM_WORLD
+ *     --expect      op bcast|reduce|allreduce|barrier|alltoall|alltoallv|..., root 0,
+ *                   on MPI_COMM_WORLD
  */
 #define _DEFAULT_SOURCE /* setenv */
 #include <math.h>
@@ -28,11 +29,13 @@
 
 static int tp_rank, tp_size;
 static int tp_no_model; /* --no-model: the path is the MPI's own (TC_SHM=0): -1 expected */
-static const char *const tp_names[] = {"", "bcast", "reduce", "allreduce", "barrier"};
+static const char *const tp_names[] = {"",         "bcast",          "reduce",   "allreduce",
+                                       "barrier",  "allgather",      "gather",   "scatter",
+                                       "alltoall", "reduce_scatter", "alltoallv"};
 
 static int tp_op_parse(const char *s)
 {
-    for (int op = TC_COLL_BCAST; op <= TC_COLL_BARRIER; op++)
+    for (int op = TC_COLL_BCAST; op <= TC_COLL_ALLTOALLV; op++)
         if (strcmp(s, tp_names[op]) == 0)
             return op;
     return -1;
@@ -92,6 +95,29 @@ static void tp_values(MPI_Comm comm, const char *what, int same)
             }
         }
     }
+    /* Alltoall(v): 0 on one process, else finite and positive or -1 (the
+     * MPI's own at that size: across nodes, larger blocks, or no
+     * aggregation), the same on every rank (every rank takes the largest
+     * node's critical path). */
+    for (int op = TC_COLL_ALLTOALL; op <= TC_COLL_ALLTOALLV;
+         op += TC_COLL_ALLTOALLV - TC_COLL_ALLTOALL) {
+        for (int i = 0; i < nsizes; i++) {
+            double v = -2.0;
+            int rc = TC_Comm_predict(comm, op, sizes[i], 0, &v);
+            CHECK(rc == MPI_SUCCESS && (p == 1 ? v == 0.0 : (isfinite(v) && v > 0.0) || v == -1.0),
+                  "%s %s %zu B: rc %d, %g", what, tp_names[op], sizes[i], rc, v);
+            if (tp_no_model)
+                CHECK(v == -1.0 || p == 1, "%s %s %zu B: %g (want -1: no model)", what,
+                      tp_names[op], sizes[i], v);
+            if (same && p > 1) {
+                double lo, hi;
+                MPI_Allreduce(&v, &lo, 1, MPI_DOUBLE, MPI_MIN, comm);
+                MPI_Allreduce(&v, &hi, 1, MPI_DOUBLE, MPI_MAX, comm);
+                CHECK(lo == hi, "%s %s %zu B: ranks disagree (%g .. %g)", what, tp_names[op],
+                      sizes[i], lo, hi);
+            }
+        }
+    }
     double b = -2.0;
     int rc = TC_Comm_predict(comm, TC_COLL_BARRIER, 12345, -7, &b);
     /* Without a segment the barrier may still run the hierarchy's plan. */
@@ -108,8 +134,7 @@ static void tp_errors(void)
           "MPI_COMM_NULL: want MPI_ERR_COMM");
     CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, 0, 8, 0, &v)) == MPI_ERR_ARG,
           "op 0: want MPI_ERR_ARG");
-    CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_REDUCE_SCATTER + 1, 8, 0, &v)) ==
-              MPI_ERR_ARG,
+    CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_ALLTOALLV + 1, 8, 0, &v)) == MPI_ERR_ARG,
           "op past the last: want MPI_ERR_ARG");
     CHECK(tp_class(TC_Comm_predict(MPI_COMM_WORLD, TC_COLL_REDUCE, 8, 0, NULL)) == MPI_ERR_ARG,
           "usec NULL: want MPI_ERR_ARG");
