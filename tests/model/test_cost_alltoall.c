@@ -30,7 +30,7 @@ static void check(int ok, const char *what)
 
 int main(void)
 {
-    const tc_logp_t lp = {2.0, 0.5, 0.5, 1.0, 0.01, 0.0, 0.0, 0.0};
+    const tc_logp_t lp = {2.0, 0.5, 0.5, 1.0, 0.01, 0.0, 0.0, 0.0, 1.0};
     const double copy = 0.001;
     /* Two nodes of two. */
     const int two[] = {0, 2, 4};
@@ -81,7 +81,7 @@ int main(void)
      * up and down msg(40) = 3.78 each on two nodes of two; across stays 3.39:
      * 3.78 x 2 + 3.39 + 0.12 = 11.07. Direct: the block within the node pays
      * the node level's gap max(1, 0.5 + 9 x 0.02) = 1: 5.09. */
-    const tc_logp_t slow = {2.0, 0.5, 0.5, 1.0, 0.02, 0.0, 0.0, 0.0};
+    const tc_logp_t slow = {2.0, 0.5, 0.5, 1.0, 0.02, 0.0, 0.0, 0.0, 1.0};
     check_close(tc_model_alltoall_aggregated_cost(10, 2, two, 0, false, copy, &slow, &lp), 11.07,
                 "aggregated 2x2, node level apart");
     check_close(tc_model_alltoall_direct_cost(10, 2, two, 0, &slow, &lp), 5.09,
@@ -92,8 +92,8 @@ int main(void)
     /* Many processes per node, cheap inside a node, costly messages between
      * nodes: the aggregation wins for small blocks and loses for large ones
      * (a leader carries 8 x 8 blocks per node pair). */
-    const tc_logp_t in = {0.1, 0.05, 0.05, 0.05, 0.0001, 0.0, 0.0, 0.0};
-    const tc_logp_t net = {2.0, 1.0, 1.0, 2.0, 0.001, 0.0, 0.0, 0.0};
+    const tc_logp_t in = {0.1, 0.05, 0.05, 0.05, 0.0001, 0.0, 0.0, 0.0, 1.0};
+    const tc_logp_t net = {2.0, 1.0, 1.0, 2.0, 0.001, 0.0, 0.0, 0.0, 1.0};
     const int big[] = {0, 8, 16, 24, 32};
     const size_t x = tc_model_alltoall_crossover(1 << 20, 4, big, false, copy, &in, &net);
     check(x > 0 && x < (1 << 20), "4x8: a crossover below the limit");
