@@ -27,11 +27,15 @@ static void tc_wait_timeout_default(const tc_wait_info_t *info, const char *stag
     /* Under the hierarchy a segment's waits know their peer by its index in
      * the node's group: name it by its rank in the communicator. */
     int peer_rank = peer >= 0 && info->peer_ranks ? info->peer_ranks[peer] : peer;
+    /* A wait on several peers' messages at once (peer < 0) names none. */
+    char who[48] = "several ranks";
+    if (peer_rank >= 0)
+        snprintf(who, sizeof who, "rank %d", peer_rank);
     fprintf(stderr,
             "topocoll[%d]: timed out after %.0f s (TC_WAIT_TIMEOUT) on communicator %s, "
-            "stage '%s', waiting for rank %d of that communicator; a peer died or skipped the "
+            "stage '%s', waiting for %s of that communicator; a peer died or skipped the "
             "collective. Aborting.\n",
-            rank, info->timeout_s, info->comm_name ? info->comm_name : "?", stage, peer_rank);
+            rank, info->timeout_s, info->comm_name ? info->comm_name : "?", stage, who);
     fflush(stderr);
     /* Give the launcher a moment to forward the line: MPICH's hydra may tear
      * the job down before it has read our stderr pipe. */
@@ -162,15 +166,16 @@ uint64_t tc_wait_ge_slow_u64(tc_atomic_u64_t *word, uint64_t want, tc_atomic_u64
 
 /* ---- Point-to-point waits (wait_mpi.h) ------------------------------------ */
 
-int tc_wait_mpi_request(MPI_Request *req, const tc_wait_info_t *info, const char *stage, int peer)
+int tc_wait_mpi_request(MPI_Request *req, MPI_Status *status, const tc_wait_info_t *info,
+                        const char *stage, int peer)
 {
     if (info == NULL)
-        return PMPI_Wait(req, MPI_STATUS_IGNORE);
+        return PMPI_Wait(req, status);
     tc_waiter_t w;
     tc_waiter_init(&w, info, stage, peer);
     for (;;) {
         int done = 0;
-        const int rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE);
+        const int rc = PMPI_Test(req, &done, status);
         if (rc != MPI_SUCCESS || done) {
             if (w.yields)
                 tc_wait_account(stage, w.yields, 0, w.start != 0.0 ? tc_wait_now() - w.start : 0.0);
@@ -185,7 +190,7 @@ int tc_wait_mpi_all(int n, MPI_Request *reqs, const tc_wait_info_t *info, const 
 {
     int rc = MPI_SUCCESS;
     for (int i = 0; i < n; i++) {
-        const int rc_i = tc_wait_mpi_request(&reqs[i], info, stage, peer);
+        const int rc_i = tc_wait_mpi_request(&reqs[i], MPI_STATUS_IGNORE, info, stage, peer);
         if (rc == MPI_SUCCESS)
             rc = rc_i;
     }
@@ -199,7 +204,7 @@ int tc_wait_mpi_send(const void *buf, int n, int dest, int tag, MPI_Comm comm,
         return PMPI_Send(buf, n, MPI_BYTE, dest, tag, comm);
     MPI_Request req;
     const int rc = PMPI_Isend(buf, n, MPI_BYTE, dest, tag, comm, &req);
-    return rc != MPI_SUCCESS ? rc : tc_wait_mpi_request(&req, info, stage, dest);
+    return rc != MPI_SUCCESS ? rc : tc_wait_mpi_request(&req, MPI_STATUS_IGNORE, info, stage, dest);
 }
 
 int tc_wait_mpi_recv(void *buf, int n, int src, int tag, MPI_Comm comm, const tc_wait_info_t *info,
@@ -209,20 +214,28 @@ int tc_wait_mpi_recv(void *buf, int n, int src, int tag, MPI_Comm comm, const tc
         return PMPI_Recv(buf, n, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE);
     MPI_Request req;
     const int rc = PMPI_Irecv(buf, n, MPI_BYTE, src, tag, comm, &req);
-    return rc != MPI_SUCCESS ? rc : tc_wait_mpi_request(&req, info, stage, src);
+    return rc != MPI_SUCCESS ? rc : tc_wait_mpi_request(&req, MPI_STATUS_IGNORE, info, stage, src);
 }
 
 int tc_wait_mpi_sendrecv(const void *sbuf, int ns, int dest, void *rbuf, int nr, int src, int tag,
                          MPI_Comm comm, const tc_wait_info_t *info, const char *stage)
 {
+    return tc_wait_mpi_sendrecv_tags(sbuf, ns, dest, tag, rbuf, nr, src, tag, comm,
+                                     MPI_STATUS_IGNORE, info, stage);
+}
+
+int tc_wait_mpi_sendrecv_tags(const void *sbuf, int ns, int dest, int stag, void *rbuf, int nr,
+                              int src, int rtag, MPI_Comm comm, MPI_Status *status,
+                              const tc_wait_info_t *info, const char *stage)
+{
     if (info == NULL)
-        return PMPI_Sendrecv(sbuf, ns, MPI_BYTE, dest, tag, rbuf, nr, MPI_BYTE, src, tag, comm,
-                             MPI_STATUS_IGNORE);
+        return PMPI_Sendrecv(sbuf, ns, MPI_BYTE, dest, stag, rbuf, nr, MPI_BYTE, src, rtag, comm,
+                             status);
     MPI_Request req[2];
-    int rc = PMPI_Irecv(rbuf, nr, MPI_BYTE, src, tag, comm, &req[0]);
+    int rc = PMPI_Irecv(rbuf, nr, MPI_BYTE, src, rtag, comm, &req[0]);
     if (rc != MPI_SUCCESS)
         return rc;
-    if ((rc = PMPI_Isend(sbuf, ns, MPI_BYTE, dest, tag, comm, &req[1])) != MPI_SUCCESS) {
+    if ((rc = PMPI_Isend(sbuf, ns, MPI_BYTE, dest, stag, comm, &req[1])) != MPI_SUCCESS) {
         /* The receive must not outlive the call: it points into the caller's
          * buffer. */
         PMPI_Cancel(&req[0]);
@@ -231,7 +244,7 @@ int tc_wait_mpi_sendrecv(const void *sbuf, int ns, int dest, void *rbuf, int nr,
     }
     /* The receive first: its peer is the one named on a timeout. The send
      * completes meanwhile (eager) or as soon as dest receives. */
-    const int rc_recv = tc_wait_mpi_request(&req[0], info, stage, src);
-    const int rc_send = tc_wait_mpi_request(&req[1], info, stage, dest);
+    const int rc_recv = tc_wait_mpi_request(&req[0], status, info, stage, src);
+    const int rc_send = tc_wait_mpi_request(&req[1], MPI_STATUS_IGNORE, info, stage, dest);
     return rc_recv != MPI_SUCCESS ? rc_recv : rc_send;
 }

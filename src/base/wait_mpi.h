@@ -24,7 +24,9 @@
 
 #include "wait.h"
 
-int tc_wait_mpi_request(MPI_Request *req, const tc_wait_info_t *info, const char *stage, int peer);
+/* @p status: MPI_STATUS_IGNORE, or where the request's status goes. */
+int tc_wait_mpi_request(MPI_Request *req, MPI_Status *status, const tc_wait_info_t *info,
+                        const char *stage, int peer);
 /* Complete every request of @p reqs (those already MPI_REQUEST_NULL too), in
  * turn; the first error is returned after all are complete. */
 int tc_wait_mpi_all(int n, MPI_Request *reqs, const tc_wait_info_t *info, const char *stage,
@@ -34,8 +36,13 @@ int tc_wait_mpi_send(const void *buf, int n, int dest, int tag, MPI_Comm comm,
 int tc_wait_mpi_recv(void *buf, int n, int src, int tag, MPI_Comm comm, const tc_wait_info_t *info,
                      const char *stage);
 /* Send @p ns bytes to @p dest while receiving @p nr bytes from @p src (both
- * with @p tag); the peer named in a timeout is @p src. */
+ * with @p tag, or @p stag and @p rtag in the _tags form, whose @p status, if
+ * not MPI_STATUS_IGNORE, gets the receive's); the peer named in a timeout is
+ * @p src. */
 int tc_wait_mpi_sendrecv(const void *sbuf, int ns, int dest, void *rbuf, int nr, int src, int tag,
                          MPI_Comm comm, const tc_wait_info_t *info, const char *stage);
+int tc_wait_mpi_sendrecv_tags(const void *sbuf, int ns, int dest, int stag, void *rbuf, int nr,
+                              int src, int rtag, MPI_Comm comm, MPI_Status *status,
+                              const tc_wait_info_t *info, const char *stage);
 
 #endif

@@ -22,6 +22,7 @@ tc_err_t tc_hier_alltoall_plan_new(const tc_hier_t *h, int rank, int p, tc_hier_
     if (!pl)
         return tc_err(TC_ERR_NOMEM);
     memset(pl, 0, sizeof *pl);
+    pl->wait = h ? h->msg_wait : NULL;
     if (!known)
         return TC_OK; /* never aggregates */
     pl->off = (size_t *)(void *)(pl + 1);
@@ -85,30 +86,26 @@ void tc_hier_alltoall_plan_free(tc_hier_a2a_plan_t *pl)
     free(pl);
 }
 
-/* Complete @p nreq requests, the first error reported (PMPI_Wait in a loop:
- * gcc >= 11 rejects MPICH's MPI_STATUSES_IGNORE for Waitall's array). */
-static tc_err_t tc_hier_a2a_wait(int nreq, MPI_Request *req)
+/* Complete @p nreq requests, the first error reported; the plan's message
+ * waits (a timeout names no single peer: the requests go to several). */
+static tc_err_t tc_hier_a2a_wait(const tc_hier_a2a_plan_t *pl, int nreq, MPI_Request *req)
 {
-    tc_err_t rc = TC_OK;
-    for (int i = 0; i < nreq; i++) {
-        const int rc_wait = PMPI_Wait(&req[i], MPI_STATUS_IGNORE);
-        if (rc == TC_OK)
-            rc = rc_wait;
-    }
-    return rc;
+    return tc_wait_mpi_all(nreq, req, pl->wait, "hier alltoall: the exchange's messages", -1);
 }
 
 /* Complete @p nreq requests; want[i] >= 0: request i receives that many
  * bytes, and *short_ becomes true when fewer came (the empty message of a
  * process that failed, tc_hier_alltoall). The first error reported. */
-static tc_err_t tc_hier_a2a_wait_len(int nreq, MPI_Request *req, const int *want, bool *short_)
+static tc_err_t tc_hier_a2a_wait_len(const tc_hier_a2a_plan_t *pl, int nreq, MPI_Request *req,
+                                     const int *want, bool *short_)
 {
     tc_err_t rc = TC_OK;
     for (int i = 0; i < nreq; i++) {
         MPI_Status st;
         int got = 0;
-        memset(&st, 0, sizeof st); /* gcc: it cannot see that PMPI_Wait sets it */
-        const int rc_wait = PMPI_Wait(&req[i], &st);
+        memset(&st, 0, sizeof st); /* gcc: it cannot see that the wait sets it */
+        const int rc_wait = tc_wait_mpi_request(&req[i], &st, pl->wait,
+                                                "hier alltoall: the exchange's messages", -1);
         if (rc == TC_OK)
             rc = rc_wait;
         if (rc_wait == MPI_SUCCESS && want[i] >= 0 &&
@@ -175,10 +172,10 @@ tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char 
     if (rank != ma[0]) {
         MPI_Status st;
         int got = 0;
-        const int rc =
-            PMPI_Sendrecv(failed ? &none : sbase, failed ? 0 : (int)row, MPI_BYTE, ma[0],
-                          TC_TAG_A2A_GATHER, failed ? &none : rbase, failed ? 0 : (int)row,
-                          MPI_BYTE, ma[0], TC_TAG_A2A_SCATTER, priv, &st);
+        const int rc = tc_wait_mpi_sendrecv_tags(
+            failed ? &none : sbase, failed ? 0 : (int)row, ma[0], TC_TAG_A2A_GATHER,
+            failed ? &none : rbase, failed ? 0 : (int)row, ma[0], TC_TAG_A2A_SCATTER, priv, &st,
+            pl->wait, "hier alltoall: my row to the node's leader and back");
         if (failed != TC_OK || rc != MPI_SUCCESS)
             return failed != TC_OK ? failed : rc;
         /* An empty row: some process could not take part. On these paths
@@ -208,7 +205,7 @@ tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char 
                              TC_TAG_A2A_GATHER, priv, &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     }
-    if ((rc = tc_hier_a2a_wait_len(nreq, req, want, &peer)) != TC_OK)
+    if ((rc = tc_hier_a2a_wait_len(pl, nreq, req, want, &peer)) != TC_OK)
         goto fn_exit;
     nreq = 0;
     for (int b = 0; b < n; b++) {
@@ -230,7 +227,7 @@ tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char 
                              TC_TAG_A2A_EXCHANGE, priv, &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     }
-    if ((rc = tc_hier_a2a_wait_len(nreq, req, want, &peer)) != TC_OK)
+    if ((rc = tc_hier_a2a_wait_len(pl, nreq, req, want, &peer)) != TC_OK)
         goto fn_exit;
     nreq = 0;
     for (int j = na - 1; j >= 0 && !peer; j--) { /* the members' rows first, ours last */
@@ -251,13 +248,13 @@ tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char 
             MPI_SUCCESS)
             goto fn_exit;
 #undef TC_HIER_A2A_ROW
-    rc = tc_hier_a2a_wait(nreq, req);
+    rc = tc_hier_a2a_wait(pl, nreq, req);
     nreq = 0;
     if (rc == TC_OK && peer)
         rc = tc_err(TC_ERR_NOMEM); /* see the member's case above */
 fn_exit:
     if (nreq > 0) /* an MPI call failed with requests pending: finish them first */
-        (void)tc_hier_a2a_wait(nreq, req);
+        (void)tc_hier_a2a_wait(pl, nreq, req);
     free(want);
     free(req);
     free(g);
@@ -384,7 +381,8 @@ static tc_err_t tc_hier_a2av_leader(const tc_hier_a2a_plan_t *pl, const char *co
             goto fn_exit;
     /* The members' data first (the exchange receives stay posted). */
     for (int i = 0; i < ngather; i++) {
-        const int w = PMPI_Wait(&req[i], MPI_STATUS_IGNORE);
+        const int w = tc_wait_mpi_request(&req[i], MPI_STATUS_IGNORE, pl->wait,
+                                          "hier alltoall: the members' data", -1);
         if (w != MPI_SUCCESS && rc == TC_OK)
             rc = w;
     }
@@ -410,7 +408,7 @@ static tc_err_t tc_hier_a2av_leader(const tc_hier_a2a_plan_t *pl, const char *co
                              TC_TAG_A2A_EXCHANGE, priv, &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     }
-    rc = tc_hier_a2a_wait(nreq - ngather, req + ngather);
+    rc = tc_hier_a2a_wait(pl, nreq - ngather, req + ngather);
     nreq = 0;
     if (rc != TC_OK)
         goto fn_exit;
@@ -464,13 +462,13 @@ static tc_err_t tc_hier_a2av_leader(const tc_hier_a2a_plan_t *pl, const char *co
                              &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     }
-    rc = tc_hier_a2a_wait(nreq, req);
+    rc = tc_hier_a2a_wait(pl, nreq, req);
     nreq = 0;
 #undef TC_HIER_A2AV_S
 #undef TC_HIER_A2AV_R
 fn_exit:
     if (nreq > 0) /* an MPI call failed with requests pending: finish them first */
-        (void)tc_hier_a2a_wait(nreq, req);
+        (void)tc_hier_a2a_wait(pl, nreq, req);
     free(mem);
     free(req);
     free(soff);
@@ -520,7 +518,8 @@ tc_err_t tc_hier_alltoallv(const tc_hier_a2a_plan_t *pl, const char *const *sptr
     if (leader) {
         /* The sizes first (the direct transfers stay posted behind them). */
         for (int i = 0; i < na - 1; i++) {
-            const int w = PMPI_Wait(&req[i], MPI_STATUS_IGNORE);
+            const int w = tc_wait_mpi_request(&req[i], MPI_STATUS_IGNORE, pl->wait,
+                                              "hier alltoallv: the other leaders' sizes", -1);
             if (w != MPI_SUCCESS && rc == TC_OK)
                 rc = w;
         }
@@ -529,7 +528,7 @@ tc_err_t tc_hier_alltoallv(const tc_hier_a2a_plan_t *pl, const char *const *sptr
         rc = tc_hier_a2av_leader(pl, sptr, rptr, H, rank, p, priv);
         if (rc != TC_OK)
             goto fn_exit;
-        rc = tc_hier_a2a_wait(nreq - (na - 1), req + (na - 1));
+        rc = tc_hier_a2a_wait(pl, nreq - (na - 1), req + (na - 1));
         nreq = 0;
         goto fn_exit;
     }
@@ -554,7 +553,7 @@ tc_err_t tc_hier_alltoallv(const tc_hier_a2a_plan_t *pl, const char *const *sptr
     if (stot > 0 && (rc = PMPI_Isend(sdata, (int)stot, MPI_BYTE, ma[0], TC_TAG_A2A_GATHER, priv,
                                      &req[nreq++])) != MPI_SUCCESS)
         goto fn_exit;
-    rc = tc_hier_a2a_wait(nreq, req);
+    rc = tc_hier_a2a_wait(pl, nreq, req);
     nreq = 0;
     if (rc != TC_OK)
         goto fn_exit;
@@ -568,7 +567,7 @@ tc_err_t tc_hier_alltoallv(const tc_hier_a2a_plan_t *pl, const char *const *sptr
     }
 fn_exit:
     if (nreq > 0) /* an MPI call failed with requests pending: finish them first */
-        (void)tc_hier_a2a_wait(nreq, req);
+        (void)tc_hier_a2a_wait(pl, nreq, req);
     free(buf);
     free(req);
     free(H);

@@ -57,6 +57,7 @@ typedef struct tc_hier_a2a_plan {
                      buffers starts off[k] blocks in (times the call's block size) */
     size_t small; /* blocks of 1 to small bytes go through the leaders (Alltoall: the call
                      aggregates when its block is one); 0: never */
+    const tc_wait_info_t *wait; /* the hierarchy's message waits (h->msg_wait) */
 } tc_hier_a2a_plan_t;
 
 /**
