@@ -178,11 +178,12 @@ tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char 
             pl->wait, "hier alltoall: my row to the node's leader and back");
         if (failed != TC_OK || rc != MPI_SUCCESS)
             return failed != TC_OK ? failed : rc;
-        /* An empty row: some process could not take part. On these paths
-         * that is an allocation (the blocks' staging or the leader's
-         * buffers): the call fails for lack of memory everywhere. */
+        /* An empty row: another process could not take part (on these
+         * paths an allocation: the blocks' staging or the leader's
+         * buffers). It returns TC_ERR_NOMEM, the others TC_ERR_PEER
+         * (docs/hacking.md). */
         if (PMPI_Get_count(&st, MPI_BYTE, &got) != MPI_SUCCESS || (size_t)got != row)
-            return tc_err(TC_ERR_NOMEM);
+            return tc_err(TC_ERR_PEER);
         return TC_OK;
     }
     const size_t xbytes = (size_t)na * (size_t)(p - na) * B; /* each exchange buffer */
@@ -251,7 +252,7 @@ tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char 
     rc = tc_hier_a2a_wait(pl, nreq, req);
     nreq = 0;
     if (rc == TC_OK && peer)
-        rc = tc_err(TC_ERR_NOMEM); /* see the member's case above */
+        rc = tc_err(TC_ERR_PEER); /* see the member's case above */
 fn_exit:
     if (nreq > 0) /* an MPI call failed with requests pending: finish them first */
         (void)tc_hier_a2a_wait(pl, nreq, req);
