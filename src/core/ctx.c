@@ -465,7 +465,7 @@ static tc_err_t tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     long long v[TC_AGREE_LAST];
     tc_shm_params_t *sp = &ctx->shm_params;
     tc_barrier_settings_t bs;
-    tc_shm_params_local(sp, ctx->oversubscribed);
+    tc_shm_params_local(sp, ctx->oversubscribed, ctx->node_size);
     tc_barrier_settings_get(&bs);
     tc_ctx_propose(ctx, sp, &bs, v);
     if ((rc = tc_ctx_agree(ctx, v)) != MPI_SUCCESS)

@@ -72,7 +72,7 @@ void tc_shm_params_geometry(size_t m, double tw_over_t, size_t slot, size_t queu
     *frag = f;
 }
 
-void tc_shm_params_local(tc_shm_params_t *p, int oversubscribed)
+void tc_shm_params_local(tc_shm_params_t *p, int oversubscribed, int node_procs)
 {
     tc_cfg_module_t *c = &tc_shm_config;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -95,10 +95,21 @@ void tc_shm_params_local(tc_shm_params_t *p, int oversubscribed)
     p->arity = (int)tc_config_int(c, TC_SHM_CFG_TREE_ARITY);
     p->tw_over_t = (double)tw;
     p->stream_bytes = (size_t)tc_config_int(c, TC_SHM_CFG_STREAM_BYTES);
-    p->reduce_slots = (int)tc_config_int(c, TC_SHM_CFG_REDUCE_SLOTS);
     /* Slots are cache-line multiples so no two processes' slots share a line. */
     p->reduce_slot_bytes =
         (size_t)tc_config_int(c, TC_SHM_CFG_REDUCE_SLOT_BYTES) / TC_CACHELINE * TC_CACHELINE;
+    p->reduce_slots = (int)tc_config_int(c, TC_SHM_CFG_REDUCE_SLOTS);
+    if (p->reduce_slots == 0) {
+        /* auto: a ring of up to 1 MiB per process, so a 1 MiB contribution
+         * goes in without waiting for the readers (docs/shm.md), within 16 MiB
+         * of rings per node; never fewer than 8 slots. */
+        const size_t procs = node_procs > 0 ? (size_t)node_procs : 1;
+        size_t ring = ((size_t)16 << 20) / procs;
+        if (ring > ((size_t)1 << 20))
+            ring = (size_t)1 << 20;
+        size_t slots = p->reduce_slot_bytes ? ring / p->reduce_slot_bytes : 8;
+        p->reduce_slots = (int)(slots < 8 ? 8 : slots > 1024 ? 1024 : slots);
+    }
     p->reduce_slice_min = (size_t)tc_config_int(c, TC_SHM_CFG_REDUCE_SLICE_MIN);
     /* The reduction tree pays where its levels run in parallel; oversubscribed
      * (measured: 2 cores, np 4 and 8) a single-fragment Allreduce was 1.2-2x

@@ -63,7 +63,8 @@ struct tc_shm_policy;
  * processes on the node than CPUs) unless set. The processes then agree on
  * each field (the context takes the minimum) except the copy choices, which
  * stay local. */
-void tc_shm_params_local(struct tc_shm_params *p, int oversubscribed);
+/* @p node_procs: the communicator's processes on this node (TC_SHM_REDUCE_SLOTS=auto). */
+void tc_shm_params_local(struct tc_shm_params *p, int oversubscribed, int node_procs);
 
 /* After agreement: q <= S and S a multiple of q. */
 void tc_shm_params_settle(struct tc_shm_params *p);

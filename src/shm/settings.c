@@ -71,10 +71,12 @@ static const tc_cfg_desc_t tc_shm_cfg_table[] = {
                                  "this many bytes of it (all banks), in fragments of a quarter "
                                  "bank, so the ring stays in the L2 cache; 0 uses the whole "
                                  "queue."},
-    [TC_SHM_CFG_REDUCE_SLOTS] = {"TC_SHM_REDUCE_SLOTS", TC_CFG_TYPE_INT, "32", NULL, 2, 1024,
+    [TC_SHM_CFG_REDUCE_SLOTS] = {"TC_SHM_REDUCE_SLOTS", TC_CFG_TYPE_INT, "auto", NULL, 2, 1024,
                                  "Fragment slots in each process's shared-memory area for "
                                  "Reduce and Allreduce, so a process can put the next fragments "
-                                 "in place while its peers still combine earlier ones."},
+                                 "in place while its peers still combine earlier ones; auto: "
+                                 "1 MiB of slots per process, at most 16 MiB per node, at "
+                                 "least 8 slots."},
     [TC_SHM_CFG_REDUCE_SLOT_BYTES] = {"TC_SHM_REDUCE_SLOT_BYTES", TC_CFG_TYPE_SIZE, "32K", NULL,
                                       1024, 16 * MiB,
                                       "Bytes per Reduce/Allreduce fragment slot (rounded down to a "

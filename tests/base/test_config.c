@@ -324,7 +324,7 @@ static void test_defaults(void)
                 {"TC_LOCK_SCHEME", TC_LOCK_SCHEME_N_MCS},
                 {"TC_SHM_TW_RATIO", 1000},
                 {"TC_SHM_STREAM_BYTES", 128 * 1024},
-                {"TC_SHM_REDUCE_SLOTS", 32},
+                {"TC_SHM_REDUCE_SLOTS", 0},
                 {"TC_SHM_REDUCE_SLOT_BYTES", 32 * 1024},
                 {"TC_SHM_REDUCE_SLICE_MIN", 16 * 1024},
                 {"TC_HIER", 1},
@@ -581,6 +581,7 @@ static void test_hier_enums(void)
     expect_int("TC_SHM_REDUCE_SLOT_BYTES", "16M", 16 * 1024 * 1024);
     expect_bad("TC_SHM_REDUCE_SLOT_BYTES", "1023", "1024..16M");
     expect_int("TC_SHM_REDUCE_SLOTS", "2", 2);
+    expect_int("TC_SHM_REDUCE_SLOTS", "auto", 0);
     expect_bad("TC_SHM_REDUCE_SLOTS", "1", "an integer in 2..1024");
     expect_bad("TC_SHM_REDUCE_SLOTS", "1025", "an integer in 2..1024");
     expect_int("TC_HIER_LARGE", "0", 0);

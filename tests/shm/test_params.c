@@ -38,7 +38,7 @@ static void test_local(void)
     /* Defaults: f for TC_SHM_DESIGN_SIZE = 1M and TC_SHM_TW_RATIO = 1000, S from
      * TC_SHM_QUEUE_BYTES = 1M with 16 banks. */
     tc_config_reset();
-    tc_shm_params_local(&p, 0);
+    tc_shm_params_local(&p, 0, 2);
     const double f = ceil(sqrt(1048576.0 * 1000) / page) * page;
     check("local f", (double)p.f, f);
     check("local S", p.S, tc_shm_params_queue_length(1 << 20, (size_t)f, 16));
@@ -46,10 +46,21 @@ static void test_local(void)
     check("local tree", p.tree, TC_TREE_KARY);
     check("local tw", p.tw_over_t, 1000);
     check("local slot bytes", (double)p.reduce_slot_bytes, 32768);
+    /* auto slots: 1 MiB of 32 KiB slots per process up to 16 processes on the
+     * node, 16 MiB per node beyond, never fewer than 8. */
+    check("local slots np 2", p.reduce_slots, 32);
+    tc_shm_params_local(&p, 0, 16);
+    check("local slots np 16", p.reduce_slots, 32);
+    tc_shm_params_local(&p, 0, 32);
+    check("local slots np 32", p.reduce_slots, 16);
+    tc_shm_params_local(&p, 0, 48);
+    check("local slots np 48", p.reduce_slots, 10);
+    tc_shm_params_local(&p, 0, 256);
+    check("local slots np 256", p.reduce_slots, 8);
     check("local tree max", (double)p.reduce_tree_max, 16384);
     check("local lock", p.lock_scheme, TC_LOCK_SCHEME_N_MCS);
     check("enabled", tc_shm_params_enabled(), 1);
-    tc_shm_params_local(&p, 1); /* oversubscribed: no reduction tree unless set */
+    tc_shm_params_local(&p, 1, 2); /* oversubscribed: no reduction tree unless set */
     check("local tree max oversubscribed", (double)p.reduce_tree_max, 0);
     tc_shm_params_policy(&pol);
     check("policy placement", pol.placement, TC_PLACEMENT_TOUCH);
@@ -64,8 +75,10 @@ static void test_local(void)
     setenv("TC_SHM_REDUCE_TREE_MAX", "8K", 1);
     setenv("TC_SHM", "0", 1);
     setenv("TC_SHM_MECHANISM", "named", 1);
+    setenv("TC_SHM_REDUCE_SLOTS", "5", 1);
     tc_config_reset();
-    tc_shm_params_local(&p, 1);
+    tc_shm_params_local(&p, 1, 2);
+    check("set slots", p.reduce_slots, 5);
     check("set f", (double)p.f, ceil(5000 / page) * page);
     check("set S", p.S, 7);
     check("set q", p.q, 3);
