@@ -349,6 +349,7 @@ static int tc_ag_check(tc_ag_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
     int rc_enter = tc_ctx_enter(comm, c->fn, cached, inter);
     if (rc_enter != MPI_SUCCESS)
         return rc_enter;
+    const tc_ctx_t *ctx = *cached;
     c->in_place = c->sendbuf == MPI_IN_PLACE;
     if (!c->in_place) {
         if (c->sendcount < 0)
@@ -363,7 +364,7 @@ static int tc_ag_check(tc_ag_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
         return tc_ctx_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid recvtype");
     if (*inter)
         return MPI_SUCCESS; /* the MPI's own, unchanged */
-    tc_ctx_rank_size(*cached, comm, &c->rank, &c->size);
+    tc_ctx_rank_size(ctx, comm, &c->rank, &c->size);
     size_t mine;
     if (c->op == TC_OP_ALLGATHERV) {
         int rc_counts =

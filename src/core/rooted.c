@@ -24,9 +24,10 @@ static int tc_rooted_check(tc_rooted_t *c, MPI_Comm comm, tc_ctx_t **cached, int
     int rc_enter = tc_ctx_enter(comm, c->fn, cached, inter);
     if (rc_enter != MPI_SUCCESS)
         return rc_enter;
+    const tc_ctx_t *ctx = *cached;
     if (*inter)
         return MPI_SUCCESS; /* root semantics differ (MPI_ROOT, MPI_PROC_NULL): the MPI's own */
-    tc_ctx_rank_size(*cached, comm, &c->rank, &c->size);
+    tc_ctx_rank_size(ctx, comm, &c->rank, &c->size);
     /* The sides' names in the messages. */
     const char *const on = c->to_root ? "send" : "recv", *const an = c->to_root ? "recv" : "send";
     if (c->root < 0 || c->root >= c->size)
