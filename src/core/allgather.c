@@ -349,7 +349,7 @@ static int tc_ag_check(tc_ag_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
     int rc_enter = tc_ctx_enter(comm, c->fn, cached, inter);
     if (rc_enter != MPI_SUCCESS)
         return rc_enter;
-    tc_ctx_t *ctx = *cached;
+    const tc_ctx_t *ctx = *cached;
     c->in_place = c->sendbuf == MPI_IN_PLACE;
     if (!c->in_place) {
         if (c->sendcount < 0)
@@ -364,29 +364,14 @@ static int tc_ag_check(tc_ag_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int *i
         return tc_ctx_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid recvtype");
     if (*inter)
         return MPI_SUCCESS; /* the MPI's own, unchanged */
-    if (ctx) {
-        c->size = ctx->size;
-        c->rank = ctx->rank;
-    } else {
-        PMPI_Comm_size(comm, &c->size);
-        PMPI_Comm_rank(comm, &c->rank);
-    }
+    tc_ctx_rank_size(ctx, comm, &c->rank, &c->size);
     size_t mine;
     if (c->op == TC_OP_ALLGATHERV) {
-        if (!c->recvcounts || !c->displs)
-            return tc_ctx_fail(comm, tc_err(TC_ERR_ARG), c->fn, "recvcounts or displs is NULL");
-        c->bytes = stack_bytes;
-        c->total = 0;
-        for (int j = 0; j < c->size; j++)
-            if (c->recvcounts[j] < 0)
-                return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcounts[j]");
-        if (c->size > TC_AG_STACK_BLOCKS &&
-            !(c->bytes = malloc((size_t)c->size * sizeof *c->bytes)))
-            return tc_ctx_fail(comm, tc_err(TC_ERR_NOMEM), c->fn, "out of memory");
-        for (int j = 0; j < c->size; j++) {
-            c->bytes[j] = (size_t)c->recvcounts[j] * (size_t)c->rsize;
-            c->total += c->bytes[j];
-        }
+        int rc_counts =
+            tc_ctx_check_counts(comm, c->fn, "recv", c->recvcounts, c->displs, c->size, c->rsize,
+                                stack_bytes, TC_AG_STACK_BLOCKS, &c->bytes, &c->total);
+        if (rc_counts != MPI_SUCCESS)
+            return rc_counts;
         mine = c->bytes[c->rank];
     } else {
         c->block = mine = (size_t)c->recvcount * (size_t)c->rsize;

@@ -349,7 +349,7 @@ static int tc_a2a_check(tc_a2a_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int 
     int rc_enter = tc_ctx_enter(comm, c->fn, cached, inter);
     if (rc_enter != MPI_SUCCESS)
         return rc_enter;
-    tc_ctx_t *ctx = *cached;
+    const tc_ctx_t *ctx = *cached;
     c->in_place = c->sendbuf == MPI_IN_PLACE;
     if (!c->in_place) {
         if (!c->v && c->sendcount < 0)
@@ -368,13 +368,7 @@ static int tc_a2a_check(tc_a2a_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int 
         return tc_ctx_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid recvtype");
     if (*inter)
         return MPI_SUCCESS; /* the MPI's own, unchanged */
-    if (ctx) {
-        c->size = ctx->size;
-        c->rank = ctx->rank;
-    } else {
-        PMPI_Comm_size(comm, &c->size);
-        PMPI_Comm_rank(comm, &c->rank);
-    }
+    tc_ctx_rank_size(ctx, comm, &c->rank, &c->size);
     const int p = c->size;
     size_t mine_send, mine_recv;
     if (c->v) {

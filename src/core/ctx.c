@@ -1,6 +1,7 @@
 #include "ctx.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -632,4 +633,14 @@ int tc_ctx_fail(MPI_Comm comm, tc_err_t err, const char *fn, const char *what)
     char msg[128];
     snprintf(msg, sizeof msg, "%s: %s", fn, what);
     return tc_ctx_error(comm, err, msg);
+}
+
+int tc_ctx_failf(MPI_Comm comm, tc_err_t err, const char *fn, const char *fmt, ...)
+{
+    char what[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return tc_ctx_fail(comm, err, fn, what);
 }

@@ -12,6 +12,7 @@
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "base/atomics.h"
 #include "base/err.h"
@@ -148,6 +149,11 @@ int tc_ctx_error(MPI_Comm comm, tc_err_t err, const char *what);
 int tc_ctx_fail(MPI_Comm comm, tc_err_t err, const char *fn, const char *what)
     __attribute__((cold, noinline));
 
+/* tc_ctx_fail with the message formatted from @p fmt (printf; up to 127
+ * characters). */
+int tc_ctx_failf(MPI_Comm comm, tc_err_t err, const char *fn, const char *fmt, ...)
+    __attribute__((cold, noinline, format(printf, 4, 5)));
+
 /* An entry point's first check, the same for every operation: @p comm is not
  * MPI_COMM_NULL and is a communicator; *cached = its context if one exists
  * (cached or attached, no creation), *inter = whether it is an
@@ -165,6 +171,50 @@ static inline int tc_ctx_enter(MPI_Comm comm, const char *fn, tc_ctx_t **cached,
         *inter = ctx->is_inter;
     else if (PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS)
         return tc_ctx_fail(MPI_COMM_WORLD, tc_err(TC_ERR_COMM), fn, "invalid communicator");
+    return MPI_SUCCESS;
+}
+
+/* After tc_ctx_enter, on an intracommunicator: this process's rank in
+ * @p comm and its size, from the context @p ctx when there is one (no MPI
+ * call), else asked of the MPI. */
+static inline void tc_ctx_rank_size(const tc_ctx_t *ctx, MPI_Comm comm, int *rank, int *size)
+{
+    if (ctx) {
+        *size = ctx->size;
+        *rank = ctx->rank;
+    } else {
+        PMPI_Comm_size(comm, size);
+        PMPI_Comm_rank(comm, rank);
+    }
+}
+
+/* A v-variant's counts (Allgatherv's; Gatherv's and Scatterv's at the
+ * root), checked after the other arguments: @p counts and @p displs not
+ * NULL (tc_err(TC_ERR_ARG)), every one of the @p p counts >= 0
+ * (tc_err(TC_ERR_COUNT)); then block j's bytes, counts[j] x @p esize, in
+ * *bytes, which is @p stack when its @p nstack entries hold them, else
+ * malloc'd (tc_err(TC_ERR_NOMEM); the caller frees it), and their sum in
+ * *total. @p side names the counts in the messages ("recv": "recvcounts or
+ * displs is NULL", "negative recvcounts[j]"). Returns MPI_SUCCESS, or the
+ * error class through @p comm's error handler (*bytes untouched then). */
+static inline int tc_ctx_check_counts(MPI_Comm comm, const char *fn, const char *side,
+                                      const int *counts, const int *displs, int p, int esize,
+                                      size_t *stack, int nstack, size_t **bytes, size_t *total)
+{
+    if (!counts || !displs)
+        return tc_ctx_failf(comm, tc_err(TC_ERR_ARG), fn, "%scounts or displs is NULL", side);
+    for (int j = 0; j < p; j++)
+        if (counts[j] < 0)
+            return tc_ctx_failf(comm, tc_err(TC_ERR_COUNT), fn, "negative %scounts[j]", side);
+    size_t *b = stack, sum = 0;
+    if (p > nstack && !(b = malloc((size_t)p * sizeof *b)))
+        return tc_ctx_fail(comm, tc_err(TC_ERR_NOMEM), fn, "out of memory");
+    for (int j = 0; j < p; j++) {
+        b[j] = (size_t)counts[j] * (size_t)esize;
+        sum += b[j];
+    }
+    *bytes = b;
+    *total = sum;
     return MPI_SUCCESS;
 }
 

@@ -3,10 +3,8 @@
  * and the parts of their paths that do not depend on the direction.
  */
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "rooted.h"
@@ -14,18 +12,6 @@
 /* ---- checks and dispatch --------------------------------------------------------------- */
 
 #define TC_ROOTED_STACK_BLOCKS 64
-
-/* tc_ctx_fail with a message naming a side ("send" or "recv"). */
-static __attribute__((cold, noinline, format(printf, 4, 5))) int
-tc_rooted_fail(MPI_Comm comm, tc_err_t err, const char *fn, const char *fmt, ...)
-{
-    char what[96];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return tc_ctx_fail(comm, err, fn, what);
-}
 
 /* What is checked (docs/allgather.md): as for Allgather(v), plus the root
  * (tc_err(TC_ERR_ROOT)), MPI_IN_PLACE only at the root (tc_err(TC_ERR_BUFFER)), and the
@@ -38,16 +24,10 @@ static int tc_rooted_check(tc_rooted_t *c, MPI_Comm comm, tc_ctx_t **cached, int
     int rc_enter = tc_ctx_enter(comm, c->fn, cached, inter);
     if (rc_enter != MPI_SUCCESS)
         return rc_enter;
-    tc_ctx_t *ctx = *cached;
+    const tc_ctx_t *ctx = *cached;
     if (*inter)
         return MPI_SUCCESS; /* root semantics differ (MPI_ROOT, MPI_PROC_NULL): the MPI's own */
-    if (ctx) {
-        c->size = ctx->size;
-        c->rank = ctx->rank;
-    } else {
-        PMPI_Comm_size(comm, &c->size);
-        PMPI_Comm_rank(comm, &c->rank);
-    }
+    tc_ctx_rank_size(ctx, comm, &c->rank, &c->size);
     /* The sides' names in the messages. */
     const char *const on = c->to_root ? "send" : "recv", *const an = c->to_root ? "recv" : "send";
     if (c->root < 0 || c->root >= c->size)
@@ -59,37 +39,26 @@ static int tc_rooted_check(tc_rooted_t *c, MPI_Comm comm, tc_ctx_t **cached, int
                            "MPI_IN_PLACE at a process other than the root");
     if (!c->in_place) {
         if (c->one.count < 0)
-            return tc_rooted_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative %scount", on);
+            return tc_ctx_failf(comm, tc_err(TC_ERR_COUNT), c->fn, "negative %scount", on);
         if (c->one.type == MPI_DATATYPE_NULL ||
             tc_datatype_size(c->one.type, &osize) != MPI_SUCCESS)
-            return tc_rooted_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid %stype", on);
+            return tc_ctx_failf(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid %stype", on);
         c->mine = (size_t)c->one.count * (size_t)osize;
     }
     c->total = c->mine * (size_t)c->size;
     if (!root)
         return MPI_SUCCESS;
     if (!c->v && c->all.count < 0)
-        return tc_rooted_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative %scount", an);
+        return tc_ctx_failf(comm, tc_err(TC_ERR_COUNT), c->fn, "negative %scount", an);
     if (c->all.type == MPI_DATATYPE_NULL || tc_datatype_size(c->all.type, &asize) != MPI_SUCCESS)
-        return tc_rooted_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid %stype", an);
+        return tc_ctx_failf(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid %stype", an);
     size_t own;
     if (c->v) {
-        if (!c->all.counts || !c->all.displs)
-            return tc_rooted_fail(comm, tc_err(TC_ERR_ARG), c->fn, "%scounts or displs is NULL",
-                                  an);
-        for (int j = 0; j < c->size; j++)
-            if (c->all.counts[j] < 0)
-                return tc_rooted_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative %scounts[j]",
-                                      an);
-        c->bytes = stack_bytes;
-        if (c->size > TC_ROOTED_STACK_BLOCKS &&
-            !(c->bytes = malloc((size_t)c->size * sizeof *c->bytes)))
-            return tc_ctx_fail(comm, tc_err(TC_ERR_NOMEM), c->fn, "out of memory");
-        c->total = 0;
-        for (int j = 0; j < c->size; j++) {
-            c->bytes[j] = (size_t)c->all.counts[j] * (size_t)asize;
-            c->total += c->bytes[j];
-        }
+        int rc_counts =
+            tc_ctx_check_counts(comm, c->fn, an, c->all.counts, c->all.displs, c->size, asize,
+                                stack_bytes, TC_ROOTED_STACK_BLOCKS, &c->bytes, &c->total);
+        if (rc_counts != MPI_SUCCESS)
+            return rc_counts;
         own = c->bytes[c->rank];
     } else {
         own = (size_t)c->all.count * (size_t)asize;
@@ -99,8 +68,8 @@ static int tc_rooted_check(tc_rooted_t *c, MPI_Comm comm, tc_ctx_t **cached, int
     if (c->in_place)
         c->mine = own;
     else if (c->mine != own)
-        rc = tc_rooted_fail(comm, MPI_ERR_TRUNCATE, c->fn,
-                            "%scount x %stype differs in size from the root's own block", on, on);
+        rc = tc_ctx_failf(comm, MPI_ERR_TRUNCATE, c->fn,
+                          "%scount x %stype differs in size from the root's own block", on, on);
     else if (c->one.buf == c->all.buf && c->total > 0)
         rc = tc_ctx_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
                          "sendbuf and recvbuf alias (use MPI_IN_PLACE)");

@@ -206,7 +206,7 @@ static void tc_shm_ag_copy_out(tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int j
     uint64_t k = 0;
     while (k < nfrag) {
         /* acquire: pairs with the publication of the fragment by its writer
-         * (N in tc_shm_allgather() or tc_shm_scatter()). */
+         * (N in tc_shm_ag_queues()). */
         uint64_t avail = tc_shm_wait_ge(s, ready, line_owner, base + k + 1,
                                         "shm allgather: wait for a fragment", writer) -
                          base;
@@ -234,6 +234,55 @@ static void tc_shm_ag_copy_in(tc_shm_comm_t *s, const tc_shm_ag_io_t *io, int j,
     }
 }
 
+/* The blocks a process moves in one direction in a call: those of the
+ * processes me + d (mod p) for d in [d0, d1): none ([0, 0)), its own
+ * ([0, 1)) or every other process's ([1, p): from the next rank on, so that
+ * the processes do not all read the same queue at once). Block j always
+ * travels in process j's queue, whoever writes it. */
+typedef struct tc_shm_ag_set {
+    int d0, d1;
+} tc_shm_ag_set_t;
+
+/* Blocks larger than the inline lines, in bank uses of up to a chunk of
+ * every block: this process copies the blocks of @p out into their queues
+ * (after its bank wait, WS: a Scatter's root in every use, another process
+ * when its own block has bytes left) and those of @p in out of them (their
+ * writer: the block's owner, or @p root for a Scatter's own block). */
+static void tc_shm_ag_queues(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
+                             const tc_shm_ag_io_t *io, tc_shm_ag_set_t out, tc_shm_ag_set_t in)
+{
+    const int p = s->p, me = s->rank, q = s->layout.q;
+    size_t bank_span, f, chunk;
+    tc_shm_ag_geometry(s, sz->max, &bank_span, &f, &chunk);
+    for (size_t done = 0; done < sz->max; done += chunk) {
+        const uint64_t u = s->uses;
+        const int bank = (int)(u % (uint64_t)q);
+        const uint64_t base = s->bank_frags[bank];
+        if (out.d0 == 1 || (out.d1 == 1 && tc_shm_ag_bytes(sz, me) > done)) {
+            tc_shm_ag_wait_bank_free(s, u);
+            for (int d = out.d0; d < out.d1; d++) {
+                const int j = (me + d) % p;
+                const size_t m = tc_shm_ag_bytes(sz, j);
+                if (m > done)
+                    tc_shm_ag_copy_in(s, io, j, tc_shm_ready(s, j, bank), j, base,
+                                      tc_shm_queue(s, j) + (size_t)bank * bank_span, done,
+                                      tc_shm_ag_min(m - done, chunk), f);
+            }
+        }
+        /* W: the chunks this process reads. */
+        for (int d = in.d0; d < in.d1; d++) {
+            const int j = (me + d) % p;
+            const size_t m = tc_shm_ag_bytes(sz, j);
+            if (m > done)
+                tc_shm_ag_copy_out(s, io, j, in.d0 == 1 ? j : root, tc_shm_ready(s, j, bank), j,
+                                   base, tc_shm_queue(s, j) + (size_t)bank * bank_span, done,
+                                   tc_shm_ag_min(m - done, chunk), f);
+        }
+        s->bank_frags[bank] = base + (uint64_t)((tc_shm_ag_min(sz->max - done, chunk) + f - 1) / f);
+        tc_shm_ag_done(s, u);
+    }
+}
+
 void tc_shm_allgather(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
                       const tc_shm_ag_io_t *io)
 {
@@ -244,35 +293,11 @@ void tc_shm_allgather(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
         tc_shm_ag_inline(s, sz, root, io);
         return;
     }
-    const int q = s->layout.q;
-    size_t bank_span, f, chunk;
-    tc_shm_ag_geometry(s, sz->max, &bank_span, &f, &chunk);
-    const size_t mine = me == root ? 0 : tc_shm_ag_bytes(sz, me);
-    const bool reads = root < 0 || me == root;
-
-    for (size_t done = 0; done < sz->max; done += chunk) {
-        const uint64_t u = s->uses;
-        const int bank = (int)(u % (uint64_t)q);
-        const uint64_t base = s->bank_frags[bank];
-        if (mine > done) {
-            tc_shm_ag_wait_bank_free(s, u);
-            tc_shm_ag_copy_in(s, io, me, tc_shm_ready(s, me, bank), me, base,
-                              tc_shm_queue(s, me) + (size_t)bank * bank_span, done,
-                              tc_shm_ag_min(mine - done, chunk), f);
-        }
-        /* W: the others' chunks, starting after us so that the processes
-         * do not all read the same queue at once. */
-        for (int d = 1; d < p && reads; d++) {
-            const int j = (me + d) % p;
-            const size_t m = tc_shm_ag_bytes(sz, j);
-            if (m > done)
-                tc_shm_ag_copy_out(s, io, j, j, tc_shm_ready(s, j, bank), j, base,
-                                   tc_shm_queue(s, j) + (size_t)bank * bank_span, done,
-                                   tc_shm_ag_min(m - done, chunk), f);
-        }
-        s->bank_frags[bank] = base + (uint64_t)((tc_shm_ag_min(sz->max - done, chunk) + f - 1) / f);
-        tc_shm_ag_done(s, u);
-    }
+    /* Every process but the root writes its own block; every process (a
+     * Gather's root only) reads the others'. */
+    const tc_shm_ag_set_t none = {0, 0}, own = {0, 1}, others = {1, p};
+    tc_shm_ag_queues(s, sz, root, io, me == root ? none : own,
+                     root < 0 || me == root ? others : none);
 }
 
 void tc_shm_scatter(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
@@ -311,30 +336,8 @@ void tc_shm_scatter(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
         tc_shm_ag_done(s, u);
         return;
     }
-    size_t bank_span, f, chunk;
-    tc_shm_ag_geometry(s, sz->max, &bank_span, &f, &chunk);
-    for (size_t done = 0; done < sz->max; done += chunk) {
-        const uint64_t u = s->uses;
-        const int bank = (int)(u % (uint64_t)q);
-        const uint64_t base = s->bank_frags[bank];
-        if (me == root) {
-            tc_shm_ag_wait_bank_free(s, u);
-            for (int d = 1; d < p; d++) {
-                const int j = (me + d) % p;
-                const size_t m = tc_shm_ag_bytes(sz, j);
-                if (m > done)
-                    tc_shm_ag_copy_in(s, io, j, tc_shm_ready(s, j, bank), j, base,
-                                      tc_shm_queue(s, j) + (size_t)bank * bank_span, done,
-                                      tc_shm_ag_min(m - done, chunk), f);
-            }
-        } else {
-            const size_t m = tc_shm_ag_bytes(sz, me);
-            if (m > done)
-                tc_shm_ag_copy_out(s, io, me, root, tc_shm_ready(s, me, bank), me, base,
-                                   tc_shm_queue(s, me) + (size_t)bank * bank_span, done,
-                                   tc_shm_ag_min(m - done, chunk), f);
-        }
-        s->bank_frags[bank] = base + (uint64_t)((tc_shm_ag_min(sz->max - done, chunk) + f - 1) / f);
-        tc_shm_ag_done(s, u);
-    }
+    /* The root writes every other process's block, every other process reads
+     * its own. */
+    const tc_shm_ag_set_t none = {0, 0}, own = {0, 1}, others = {1, p};
+    tc_shm_ag_queues(s, sz, root, io, me == root ? others : none, me == root ? none : own);
 }

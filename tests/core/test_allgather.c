@@ -141,14 +141,62 @@ static uint32_t rnd(uint64_t cid, int i)
     return tt_kind_mix(cid, 0x5eed, (uint64_t)i);
 }
 
+/* A case's kinds from signature family @p fam: one drawn from @p c for
+ * every rank and both sides (@p uniform), else kinds that differ by rank and
+ * between the sides (*first the drawn one's k0 + rank-th, *second the next). */
+static void case_kinds(int fam, uint64_t c, int uniform, int rank, int *first, int *second)
+{
+    const int nk = tt_family_nkinds[fam];
+    const int k0 = (int)(rnd(c, 99) % (uint32_t)nk);
+    *first = *second = tt_family_kinds[fam][k0];
+    if (!uniform) {
+        *first = tt_family_kinds[fam][(k0 + rank) % nk];
+        *second = tt_family_kinds[fam][(k0 + rank + 1) % nk];
+    }
+}
+
+/* How a v-variant's blocks are ordered in the buffer: reversed rank order,
+ * a random order, or reversed and then shuffled. */
+enum { ORD_REVERSED, ORD_SHUFFLED, ORD_REVERSED_SHUFFLED };
+
+/* A case's blocks: @p u units each, in rank order, no gaps; a v-variant's
+ * (@p v) random units up to u drawn from @p c (zeros included; block
+ * @p full, if one, keeps u: the largest decides), random gaps of 0-2
+ * elements, in the order @p ord. */
+static void case_blocks(int size, int u, int v, uint64_t c, int full, int ord, int *units,
+                        int *order, int *gaps)
+{
+    for (int j = 0; j < size; j++) {
+        order[j] = j;
+        gaps[j] = 0;
+        units[j] = u;
+    }
+    if (!v)
+        return;
+    for (int j = 0; j < size; j++) {
+        uint32_t r = rnd(c, j);
+        units[j] = j == full ? u : r % 5 == 0 ? 0 : (int)(r % (uint32_t)(u + 1));
+        gaps[j] = (int)(rnd(c, 100 + j) % 3);
+        if (ord != ORD_SHUFFLED)
+            order[j] = size - 1 - j;
+    }
+    if (ord != ORD_REVERSED)
+        for (int j = size - 1; j > 0; j--) {
+            int x = (int)(rnd(c, 200 + j) % (uint32_t)(j + 1));
+            int t = order[j];
+            order[j] = order[x];
+            order[x] = t;
+        }
+}
+
 static void run_comm(MPI_Comm comm, const char *cname, size_t f, size_t bank, int quick)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    int *units = tt_xmalloc((size_t)size * sizeof(int));
-    int *order = tt_xmalloc((size_t)size * sizeof(int));
-    int *gaps = tt_xmalloc((size_t)size * sizeof(int));
+    /* A case's blocks (case_blocks), in one allocation. */
+    int *units = tt_xmalloc(3 * (size_t)size * sizeof(int)), *order = units + size,
+        *gaps = order + size;
     /* Bytes per block: 0, 1, the inline boundary (56 = a line minus the
      * sequence number), a fragment and around it, a bank and beyond. */
     size_t bsizes[] = {0, 1, 55, 56, 57, f - 1, f, f + 1, bank + 3, 3 * bank + 1000};
@@ -168,49 +216,19 @@ static void run_comm(MPI_Comm comm, const char *cname, size_t f, size_t bank, in
                 cc.in_place = mode & 1;
                 cc.family = fam;
                 cc.cid = cid * 7919 + (uint64_t)fam;
-                int nk = tt_family_nkinds[fam];
                 /* Alternate: everyone the same kind (second opinion), or
                  * kinds that differ by rank and between send and receive. */
-                cc.uniform = (si + mode) % 2 == 0 || nk == 1;
-                int k0 = (int)(rnd(cc.cid, 99) % (uint32_t)nk);
-                if (cc.uniform) {
-                    cc.skind = cc.rkind = tt_family_kinds[fam][k0];
-                } else {
-                    cc.skind = tt_family_kinds[fam][(k0 + rank) % nk];
-                    cc.rkind = tt_family_kinds[fam][(k0 + rank + 1) % nk];
-                }
-                for (int j = 0; j < size; j++) {
-                    order[j] = j;
-                    gaps[j] = 0;
-                    units[j] = u;
-                }
-                if (cc.v) {
-                    /* Random counts up to the size (zeros included), a
-                     * random order of the blocks, random gaps. */
-                    for (int j = 0; j < size; j++) {
-                        uint32_t r = rnd(cc.cid, j);
-                        units[j] = r % 5 == 0 ? 0 : (int)(r % (uint32_t)(u + 1));
-                        gaps[j] = (int)(rnd(cc.cid, 100 + j) % 3);
-                    }
-                    if (cid % 3 == 0) {
-                        for (int j = 0; j < size; j++)
-                            order[j] = size - 1 - j; /* reversed displacements */
-                    } else {
-                        for (int j = size - 1; j > 0; j--) {
-                            int x = (int)(rnd(cc.cid, 200 + j) % (uint32_t)(j + 1));
-                            int t = order[j];
-                            order[j] = order[x];
-                            order[x] = t;
-                        }
-                    }
-                }
+                cc.uniform = (si + mode) % 2 == 0 || tt_family_nkinds[fam] == 1;
+                case_kinds(fam, cc.cid, cc.uniform, rank, &cc.skind, &cc.rkind);
+                /* v: random counts up to the size, reversed displacements
+                 * or a random order of the blocks, random gaps. */
+                case_blocks(size, u, cc.v, cc.cid, -1, cid % 3 == 0 ? ORD_REVERSED : ORD_SHUFFLED,
+                            units, order, gaps);
                 run_case(comm, cname, &cc, units, order, gaps);
             }
         }
     }
     free(units);
-    free(order);
-    free(gaps);
 }
 
 /* ---- Gather(v), Scatter(v) ----------------------------------------------------------- */
@@ -349,9 +367,8 @@ static void run_comm_rooted(MPI_Comm comm, const char *cname, size_t f, size_t b
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    int *units = tt_xmalloc((size_t)size * sizeof(int));
-    int *order = tt_xmalloc((size_t)size * sizeof(int));
-    int *gaps = tt_xmalloc((size_t)size * sizeof(int));
+    int *units = tt_xmalloc(3 * (size_t)size * sizeof(int)), *order = units + size,
+        *gaps = order + size;
     size_t bsizes[] = {0, 1, 56, 57, f + 1, 2 * bank + 100};
     int nb = (int)(sizeof bsizes / sizeof bsizes[0]);
     uint64_t cid = 77;
@@ -366,42 +383,19 @@ static void run_comm_rooted(MPI_Comm comm, const char *cname, size_t f, size_t b
                     for (int in_place = 0; in_place < 2; in_place++, cid++) {
                         const uint64_t c = cid * 104729 + (uint64_t)fam;
                         const int v = op == R_GATHERV || op == R_SCATTERV;
-                        const int nk = tt_family_nkinds[fam];
-                        const int uniform = (si + op + in_place) % 2 == 0 || nk == 1;
-                        const int k0 = (int)(rnd(c, 99) % (uint32_t)nk);
-                        int mkind = tt_family_kinds[fam][k0], okind = mkind;
-                        if (!uniform) {
-                            mkind = tt_family_kinds[fam][(k0 + rank) % nk];
-                            okind = tt_family_kinds[fam][(k0 + rank + 1) % nk];
-                        }
-                        for (int j = 0; j < size; j++) {
-                            order[j] = j;
-                            gaps[j] = 0;
-                            units[j] = u;
-                        }
-                        if (v) {
-                            for (int j = 0; j < size; j++) {
-                                uint32_t r = rnd(c, j);
-                                units[j] = r % 5 == 0 ? 0 : (int)(r % (uint32_t)(u + 1));
-                                gaps[j] = (int)(rnd(c, 100 + j) % 3);
-                                order[j] = size - 1 - j; /* reversed displacements */
-                            }
-                            if (cid % 2)
-                                for (int j = size - 1; j > 0; j--) {
-                                    int x = (int)(rnd(c, 200 + j) % (uint32_t)(j + 1));
-                                    int t = order[j];
-                                    order[j] = order[x];
-                                    order[x] = t;
-                                }
-                        }
+                        const int uniform =
+                            (si + op + in_place) % 2 == 0 || tt_family_nkinds[fam] == 1;
+                        int mkind, okind;
+                        case_kinds(fam, c, uniform, rank, &mkind, &okind);
+                        case_blocks(size, u, v, c, -1,
+                                    cid % 2 ? ORD_REVERSED_SHUFFLED : ORD_REVERSED, units, order,
+                                    gaps);
                         run_rooted(comm, cname, op, in_place, root, mkind, okind, uniform, units,
                                    order, gaps, c);
                     }
             }
         }
     free(units);
-    free(order);
-    free(gaps);
 }
 
 /* The Bcast and these operations share the segment's bank uses and ready
@@ -516,9 +510,8 @@ static void run_inline(MPI_Comm comm, const char *cname)
                                     65, 111, 112, 113, 167, 168, 169, 170};
     static const size_t bcast[] = {1, 60, 120, 168, 5000};
     const int nb = (int)(sizeof bsizes / sizeof bsizes[0]);
-    int *units = tt_xmalloc((size_t)size * sizeof(int));
-    int *order = tt_xmalloc((size_t)size * sizeof(int));
-    int *gaps = tt_xmalloc((size_t)size * sizeof(int));
+    int *units = tt_xmalloc(3 * (size_t)size * sizeof(int)), *order = units + size,
+        *gaps = order + size;
     uint64_t cid = 500000;
     for (int si = 0; si < nb; si++)
         for (int op = -2; op < R_LAST; op++)
@@ -533,31 +526,14 @@ static void run_inline(MPI_Comm comm, const char *cname)
                     const int in_place = (si + root + op + pass) % 2;
                     const int v = op == -1 || op == R_GATHERV || op == R_SCATTERV;
                     const uint64_t c = cid * 6151 + (uint64_t)fam;
-                    const int nk = tt_family_nkinds[fam];
                     const int uniform = pass == 0 || (si + root) % 4 < 2;
-                    const int k0 = (int)(rnd(c, 99) % (uint32_t)nk);
-                    int rkind = tt_family_kinds[fam][k0], skind = rkind;
-                    if (!uniform) {
-                        rkind = tt_family_kinds[fam][(k0 + rank) % nk];
-                        skind = tt_family_kinds[fam][(k0 + rank + 1) % nk];
-                    }
-                    for (int j = 0; j < size; j++) {
-                        order[j] = j;
-                        gaps[j] = 0;
-                        units[j] = u;
-                    }
-                    if (v)
-                        for (int j = 0; j < size; j++) {
-                            /* Sizes up to the case's (zeros included): the
-                             * largest decides, so a block past a boundary
-                             * among smaller ones. */
-                            uint32_t r = rnd(c, j);
-                            units[j] = j == (int)(c % (uint64_t)size) ? u
-                                       : r % 5 == 0                   ? 0
-                                                    : (int)(r % (uint32_t)(u + 1));
-                            gaps[j] = (int)(rnd(c, 100 + j) % 3);
-                            order[j] = size - 1 - j;
-                        }
+                    int rkind, skind;
+                    case_kinds(fam, c, uniform, rank, &rkind, &skind);
+                    /* v: sizes up to the case's (zeros included), one block
+                     * of the full size: the largest decides, so a block
+                     * past a boundary among smaller ones. */
+                    case_blocks(size, u, v, c, (int)(c % (uint64_t)size), ORD_REVERSED, units,
+                                order, gaps);
                     bcast_check(comm, bcast[cid % 5], (root + 1 + (int)(cid % 2)) % size, cid);
                     if (op < 0) {
                         ccase_t cc = {v, in_place, fam, skind, rkind, uniform, u, c};
@@ -568,8 +544,6 @@ static void run_inline(MPI_Comm comm, const char *cname)
                     }
                 }
     free(units);
-    free(order);
-    free(gaps);
 }
 
 /* Bad arguments: the right class through the communicator's handler, no
