@@ -55,7 +55,7 @@ typedef struct tc_ctx {
     tc_wait_info_t wait_info;
     tc_wait_info_t shm_wait_info; /* the segment's: wait_info, its peers the group's members */
     tc_wait_info_t msg_wait_info; /* point-to-point waits (base/wait_mpi.h): wait_info, auto
-                                     resolved to yield (oversubscribed node) or spin */
+                                     resolved to yield (oversubscribed machine) or spin */
     struct tc_ctx *newer, *older; /* list of live contexts (for finalize) */
 } tc_ctx_t;
 
