@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "tc_test_common.h"
@@ -41,34 +40,6 @@ static int value(int from, int to, int i)
 }
 
 static MPI_Datatype swapped; /* the pair of ints at byte offsets 4 and 0 */
-
-static struct rlimit saved;
-static int limited;
-
-static void limit_on(int yes)
-{
-    if (!yes)
-        return;
-    long pages = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (!f || fscanf(f, "%ld", &pages) != 1) {
-        if (f)
-            fclose(f);
-        return;
-    }
-    fclose(f);
-    struct rlimit r = saved;
-    r.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)HEAD_MB << 20);
-    if (setrlimit(RLIMIT_AS, &r) == 0)
-        limited = 1;
-}
-
-static void limit_off(void)
-{
-    if (limited)
-        setrlimit(RLIMIT_AS, &saved);
-    limited = 0;
-}
 
 /* The blocks this rank sends, n ints each; @p swap: in the swapped pairs'
  * order. */
@@ -106,10 +77,10 @@ static void failing_case(int *sb, int *rb, int rank, int size, int failing, int 
 {
     const int swap = rank == failing && swap_it;
     fill(sb, rank, size, N, swap);
-    limit_on(rank == failing);
+    tt_limit_as_on(rank == failing, HEAD_MB);
     int rc = swap ? TC_Alltoall(sb, N / 2, swapped, rb, N / 2, swapped, MPI_COMM_WORLD)
                   : TC_Alltoall(sb, N, MPI_INT, rb, N, MPI_INT, MPI_COMM_WORLD);
-    limit_off();
+    tt_limit_as_off();
     int cls = rc;
     if (rc != MPI_SUCCESS)
         MPI_Error_class(rc, &cls);
@@ -135,7 +106,7 @@ int main(int argc, char **argv)
     MPI_Finalize();
     return 77;
 #endif
-    if (getrlimit(RLIMIT_AS, &saved) != 0 || size != 4) {
+    if (tt_limit_as_init() != 0 || size != 4) {
         if (rank == 0)
             fprintf(stderr, "test_alltoall_nomem: needs np 4 and getrlimit\n");
         MPI_Finalize();

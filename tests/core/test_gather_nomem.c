@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "tc_test_common.h"
@@ -43,34 +42,6 @@ static MPI_Datatype swapped;
 static int at_swapped(int i)
 {
     return i ^ 1;
-}
-
-static struct rlimit saved;
-static int limited;
-
-static void limit_on(int yes)
-{
-    if (!yes)
-        return;
-    long pages = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (!f || fscanf(f, "%ld", &pages) != 1) {
-        if (f)
-            fclose(f);
-        return;
-    }
-    fclose(f);
-    struct rlimit r = saved;
-    r.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)HEAD_MB << 20);
-    if (setrlimit(RLIMIT_AS, &r) == 0)
-        limited = 1;
-}
-
-static void limit_off(void)
-{
-    if (limited)
-        setrlimit(RLIMIT_AS, &saved);
-    limited = 0;
 }
 
 static void fill(int *b, int r, int swap)
@@ -100,7 +71,7 @@ int main(int argc, char **argv)
     MPI_Finalize();
     return 77;
 #endif
-    if (getrlimit(RLIMIT_AS, &saved) != 0 || size != 3) {
+    if (tt_limit_as_init() != 0 || size != 3) {
         if (rank == 0)
             fprintf(stderr, "test_gather_nomem: needs np 3 and getrlimit\n");
         MPI_Finalize();
@@ -127,10 +98,10 @@ int main(int argc, char **argv)
     /* Gather, rank 1's send side cannot be staged. */
     fill(own, rank, rank == 1);
     memset(all, 0, (size_t)size * N * sizeof(int));
-    limit_on(rank == 1);
+    tt_limit_as_on(rank == 1, HEAD_MB);
     rc = rank == 1 ? TC_Gather(own, N / 2, swapped, all, N, MPI_INT, root, MPI_COMM_WORLD)
                    : TC_Gather(own, N, MPI_INT, all, N, MPI_INT, root, MPI_COMM_WORLD);
-    limit_off();
+    tt_limit_as_off();
     CHECK((rank == 1) == (rc != MPI_SUCCESS), "gather, rank 1 failing: rc %d at rank %d", rc, rank);
     if (rank == root)
         CHECK(check(all, 0, 0) && check(all + 2 * N, 2, 0), "gather: blocks 0 or 2 wrong");
@@ -141,10 +112,10 @@ int main(int argc, char **argv)
         for (int j = 0; j < size; j++)
             fill(all + (size_t)j * N, j, 0);
     memset(own, 0, (size_t)N * sizeof(int));
-    limit_on(rank == 1);
+    tt_limit_as_on(rank == 1, HEAD_MB);
     rc = rank == 1 ? TC_Scatter(all, N, MPI_INT, own, N / 2, swapped, root, MPI_COMM_WORLD)
                    : TC_Scatter(all, N, MPI_INT, own, N, MPI_INT, root, MPI_COMM_WORLD);
-    limit_off();
+    tt_limit_as_off();
     CHECK((rank == 1) == (rc != MPI_SUCCESS), "scatter, rank 1 failing: rc %d at rank %d", rc,
           rank);
     if (rank != 1)
@@ -154,9 +125,9 @@ int main(int argc, char **argv)
     /* Gatherv, the root cannot stage its receive side: the user's form. */
     fill(own, rank, 0);
     memset(all, 0, (size_t)size * N * sizeof(int));
-    limit_on(rank == root);
+    tt_limit_as_on(rank == root, HEAD_MB);
     rc = TC_Gatherv(own, N, MPI_INT, all, counts, displs, swapped, root, MPI_COMM_WORLD);
-    limit_off();
+    tt_limit_as_off();
     CHECK(rc == MPI_SUCCESS, "gatherv, the root failing: rc %d at rank %d", rc, rank);
     if (rank == root)
         for (int j = 0; j < size; j++)
@@ -168,18 +139,18 @@ int main(int argc, char **argv)
         for (int j = 0; j < size; j++)
             fill(all + (size_t)j * N, j, 1);
     memset(own, 0, (size_t)N * sizeof(int));
-    limit_on(rank == root);
+    tt_limit_as_on(rank == root, HEAD_MB);
     rc = TC_Scatterv(all, counts, displs, swapped, own, N, MPI_INT, root, MPI_COMM_WORLD);
-    limit_off();
+    tt_limit_as_off();
     CHECK(rc == MPI_SUCCESS, "scatterv, the root failing: rc %d at rank %d", rc, rank);
     CHECK(check(own, rank, 0), "scatterv: rank %d's block wrong", rank);
     tt_case_done();
 
     /* Gather, the root cannot stage its receive side: an error there only. */
     fill(own, rank, 0);
-    limit_on(rank == root);
+    tt_limit_as_on(rank == root, HEAD_MB);
     rc = TC_Gather(own, N, MPI_INT, all, N / 2, swapped, root, MPI_COMM_WORLD);
-    limit_off();
+    tt_limit_as_off();
     CHECK((rank == root) == (rc != MPI_SUCCESS), "gather, the root failing: rc %d at rank %d", rc,
           rank);
     tt_case_done();

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 /* Bytes after the data that must keep the sentinel: catches overruns. */
 #define TT_GUARD 64
@@ -668,4 +670,37 @@ void tt_err_case_check(const char *what, int want_class, int rc, long calls_befo
           tt_err_calls - calls_before);
     MPI_Error_class(rc, &cls);
     CHECK(cls == want_class, "%s: error class %d, want %d", what, cls, want_class);
+}
+
+static struct rlimit tt_limit_saved;
+static int tt_limit_lowered;
+
+int tt_limit_as_init(void)
+{
+    return getrlimit(RLIMIT_AS, &tt_limit_saved);
+}
+
+void tt_limit_as_on(int yes, long headroom_mb)
+{
+    if (!yes)
+        return;
+    long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f || fscanf(f, "%ld", &pages) != 1) {
+        if (f)
+            fclose(f);
+        return;
+    }
+    fclose(f);
+    struct rlimit r = tt_limit_saved;
+    r.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)headroom_mb << 20);
+    if (setrlimit(RLIMIT_AS, &r) == 0)
+        tt_limit_lowered = 1;
+}
+
+void tt_limit_as_off(void)
+{
+    if (tt_limit_lowered)
+        setrlimit(RLIMIT_AS, &tt_limit_saved);
+    tt_limit_lowered = 0;
 }

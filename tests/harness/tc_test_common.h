@@ -178,4 +178,12 @@ long long tt_parse_size(const char *text);
 /* Malloc or abort the job. */
 void *tt_xmalloc(size_t n);
 
+/* The allocation-failure tests: tt_limit_as_init() reads this process's
+ * address-space limit (RLIMIT_AS; 0 on success); tt_limit_as_on(yes, mb),
+ * when @p yes, lowers it to the current size plus @p headroom_mb MiB, so a
+ * larger allocation fails; tt_limit_as_off() puts the limit back. */
+int tt_limit_as_init(void);
+void tt_limit_as_on(int yes, long headroom_mb);
+void tt_limit_as_off(void);
+
 #endif /* TC_TEST_COMMON_H */
