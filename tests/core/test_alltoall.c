@@ -182,6 +182,23 @@ static void run_case(MPI_Comm comm, const char *cname, const ccase_t *cc)
     free(sref);
 }
 
+/* The case's datatype kinds (cc->family and cc->cid set): with @p uniform,
+ * everyone MPI_BYTE or MPI_INT on both sides (where the MPI's own result is a
+ * second opinion), else kinds that differ by rank and between send and
+ * receive. */
+static void case_kinds(ccase_t *cc, int uniform, int rank)
+{
+    const int fam = cc->family, nk = tt_family_nkinds[fam];
+    const int k0 = (int)(rnd(cc->cid, 99) % (uint32_t)nk);
+    cc->uniform = uniform && fam != TT_FAM_PAIRS;
+    if (cc->uniform) {
+        cc->skind = cc->rkind = fam == TT_FAM_BYTES ? TT_KIND_BYTE : TT_KIND_INT;
+    } else {
+        cc->skind = tt_family_kinds[fam][(k0 + rank) % nk];
+        cc->rkind = tt_family_kinds[fam][(k0 + rank + 1) % nk];
+    }
+}
+
 static void run_comm(MPI_Comm comm, const char *cname, size_t bank, int quick)
 {
     int rank, p;
@@ -209,18 +226,7 @@ static void run_comm(MPI_Comm comm, const char *cname, size_t bank, int quick)
                 cc.family = fam;
                 cc.u = u;
                 cc.cid = cid * 7919 + (uint64_t)fam;
-                const int nk = tt_family_nkinds[fam];
-                const int k0 = (int)(rnd(cc.cid, 99) % (uint32_t)nk);
-                /* Alternate: everyone MPI_BYTE or MPI_INT on both sides
-                 * (second opinion), or kinds that differ by rank and
-                 * between send and receive. */
-                cc.uniform = (si + mode) % 2 == 0 && fam != TT_FAM_PAIRS;
-                if (cc.uniform) {
-                    cc.skind = cc.rkind = fam == TT_FAM_BYTES ? TT_KIND_BYTE : TT_KIND_INT;
-                } else {
-                    cc.skind = tt_family_kinds[fam][(k0 + rank) % nk];
-                    cc.rkind = tt_family_kinds[fam][(k0 + rank + 1) % nk];
-                }
+                case_kinds(&cc, (si + mode) % 2 == 0, rank);
                 run_case(comm, cname, &cc);
             }
         }
@@ -248,15 +254,7 @@ static void run_vcases(MPI_Comm comm, const char *cname, size_t agg)
                 cc.family = fam;
                 cc.u = (int)(bsizes[si] / (size_t)tt_family_unit_bytes[fam]) + 1;
                 cc.cid = cid * 7919 + (uint64_t)fam;
-                const int nk = tt_family_nkinds[fam];
-                const int k0 = (int)(rnd(cc.cid, 99) % (uint32_t)nk);
-                cc.uniform = (si + mode) % 2 == 0 && fam != TT_FAM_PAIRS;
-                if (cc.uniform) {
-                    cc.skind = cc.rkind = fam == TT_FAM_BYTES ? TT_KIND_BYTE : TT_KIND_INT;
-                } else {
-                    cc.skind = tt_family_kinds[fam][(k0 + rank) % nk];
-                    cc.rkind = tt_family_kinds[fam][(k0 + rank + 1) % nk];
-                }
+                case_kinds(&cc, (si + mode) % 2 == 0, rank);
                 run_case(comm, cname, &cc);
             }
 }
