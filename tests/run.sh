@@ -264,6 +264,19 @@ wait_built() {
 }
 
 # ---- testing -----------------------------------------------------------------
+# cpu_ticks: "busy total" jiffies of the whole machine so far (/proc/stat;
+# idle and iowait count as not busy): how much of the cores a suite's run
+# kept busy, its tests' and the background builds' together ("0 0" where
+# /proc/stat is missing).
+cpu_ticks() {
+  local _cpu user nice sys idle iow irq sirq steal _rest
+  if read -r _cpu user nice sys idle iow irq sirq steal _rest </proc/stat 2>/dev/null; then
+    echo "$((user + nice + sys + irq + sirq + steal)) $((user + nice + sys + idle + iow + irq + sirq + steal))"
+  else
+    echo "0 0"
+  fi
+}
+
 # run_suite I: run suite I's ctest and add its counts to the totals.
 run_suite() {
   local i=$1 name=${suite_names[$1]} dir=${suite_dirs[$1]}
@@ -284,7 +297,8 @@ run_suite() {
   [ -z "$SUITE_LABEL" ] || label=(-L "$SUITE_LABEL")
   [ -z "$SUITE_EXCLUDE" ] || exclude=(-E "$SUITE_EXCLUDE")
   [ -z "$SUITE_LABEL_EXCLUDE" ] || lexclude=(-LE "$SUITE_LABEL_EXCLUDE")
-  local t0=$SECONDS
+  local t0=$SECONDS busy0 total0 busy1 total1 busy_pct=?
+  read -r busy0 total0 < <(cpu_ticks)
   (
     for kv in "${envs[@]}"; do
       case "$kv" in SUITE_*=* | "") ;; *) export "${kv?}" ;; esac
@@ -293,8 +307,10 @@ run_suite() {
       "${label[@]}" "${exclude[@]}" "${lexclude[@]}" "${regex[@]}"
   ) >"$log" 2>&1 || rc=$?
   grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|Total Test time' "$log" | tail -60
-  echo "== [$name] ctest took $((SECONDS - t0)) s"
-  suite_times+=("[$name] build ${built:-?} s, ctest $((SECONDS - t0)) s")
+  read -r busy1 total1 < <(cpu_ticks)
+  [ "$total1" -le "$total0" ] || busy_pct=$((100 * (busy1 - busy0) / (total1 - total0)))
+  echo "== [$name] ctest took $((SECONDS - t0)) s (cores busy ${busy_pct}%)"
+  suite_times+=("[$name] build ${built:-?} s, ctest $((SECONDS - t0)) s, cores busy ${busy_pct}%")
   if [ $rc != 0 ]; then
     sed -n '/The following tests FAILED/,$p' "$log"
     # The whole output of each failed test (up to 400 lines each): a cut
