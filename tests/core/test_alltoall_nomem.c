@@ -30,7 +30,9 @@
  * an aggregated block to receive (its row then has no data: the flag must
  * reach it anyway). A member (rank 2) and a leader (rank 0) cannot stage
  * their blocks (the swapped pairs on both sides), a member (rank 3) cannot
- * allocate its blocks' and row's buffer, a leader (rank 1) its buffers;
+ * allocate its blocks' and row's buffer, a member (rank 2) cannot copy the
+ * blocks it sends in place (MPI_IN_PLACE everywhere, counts the same both
+ * ways), a leader (rank 1) cannot allocate its buffers;
  * after each, the same call with nobody failing, every receive buffer
  * checked (gaps keep their sentinel).
  *
@@ -131,10 +133,11 @@ static uint64_t mix(uint64_t x)
 
 /* Pairs of ints in the block from @p i to @p j in case @p seed: none (a
  * quarter), straight (2 to 3 MiB: a quarter), or through the leaders (0.5
- * to 2 MiB). */
-static int vpairs(uint64_t seed, int i, int j)
+ * to 2 MiB); @p sym: the same both ways (MPI_IN_PLACE). */
+static int vpairs(uint64_t seed, int sym, int i, int j)
 {
-    const uint64_t r = mix(seed * 64 + (uint64_t)(i * P + j));
+    const int lo = sym && i > j ? j : i, hi = sym && i > j ? i : j;
+    const uint64_t r = mix(seed * 64 + (uint64_t)(lo * P + hi));
     const int q = AGG / 8; /* pairs in AGG bytes */
     switch (r % 4) {
     case 0:
@@ -148,27 +151,30 @@ static int vpairs(uint64_t seed, int i, int j)
 
 /* The bytes of that block that go through the leaders (a block between two
  * processes of 1 to AGG bytes). */
-static size_t vagg(uint64_t seed, int i, int j)
+static size_t vagg(uint64_t seed, int sym, int i, int j)
 {
-    const size_t b = (size_t)vpairs(seed, i, j) * 8;
+    const size_t b = (size_t)vpairs(seed, sym, i, j) * 8;
     return i != j && b <= (size_t)AGG ? b : 0;
 }
 
-typedef enum { VNEED_STAGE, VNEED_MEMBER, VNEED_LEADER } vneed_t;
+typedef enum { VNEED_STAGE, VNEED_INPLACE, VNEED_MEMBER, VNEED_LEADER } vneed_t;
 
 /* What process @p f allocates in case @p seed that must fail: both sides
- * staged; a member's aggregated blocks out and in; a leader's buffers (its
- * members' blocks, the exchange both ways, its members' rows). Nodes: rank
- * parity. */
+ * staged; the copy of its receive blocks that it sends from (in place); a
+ * member's aggregated blocks out and in; a leader's buffers (its members'
+ * blocks, the exchange both ways, its members' rows). Nodes: rank parity. */
 static size_t vneed(uint64_t seed, int f, vneed_t kind)
 {
+    const int sym = kind == VNEED_INPLACE;
     size_t need = 0;
     for (int i = 0; i < P; i++)
         for (int j = 0; j < P; j++) {
-            const size_t b = vagg(seed, i, j);
+            const size_t b = vagg(seed, sym, i, j);
             const int ni = i % 2 == f % 2, nj = j % 2 == f % 2;
             if (kind == VNEED_STAGE)
-                need += i == f || j == f ? (size_t)vpairs(seed, i, j) * 8 : 0;
+                need += i == f || j == f ? (size_t)vpairs(seed, 0, i, j) * 8 : 0;
+            else if (kind == VNEED_INPLACE)
+                need += j == f ? (size_t)vpairs(seed, 1, i, j) * 8 : 0;
             else if (kind == VNEED_MEMBER)
                 need += i == f || j == f ? b : 0;
             else
@@ -188,7 +194,7 @@ static uint64_t vseed(int f, vneed_t kind)
         for (int m = 2; m < P; m++) {
             size_t in = 0;
             for (int x = 0; x < P; x++)
-                in += vagg(seed, x, m);
+                in += vagg(seed, kind == VNEED_INPLACE, x, m);
             if (m != f && in == 0)
                 return seed;
         }
@@ -216,16 +222,18 @@ static int vlayout(uint64_t salt, const int *cnt, int *displs)
 }
 
 /* The Alltoallv of case @p seed, this process's limit lowered when
- * @p limit; @p swap: it passes the swapped pairs on both sides, else ints.
- * Returns the call's result; when it succeeded, *ok says whether every
- * received int is where it belongs and the gaps kept their sentinel. */
-static int vcall(int *sb, int *rb, int rank, uint64_t seed, int swap, int limit, int *ok)
+ * @p limit; @p swap: it passes the swapped pairs on both sides, else ints;
+ * @p inplace: every process MPI_IN_PLACE (ints). Returns the call's result;
+ * when it succeeded, *ok says whether every received int is where it
+ * belongs and the gaps kept their sentinel. */
+static int vcall(int *sb, int *rb, int rank, uint64_t seed, int swap, int inplace, int limit,
+                 int *ok)
 {
     int sc[P], sd[P], rcn[P], rd[P], scu[P], sdu[P], rcu[P], rdu[P];
     const int u = swap ? 1 : 2; /* units per pair */
     for (int j = 0; j < P; j++) {
-        sc[j] = vpairs(seed, rank, j);
-        rcn[j] = vpairs(seed, j, rank);
+        sc[j] = vpairs(seed, inplace, rank, j);
+        rcn[j] = vpairs(seed, inplace, j, rank);
     }
     vlayout(seed * 16 + (uint64_t)rank, sc, sd);
     const int rspan = vlayout(seed * 16 + 8 + (uint64_t)rank, rcn, rd);
@@ -239,9 +247,13 @@ static int vcall(int *sb, int *rb, int rank, uint64_t seed, int swap, int limit,
     }
     for (size_t k = 0; k < 2 * (size_t)rspan; k++)
         rb[k] = -1;
+    for (int j = 0; j < P && inplace; j++) /* the blocks to send, where the replies land */
+        for (int i = 0; i < 2 * rcn[j]; i++)
+            rb[2 * (size_t)rd[j] + (size_t)i] = value(rank, j, i);
     const MPI_Datatype t = swap ? swapped : MPI_INT;
     tt_limit_as_on(limit, HEAD_MB);
-    const int rc = TC_Alltoallv(sb, scu, sdu, t, rb, rcu, rdu, t, MPI_COMM_WORLD);
+    const int rc =
+        TC_Alltoallv(inplace ? MPI_IN_PLACE : sb, scu, sdu, t, rb, rcu, rdu, t, MPI_COMM_WORLD);
     tt_limit_as_off();
     *ok = rc == MPI_SUCCESS;
     for (int x = 0; x < P && *ok; x++) /* each int checked, then back to the sentinel */
@@ -262,9 +274,9 @@ static void vfailing_case(int *sb, int *rb, int rank, int f, vneed_t kind, const
     CHECK(seed != 0, "%s: no seed gives the sizes wanted", what);
     if (seed == 0)
         return;
-    const int swap = rank == f && kind == VNEED_STAGE;
+    const int swap = rank == f && kind == VNEED_STAGE, inplace = kind == VNEED_INPLACE;
     int ok = 0;
-    int rc = vcall(sb, rb, rank, seed, swap, rank == f, &ok);
+    int rc = vcall(sb, rb, rank, seed, swap, inplace, rank == f, &ok);
     int cls = rc;
     if (rc != MPI_SUCCESS)
         MPI_Error_class(rc, &cls);
@@ -273,7 +285,7 @@ static void vfailing_case(int *sb, int *rb, int rank, int f, vneed_t kind, const
           what, f, (unsigned long long)seed, rank, rc, cls,
           rank == f ? "MPI_ERR_NO_MEM" : "MPI_ERR_OTHER");
     tt_case_done();
-    rc = vcall(sb, rb, rank, seed, swap, 0, &ok);
+    rc = vcall(sb, rb, rank, seed, swap, inplace, 0, &ok);
     CHECK(rc == MPI_SUCCESS && ok, "%s, then nobody failing (seed %llu): rc %d, data %s", what,
           (unsigned long long)seed, rc, ok ? "right" : "wrong");
     tt_case_done();
@@ -323,6 +335,8 @@ int main(int argc, char **argv)
     vfailing_case(sb, rb, rank, 2, VNEED_STAGE, "Alltoallv: a member cannot stage its blocks");
     vfailing_case(sb, rb, rank, 0, VNEED_STAGE, "Alltoallv: a leader cannot stage its blocks");
     vfailing_case(sb, rb, rank, 3, VNEED_MEMBER, "Alltoallv: a member cannot allocate its row");
+    vfailing_case(sb, rb, rank, 2, VNEED_INPLACE,
+                  "Alltoallv in place: a member cannot copy the blocks it sends");
     vfailing_case(sb, rb, rank, 1, VNEED_LEADER, "Alltoallv: a leader cannot allocate its buffers");
     MPI_Type_free(&swapped);
     free(sb);
