@@ -297,7 +297,9 @@ fn_exit:
 
 /* Alltoallv through the node leaders (hier/hier_alltoall.h): every block of
  * both sides as bytes in one piece (a type that is not contiguous staged,
- * with MPI_IN_PLACE the send side a copy of the receive buffer's blocks). */
+ * with MPI_IN_PLACE the send side a copy of the receive buffer's blocks). A
+ * process whose blocks cannot be made so still takes part, without blocks,
+ * so that the call fails everywhere instead of leaving the others waiting. */
 static int tc_a2a_hier_v(const tc_a2a_call_t *c, const tc_hier_a2a_plan_t *pl, MPI_Comm comm,
                          MPI_Comm priv)
 {
@@ -305,24 +307,18 @@ static int tc_a2a_hier_v(const tc_a2a_call_t *c, const tc_hier_a2a_plan_t *pl, M
     const int p = c->size;
     char **ptr = NULL; /* the send blocks, then the receive blocks */
     int rc = tc_a2a_blocks(&st, c, TC_BLOCKS_STAGE, TC_BLOCKS_STAGE, comm);
-    if (rc != MPI_SUCCESS)
-        goto fn_exit;
-    if (c->in_place && st.send.mode == TC_BLOCKS_CONTIG &&
-        (rc = tc_blocks_stage_contig(&st.send, true)) != TC_OK)
-        goto fn_exit;
-    if (!(ptr = malloc(2 * (size_t)p * sizeof *ptr))) {
+    if (rc == MPI_SUCCESS && c->in_place && st.send.mode == TC_BLOCKS_CONTIG)
+        rc = tc_blocks_stage_contig(&st.send, true);
+    if (rc == MPI_SUCCESS && !(ptr = malloc(2 * (size_t)p * sizeof *ptr)))
         rc = tc_err(TC_ERR_NOMEM);
-        goto fn_exit;
-    }
-    for (int j = 0; j < p; j++) {
+    for (int j = 0; ptr && j < p; j++) {
         ptr[j] = (char *)(uintptr_t)tc_blocks_data(&st.send, j);
         ptr[p + j] = (char *)(uintptr_t)tc_blocks_data(&st.recv, j);
     }
-    rc = tc_hier_alltoallv(pl, (const char *const *)ptr, c->sbytes, ptr + p, c->rbytes, c->rank, p,
-                           priv);
+    rc = tc_hier_alltoallv(pl, (const char *const *)ptr, c->sbytes, ptr ? ptr + p : NULL, c->rbytes,
+                           c->rank, p, priv, rc);
     if (rc == MPI_SUCCESS)
         rc = tc_blocks_finish(&st.recv, -1, comm);
-fn_exit:
     free(ptr);
     tc_a2a_blocks_free(&st);
     return rc;

@@ -95,17 +95,18 @@ static tc_err_t tc_hier_a2a_wait(const tc_hier_a2a_plan_t *pl, int nreq, MPI_Req
 
 /* Complete @p nreq requests; want[i] >= 0: request i receives that many
  * bytes, and *short_ becomes true when fewer came (the empty message of a
- * process that failed, tc_hier_alltoall). The first error reported. */
+ * process that failed, tc_hier_alltoall). The first error reported; @p stage
+ * names the wait in a timeout (NULL: the exchange's messages). */
 static tc_err_t tc_hier_a2a_wait_len(const tc_hier_a2a_plan_t *pl, int nreq, MPI_Request *req,
-                                     const int *want, bool *short_)
+                                     const int *want, bool *short_, const char *stage)
 {
     tc_err_t rc = TC_OK;
     for (int i = 0; i < nreq; i++) {
         MPI_Status st;
         int got = 0;
         memset(&st, 0, sizeof st); /* gcc: it cannot see that the wait sets it */
-        const int rc_wait = tc_wait_mpi_request(&req[i], &st, pl->wait,
-                                                "hier alltoall: the exchange's messages", -1);
+        const int rc_wait = tc_wait_mpi_request(
+            &req[i], &st, pl->wait, stage ? stage : "hier alltoall: the exchange's messages", -1);
         if (rc == TC_OK)
             rc = rc_wait;
         if (rc_wait == MPI_SUCCESS && want[i] >= 0 &&
@@ -115,25 +116,45 @@ static tc_err_t tc_hier_a2a_wait_len(const tc_hier_a2a_plan_t *pl, int nreq, MPI
     return rc;
 }
 
-/* A leader that cannot take part (@p failed says why): it takes every
- * message its members and the other leaders send it without a buffer (a
- * receive of 0 bytes, which the MPI truncates), and sends each of them an
- * empty message instead of its data: the flag that fails the call there.
- * Truncation is an error the MPI reports through the handler of priv (the
- * user's, inherited by the duplicate): MPI_ERRORS_RETURN for these receives
- * only. The empty messages are sent first (eager in both MPIs), so leaders
- * draining one another cannot wait in a cycle. */
-static tc_err_t tc_hier_a2a_drain(const tc_hier_a2a_plan_t *pl, int a, MPI_Comm priv,
-                                  tc_err_t failed)
+/* priv's handler set to MPI_ERRORS_RETURN for the receives of a process
+ * that takes its messages without a buffer: the MPI truncates them and
+ * reports it through priv's handler (the user's, inherited by the
+ * duplicate). Returns the handler that tc_hier_a2a_loud puts back. */
+static MPI_Errhandler tc_hier_a2a_quiet(MPI_Comm priv)
 {
-    const int *ma = pl->memb + pl->start[a], na = pl->start[a + 1] - pl->start[a];
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
-    char none = 0;
     (void)PMPI_Comm_get_errhandler(priv, &eh);
     (void)PMPI_Comm_set_errhandler(priv, MPI_ERRORS_RETURN);
+    return eh;
+}
+
+static void tc_hier_a2a_loud(MPI_Comm priv, MPI_Errhandler eh)
+{
+    if (eh != MPI_ERRHANDLER_NULL) {
+        (void)PMPI_Comm_set_errhandler(priv, eh);
+        (void)PMPI_Errhandler_free(&eh);
+    }
+}
+
+/* A leader that cannot take part (@p failed says why): it takes every
+ * message its members and the other leaders send it without a buffer (a
+ * receive of 0 bytes, which the MPI truncates: tc_hier_a2a_quiet), and
+ * sends each of them an empty message instead of its data: the flag that
+ * fails the call there. @p counts: the members' sizes rows too (an
+ * Alltoallv leader that has not taken them). The empty messages are sent
+ * first (eager in both MPIs), so leaders draining one another cannot wait
+ * in a cycle. */
+static tc_err_t tc_hier_a2a_drain(const tc_hier_a2a_plan_t *pl, int a, MPI_Comm priv,
+                                  tc_err_t failed, bool counts)
+{
+    const int *ma = pl->memb + pl->start[a], na = pl->start[a + 1] - pl->start[a];
+    char none = 0;
+    MPI_Errhandler eh = tc_hier_a2a_quiet(priv);
     for (int b = 0; b < pl->n; b++)
         if (b != a)
             (void)PMPI_Send(&none, 0, MPI_BYTE, pl->memb[pl->start[b]], TC_TAG_A2A_EXCHANGE, priv);
+    for (int i = 1; i < na && counts; i++)
+        (void)PMPI_Recv(&none, 0, MPI_BYTE, ma[i], TC_TAG_A2A_COUNTS, priv, MPI_STATUS_IGNORE);
     for (int i = 1; i < na; i++)
         (void)PMPI_Recv(&none, 0, MPI_BYTE, ma[i], TC_TAG_A2A_GATHER, priv, MPI_STATUS_IGNORE);
     for (int b = 0; b < pl->n; b++)
@@ -142,10 +163,7 @@ static tc_err_t tc_hier_a2a_drain(const tc_hier_a2a_plan_t *pl, int a, MPI_Comm 
                             MPI_STATUS_IGNORE);
     for (int i = 1; i < na; i++)
         (void)PMPI_Send(&none, 0, MPI_BYTE, ma[i], TC_TAG_A2A_SCATTER, priv);
-    if (eh != MPI_ERRHANDLER_NULL) {
-        (void)PMPI_Comm_set_errhandler(priv, eh);
-        (void)PMPI_Errhandler_free(&eh);
-    }
+    tc_hier_a2a_loud(priv, eh);
     return failed;
 }
 
@@ -194,7 +212,7 @@ tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char 
     int nreq = 0;
     bool peer = false; /* an empty message came: another process failed */
     if (!g || !req || !want) {
-        rc = tc_hier_a2a_drain(pl, a, priv, failed ? failed : tc_err(TC_ERR_NOMEM));
+        rc = tc_hier_a2a_drain(pl, a, priv, failed ? failed : tc_err(TC_ERR_NOMEM), false);
         goto fn_exit;
     }
     char *out = g + (size_t)(na - 1) * row, *spack = out + (size_t)(na - 1) * row,
@@ -206,7 +224,7 @@ tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char 
                              TC_TAG_A2A_GATHER, priv, &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     }
-    if ((rc = tc_hier_a2a_wait_len(pl, nreq, req, want, &peer)) != TC_OK)
+    if ((rc = tc_hier_a2a_wait_len(pl, nreq, req, want, &peer, NULL)) != TC_OK)
         goto fn_exit;
     nreq = 0;
     for (int b = 0; b < n; b++) {
@@ -228,7 +246,7 @@ tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char 
                              TC_TAG_A2A_EXCHANGE, priv, &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     }
-    if ((rc = tc_hier_a2a_wait_len(pl, nreq, req, want, &peer)) != TC_OK)
+    if ((rc = tc_hier_a2a_wait_len(pl, nreq, req, want, &peer, NULL)) != TC_OK)
         goto fn_exit;
     nreq = 0;
     for (int j = na - 1; j >= 0 && !peer; j--) { /* the members' rows first, ours last */
@@ -271,6 +289,12 @@ static inline uint32_t tc_hier_a2a_small(const tc_hier_a2a_plan_t *pl, size_t n)
     return n > 0 && n <= pl->small ? (uint32_t)n : 0;
 }
 
+/* Its direct size: n when it goes straight, else 0. */
+static inline size_t tc_hier_a2a_large(const tc_hier_a2a_plan_t *pl, size_t n)
+{
+    return n > pl->small ? n : 0;
+}
+
 /* Pieces of a direct block (MPI int counts; both ends cut alike). */
 static size_t tc_hier_a2a_pieces(size_t n)
 {
@@ -307,9 +331,48 @@ static tc_err_t tc_hier_a2a_direct(const tc_hier_a2a_plan_t *pl, const char *con
     return TC_OK;
 }
 
-/* The leader's part (see hier_alltoall.h). H[i]: member i's row of
- * aggregated sizes, its sizes to every process (p entries), then from every
- * process (p entries); H[0] is the leader's own. */
+/* A process that cannot take part in the Alltoallv (@p failed says why;
+ * hier_alltoall.h): every message it would send goes, empty, and every
+ * message it is sent is taken without a buffer (tc_hier_a2a_quiet): the
+ * pieces of its direct blocks (their peers learn of the failure from their
+ * leaders, not from these), a member's sizes row (its leader's flag) and
+ * blocks, then its row (empty: the leader saw the flag); a leader's part
+ * as in the Alltoall (tc_hier_a2a_drain), its members' sizes rows too. The
+ * empty messages are sent first, so failed processes draining one another
+ * cannot wait in a cycle; every other process posts its direct transfers
+ * before it waits for anything. */
+static tc_err_t tc_hier_a2av_fail(const tc_hier_a2a_plan_t *pl, const size_t *sbytes,
+                                  const size_t *rbytes, int rank, int p, MPI_Comm priv,
+                                  tc_err_t failed)
+{
+    const int a = pl->node[rank], lead = pl->memb[pl->start[a]];
+    char none = 0;
+    MPI_Errhandler eh = tc_hier_a2a_quiet(priv);
+    for (int k = 1; k < p; k++) {
+        const int y = (rank + k) % p;
+        for (size_t i = tc_hier_a2a_pieces(tc_hier_a2a_large(pl, sbytes[y])); i > 0; i--)
+            (void)PMPI_Send(&none, 0, MPI_BYTE, y, TC_TAG_A2A_DIRECT, priv);
+    }
+    if (rank != lead) {
+        (void)PMPI_Send(&none, 0, MPI_BYTE, lead, TC_TAG_A2A_COUNTS, priv);
+        (void)PMPI_Send(&none, 0, MPI_BYTE, lead, TC_TAG_A2A_GATHER, priv);
+    }
+    for (int k = 1; k < p; k++) {
+        const int x = (rank - k + p) % p;
+        for (size_t i = tc_hier_a2a_pieces(tc_hier_a2a_large(pl, rbytes[x])); i > 0; i--)
+            (void)PMPI_Recv(&none, 0, MPI_BYTE, x, TC_TAG_A2A_DIRECT, priv, MPI_STATUS_IGNORE);
+    }
+    if (rank != lead)
+        (void)PMPI_Recv(&none, 0, MPI_BYTE, lead, TC_TAG_A2A_SCATTER, priv, MPI_STATUS_IGNORE);
+    tc_hier_a2a_loud(priv, eh);
+    return rank == lead ? tc_hier_a2a_drain(pl, a, priv, failed, true) : failed;
+}
+
+/* The leader's part (see hier_alltoall.h), its members' sizes rows taken.
+ * H[i]: member i's row of aggregated sizes, its sizes to every process (p
+ * entries), then from every process (p entries); H[0] is the leader's own.
+ * Every message goes, each exchange message and row with one byte more
+ * than its blocks: an empty one is the flag of a failure elsewhere. */
 static tc_err_t tc_hier_a2av_leader(const tc_hier_a2a_plan_t *pl, const char *const *sptr,
                                     char *const *rptr, uint32_t *H, int rank, int p, MPI_Comm priv)
 {
@@ -320,6 +383,8 @@ static tc_err_t tc_hier_a2av_leader(const tc_hier_a2a_plan_t *pl, const char *co
 #define TC_HIER_A2AV_R(i, x) H[(size_t)(i)*P2 + (size_t)p + (size_t)(x)]
     tc_err_t rc = TC_OK;
     int nreq = 0;
+    bool peer = false; /* an empty exchange message came: another process failed */
+    char none = 0;
     /* soff[i * p + y]: where member i's block to y is in its gathered data;
      * cur[x]: the next block from remote x in the exchange buffer, lead[x]:
      * the leader's own; xo[b], xi[b]: node b's part of the send and receive
@@ -330,7 +395,7 @@ static tc_err_t tc_hier_a2av_leader(const tc_hier_a2a_plan_t *pl, const char *co
     MPI_Request *req = malloc(((size_t)na * 2 + 2 * (size_t)n) * sizeof *req);
     char *mem = NULL;
     if (!soff || !req) {
-        rc = tc_err(TC_ERR_NOMEM);
+        rc = tc_hier_a2a_drain(pl, a, priv, tc_err(TC_ERR_NOMEM), false);
         goto fn_exit;
     }
     size_t *cur = soff + (size_t)na * (size_t)p, *lead = cur + p, *xo = lead + p, *xi = xo + n + 1,
@@ -356,29 +421,31 @@ static tc_err_t tc_hier_a2av_leader(const tc_hier_a2a_plan_t *pl, const char *co
                 xout += TC_HIER_A2AV_S(i, mb[k]);
                 xin += TC_HIER_A2AV_R(i, mb[k]);
             }
+        xout++; /* the message's last byte */
+        xin++;
     }
     xo[n] = xout;
     xi[n] = xin;
-    for (int i = 1; i < na; i++)
+    for (int i = 1; i < na; i++) {
+        rows++; /* the row's last byte */
         for (int x = 0; x < p; x++)
             rows += TC_HIER_A2AV_R(i, x);
+    }
     /* The members' data, the exchange buffers, the members' rows. */
     if (!(mem = malloc(gat[na] + xout + xin + rows + 1))) {
-        rc = tc_err(TC_ERR_NOMEM);
+        rc = tc_hier_a2a_drain(pl, a, priv, tc_err(TC_ERR_NOMEM), false);
         goto fn_exit;
     }
     char *spack = mem + gat[na], *rpack = spack + xout, *out = rpack + xin;
-    for (int i = 1; i < na; i++)
-        if (gat[i + 1] > gat[i] &&
-            (rc = PMPI_Irecv(mem + gat[i], (int)(gat[i + 1] - gat[i]), MPI_BYTE, ma[i],
+    for (int i = 1; i < na; i++) /* every member sends its blocks, none maybe */
+        if ((rc = PMPI_Irecv(mem + gat[i], (int)(gat[i + 1] - gat[i]), MPI_BYTE, ma[i],
                              TC_TAG_A2A_GATHER, priv, &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     const int ngather = nreq;
     for (int b = 0; b < n; b++)
-        if (b != a && xi[b + 1] > xi[b] &&
-            (rc = PMPI_Irecv(rpack + xi[b], (int)(xi[b + 1] - xi[b]), MPI_BYTE,
-                             pl->memb[pl->start[b]], TC_TAG_A2A_EXCHANGE, priv, &req[nreq++])) !=
-                MPI_SUCCESS)
+        if (b != a && (rc = PMPI_Irecv(rpack + xi[b], (int)(xi[b + 1] - xi[b]), MPI_BYTE,
+                                       pl->memb[pl->start[b]], TC_TAG_A2A_EXCHANGE, priv,
+                                       &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     /* The members' data first (the exchange receives stay posted). */
     for (int i = 0; i < ngather; i++) {
@@ -391,7 +458,7 @@ static tc_err_t tc_hier_a2av_leader(const tc_hier_a2a_plan_t *pl, const char *co
         goto fn_exit;
     for (int b = 0; b < n; b++) {
         const int *mb = pl->memb + pl->start[b], nb = pl->start[b + 1] - pl->start[b];
-        if (b == a || xo[b + 1] == xo[b])
+        if (b == a)
             continue;
         char *d = spack + xo[b];
         for (int i = 0; i < na; i++)
@@ -405,12 +472,24 @@ static tc_err_t tc_hier_a2av_leader(const tc_hier_a2a_plan_t *pl, const char *co
                        len);
                 d += len;
             }
+        *d++ = 0;
         if ((rc = PMPI_Isend(spack + xo[b], (int)(d - (spack + xo[b])), MPI_BYTE, mb[0],
                              TC_TAG_A2A_EXCHANGE, priv, &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     }
-    rc = tc_hier_a2a_wait(pl, nreq - ngather, req + ngather);
+    /* The other leaders' messages, each checked for the flag, then ours. */
+    for (int b = 0, j = ngather; b < n; b++) {
+        if (b == a)
+            continue;
+        const int want = (int)(xi[b + 1] - xi[b]),
+                  w = tc_hier_a2a_wait_len(pl, 1, &req[j++], &want, &peer, NULL);
+        if (w != MPI_SUCCESS && rc == TC_OK)
+            rc = w;
+    }
+    const int wsend = tc_hier_a2a_wait(pl, nreq - ngather - (n - 1), req + ngather + (n - 1));
     nreq = 0;
+    if (rc == TC_OK)
+        rc = wsend;
     if (rc != TC_OK)
         goto fn_exit;
     /* Node b's message: for each x of b in rank order, its blocks to our
@@ -433,7 +512,7 @@ static tc_err_t tc_hier_a2av_leader(const tc_hier_a2a_plan_t *pl, const char *co
      * node is copied at most as long as its sender said (counts that
      * disagree are not detected, but nothing is read beyond a buffer). */
     char *d = out;
-    for (int i = 1; i <= na; i++) {
+    for (int i = 1; i <= na && !peer; i++) {
         const int m = i < na ? i : 0; /* the member whose row this is; ours last */
         char *row = d;
         for (int x = 0; x < p; x++) {
@@ -458,13 +537,21 @@ static tc_err_t tc_hier_a2av_leader(const tc_hier_a2a_plan_t *pl, const char *co
             memcpy(d, src, avail);
             d += len;
         }
-        if (m > 0 && d > row &&
-            (rc = PMPI_Isend(row, (int)(d - row), MPI_BYTE, ma[m], TC_TAG_A2A_SCATTER, priv,
+        if (m == 0)
+            continue;
+        *d++ = 0;
+        if ((rc = PMPI_Isend(row, (int)(d - row), MPI_BYTE, ma[m], TC_TAG_A2A_SCATTER, priv,
                              &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
     }
+    for (int i = 1; i < na && peer; i++) /* the flag instead of the rows */
+        if ((rc = PMPI_Isend(&none, 0, MPI_BYTE, ma[i], TC_TAG_A2A_SCATTER, priv, &req[nreq++])) !=
+            MPI_SUCCESS)
+            goto fn_exit;
     rc = tc_hier_a2a_wait(pl, nreq, req);
     nreq = 0;
+    if (rc == TC_OK && peer)
+        rc = tc_err(TC_ERR_PEER); /* see tc_hier_alltoall's member */
 #undef TC_HIER_A2AV_S
 #undef TC_HIER_A2AV_R
 fn_exit:
@@ -478,7 +565,7 @@ fn_exit:
 
 tc_err_t tc_hier_alltoallv(const tc_hier_a2a_plan_t *pl, const char *const *sptr,
                            const size_t *sbytes, char *const *rptr, const size_t *rbytes, int rank,
-                           int p, MPI_Comm priv)
+                           int p, MPI_Comm priv, tc_err_t failed)
 {
     const int a = pl->node[rank], na = pl->start[a + 1] - pl->start[a];
     const int *ma = pl->memb + pl->start[a];
@@ -486,77 +573,84 @@ tc_err_t tc_hier_alltoallv(const tc_hier_a2a_plan_t *pl, const char *const *sptr
     const size_t P2 = 2 * (size_t)p;
     tc_err_t rc = TC_OK;
     int nreq = 0, ndirect = 0;
-    for (int j = 0; j < p; j++)
-        if (j != rank)
-            ndirect += (int)(tc_hier_a2a_pieces(sbytes[j] > pl->small ? sbytes[j] : 0) +
-                             tc_hier_a2a_pieces(rbytes[j] > pl->small ? rbytes[j] : 0));
-    /* The sizes rows (the leader: its node's), the requests, a member's
-     * outgoing data and incoming row. */
-    uint32_t *H = malloc((leader ? (size_t)na : 1) * P2 * sizeof *H);
-    MPI_Request *req = malloc(((size_t)ndirect + (size_t)na + 3) * sizeof *req);
-    char *buf = NULL;
-    if (!H || !req) {
-        rc = tc_err(TC_ERR_NOMEM);
-        goto fn_exit;
-    }
     size_t stot = 0, rtot = 0;
+    for (int j = 0; j < p; j++)
+        if (j != rank) {
+            ndirect += (int)(tc_hier_a2a_pieces(tc_hier_a2a_large(pl, sbytes[j])) +
+                             tc_hier_a2a_pieces(tc_hier_a2a_large(pl, rbytes[j])));
+            stot += tc_hier_a2a_small(pl, sbytes[j]);
+            rtot += tc_hier_a2a_small(pl, rbytes[j]);
+        }
+    /* One allocation, before any message: the requests, the sizes rows
+     * (the leader: its node's), a member's outgoing blocks and incoming row
+     * (with its last byte). */
+    const size_t nr = (size_t)ndirect + (size_t)na + 3, nh = (leader ? (size_t)na : 1) * P2;
+    MPI_Request *req =
+        failed ? NULL
+               : malloc(nr * sizeof *req + nh * sizeof(uint32_t) + (leader ? 0 : stot + rtot + 1));
+    if (!req)
+        return tc_hier_a2av_fail(pl, sbytes, rbytes, rank, p, priv,
+                                 failed ? failed : tc_err(TC_ERR_NOMEM));
+    uint32_t *H = (uint32_t *)(void *)(req + nr);
+    char *sdata = (char *)(H + nh), *row = sdata + stot, *d = sdata;
+    bool peer = false; /* an empty message came: another process failed */
     for (int j = 0; j < p; j++) {
         H[j] = j == rank ? 0 : tc_hier_a2a_small(pl, sbytes[j]);
         H[(size_t)p + (size_t)j] = j == rank ? 0 : tc_hier_a2a_small(pl, rbytes[j]);
-        stot += H[j];
-        rtot += H[(size_t)p + (size_t)j];
     }
     if (leader)
         for (int i = 1; i < na; i++)
             if ((rc = PMPI_Irecv(H + (size_t)i * P2, (int)(P2 * sizeof *H), MPI_BYTE, ma[i],
                                  TC_TAG_A2A_COUNTS, priv, &req[nreq++])) != MPI_SUCCESS)
                 goto fn_exit;
+    if (!leader && (rc = PMPI_Irecv(row, (int)rtot + 1, MPI_BYTE, ma[0], TC_TAG_A2A_SCATTER, priv,
+                                    &req[nreq++])) != MPI_SUCCESS)
+        goto fn_exit;
     if ((rc = tc_hier_a2a_direct(pl, sptr, sbytes, rptr, rbytes, rank, p, priv, req, &nreq)) !=
         TC_OK)
         goto fn_exit;
     if (sbytes[rank] > 0) /* our own block */
         memcpy(rptr[rank], sptr[rank], sbytes[rank] < rbytes[rank] ? sbytes[rank] : rbytes[rank]);
     if (leader) {
-        /* The sizes first (the direct transfers stay posted behind them). */
+        /* The sizes first (the direct transfers stay posted behind them);
+         * an empty row: that member failed. */
+        const int want = (int)(P2 * sizeof *H);
         for (int i = 0; i < na - 1; i++) {
-            const int w = tc_wait_mpi_request(&req[i], MPI_STATUS_IGNORE, pl->wait,
-                                              "hier alltoallv: the other leaders' sizes", -1);
+            const int w = tc_hier_a2a_wait_len(pl, 1, &req[i], &want, &peer,
+                                               "hier alltoallv: the members' sizes");
             if (w != MPI_SUCCESS && rc == TC_OK)
                 rc = w;
         }
         if (rc != TC_OK)
             goto fn_exit;
-        rc = tc_hier_a2av_leader(pl, sptr, rptr, H, rank, p, priv);
-        if (rc != TC_OK)
+        rc = peer ? tc_hier_a2a_drain(pl, a, priv, tc_err(TC_ERR_PEER), false)
+                  : tc_hier_a2av_leader(pl, sptr, rptr, H, rank, p, priv);
+    } else {
+        /* A member: its sizes, its aggregated blocks in destination rank
+         * order (none maybe), its row back in source rank order. */
+        if ((rc = PMPI_Isend(H, (int)(P2 * sizeof *H), MPI_BYTE, ma[0], TC_TAG_A2A_COUNTS, priv,
+                             &req[nreq++])) != MPI_SUCCESS)
             goto fn_exit;
-        rc = tc_hier_a2a_wait(pl, nreq - (na - 1), req + (na - 1));
-        nreq = 0;
-        goto fn_exit;
+        for (int y = 0; y < p; y++)
+            if (H[y] > 0) {
+                memcpy(d, sptr[y], H[y]);
+                d += H[y];
+            }
+        if ((rc = PMPI_Isend(sdata, (int)stot, MPI_BYTE, ma[0], TC_TAG_A2A_GATHER, priv,
+                             &req[nreq++])) != MPI_SUCCESS)
+            goto fn_exit;
+        const int want = (int)rtot + 1;
+        rc = tc_hier_a2a_wait_len(pl, 1, &req[0], &want, &peer,
+                                  "hier alltoallv: my blocks from the node's leader");
     }
-    /* A member: its sizes, its aggregated blocks in destination rank order,
-     * its row back in source rank order. */
-    if (!(buf = malloc(stot + rtot + 1))) {
-        rc = tc_err(TC_ERR_NOMEM);
-        goto fn_exit;
-    }
-    char *sdata = buf, *row = buf + stot, *d = sdata;
-    if (rtot > 0 && (rc = PMPI_Irecv(row, (int)rtot, MPI_BYTE, ma[0], TC_TAG_A2A_SCATTER, priv,
-                                     &req[nreq++])) != MPI_SUCCESS)
-        goto fn_exit;
-    if ((rc = PMPI_Isend(H, (int)(P2 * sizeof *H), MPI_BYTE, ma[0], TC_TAG_A2A_COUNTS, priv,
-                         &req[nreq++])) != MPI_SUCCESS)
-        goto fn_exit;
-    for (int y = 0; y < p; y++)
-        if (H[y] > 0) {
-            memcpy(d, sptr[y], H[y]);
-            d += H[y];
-        }
-    if (stot > 0 && (rc = PMPI_Isend(sdata, (int)stot, MPI_BYTE, ma[0], TC_TAG_A2A_GATHER, priv,
-                                     &req[nreq++])) != MPI_SUCCESS)
-        goto fn_exit;
-    rc = tc_hier_a2a_wait(pl, nreq, req);
+    /* The rest: the direct transfers (a member's sizes and blocks). */
+    const int done = leader ? na - 1 : 1, w = tc_hier_a2a_wait(pl, nreq - done, req + done);
     nreq = 0;
-    if (rc != TC_OK)
+    if (rc == TC_OK)
+        rc = w;
+    if (rc == TC_OK && peer && !leader)
+        rc = tc_err(TC_ERR_PEER); /* see tc_hier_alltoall's member */
+    if (rc != TC_OK || leader)
         goto fn_exit;
     d = row;
     for (int x = 0; x < p; x++) {
@@ -569,8 +663,6 @@ tc_err_t tc_hier_alltoallv(const tc_hier_a2a_plan_t *pl, const char *const *sptr
 fn_exit:
     if (nreq > 0) /* an MPI call failed with requests pending: finish them first */
         (void)tc_hier_a2a_wait(pl, nreq, req);
-    free(buf);
     free(req);
-    free(H);
     return rc;
 }

@@ -26,7 +26,11 @@
  * straight from its sender to its receiver, an empty one nowhere. Each
  * process first sends its leader its row of aggregated sizes in both
  * directions (2p sizes), so the leader knows every length it packs, sends,
- * receives and hands down without a probe or another round.
+ * receives and hands down without a probe or another round. Every message
+ * of the leaders' part goes, whatever the counts (so that a failure can
+ * travel with them, tc_hier_alltoallv): a member's blocks to its leader
+ * (empty when it has none), each leader's message to every other leader
+ * and each member's row, these two with one byte more than their blocks.
  */
 #ifndef TC_HIER_HIER_ALLTOALL_H
 #define TC_HIER_HIER_ALLTOALL_H
@@ -101,9 +105,9 @@ static inline bool tc_hier_alltoall_aggregates(const tc_hier_a2a_plan_t *pl, boo
  * @param rbase receives p blocks (must not overlap sbase)
  * @param failed TC_OK, or why this process cannot take part (sbase and rbase
  *        are then not used and may be NULL)
- * @return TC_OK; @p failed; TC_ERR_NOMEM (this leader's buffers, or another
- *         process failed: on these paths that is an allocation); or the
- *         failing MPI call's code.
+ * @return TC_OK; @p failed; TC_ERR_NOMEM (this leader's buffers);
+ *         TC_ERR_PEER (another process failed); or the failing MPI call's
+ *         code.
  */
 tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char *rbase,
                           size_t block, int rank, int p, MPI_Comm priv, tc_err_t failed);
@@ -116,10 +120,27 @@ tc_err_t tc_hier_alltoall(const tc_hier_a2a_plan_t *pl, const char *sbase, char 
  *               receive block overlaps a send block: stage MPI_IN_PLACE)
  * Counts that disagree between two processes are not detected (the bytes
  * then land wrong, or the MPI reports a truncation).
- * @return TC_OK, TC_ERR_NOMEM, or the failing MPI call's code.
+ *
+ * A failure travels as in tc_hier_alltoall, on messages that always go: a
+ * process that cannot take part (its blocks could not be staged, its
+ * requests and rows or a leader's buffers could not be allocated) sends
+ * every message it would send empty, and takes what it is sent without a
+ * buffer (receives of 0 bytes, truncated). A member's sizes row (never
+ * empty) carries the flag to its leader; a leader that failed or saw it
+ * sends empty messages to the other leaders and its members, and a leader
+ * that received an empty one sends its members empty rows (an exchange
+ * message or a row carries one byte more than its blocks, so an empty one
+ * is never data). The direct blocks' pieces of a failed process are empty
+ * (never data either: each is at least one byte); their receivers learn of
+ * the failure from their rows or leaders' messages.
+ * @param failed TC_OK, or why this process cannot take part (sptr and
+ *        rptr are then not used and may be NULL; sbytes and rbytes are)
+ * @return TC_OK; @p failed; TC_ERR_NOMEM (this process's allocation);
+ *         TC_ERR_PEER (another process failed); or the failing MPI call's
+ *         code.
  */
 tc_err_t tc_hier_alltoallv(const tc_hier_a2a_plan_t *pl, const char *const *sptr,
                            const size_t *sbytes, char *const *rptr, const size_t *rbytes, int rank,
-                           int p, MPI_Comm priv);
+                           int p, MPI_Comm priv, tc_err_t failed);
 
 #endif /* TC_HIER_HIER_ALLTOALL_H */
