@@ -114,10 +114,8 @@ static __attribute__((noinline)) int tc_rooted_dispatch(tc_ctx_t *ctx, const tc_
         tc_race_call_t race;
         tc_race_impl_t impl = TC_RACE_TC;
         /* A Gather's or Scatter's total is known everywhere: it races the
-         * MPI's own (race.h) from the agreed threshold on (below it
-         * tc_race_begin would only say TC: not called, as for the others'
-         * small calls); a v-variant's is not, so it does not. */
-        const bool races = !c->v && ctx->race.min != 0 && c->total >= ctx->race.min;
+         * MPI's own (race.h); a v-variant's is not, so it does not. */
+        const bool races = !c->v;
         if (races && (rc = tc_race_begin(&ctx->race, ctx->shm, ctx->priv, c->op, c->total, true,
                                          &race, &impl)) != MPI_SUCCESS)
             return rc;

@@ -320,12 +320,9 @@ static tc_err_t tc_scan_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendb
         const bool order_free =
             r.order == TC_REDOP_ORDER_FREE || (r.order == TC_REDOP_ORDER_SWAP2 && ctx->size == 2);
         tc_race_call_t race;
-        tc_race_impl_t impl = TC_RACE_TC;
-        /* Below the agreed threshold tc_race_begin would only say TC: not
-         * called (agreed values only, so alike everywhere). */
-        const bool races = order_free && ctx->race.min != 0 && r.nbytes >= ctx->race.min;
-        if (races && (rc = tc_race_begin(&ctx->race, ctx->shm, ctx->priv, which, r.nbytes,
-                                         order_free, &race, &impl)) != MPI_SUCCESS) {
+        tc_race_impl_t impl;
+        if ((rc = tc_race_begin(&ctx->race, ctx->shm, ctx->priv, which, r.nbytes, order_free, &race,
+                                &impl)) != MPI_SUCCESS) {
             tc_redop_free(&r);
             return rc;
         }
@@ -338,16 +335,14 @@ static tc_err_t tc_scan_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendb
         }
         rc = tc_scan_staged(ctx, NULL, &r, sendbuf, recvbuf, exclusive);
         if (tc_err_kind(rc) != TC_ERR_NOTSUP) {
-            if (races)
-                tc_race_end(&ctx->race, &race);
+            tc_race_end(&ctx->race, &race);
             tc_redop_free(&r);
             tc_stats_count(which, TC_PATH_SHM);
             return rc;
         }
         /* No reduce area, or an element larger than a slot (the same on
          * every process): nothing moved, nothing timed. */
-        if (races)
-            tc_race_skip(&ctx->race, &race);
+        tc_race_skip(&ctx->race, &race);
         path = TC_PATH_PMPI_OP;
     }
 fn_pmpi:
