@@ -7,7 +7,11 @@
  * N and 2N cancel any fixed cost). PMPI_* calls per call are the calls=
  * counts of PMPI_ functions under run_loop, divided by N.
  *
- * OP: bcast | reduce | allreduce | barrier; IMPL: tc | mpi. Public header only.
+ * OP: bcast | reduce | allreduce | barrier | gather | scatter | allgather | scan |
+ * exscan (4 bytes per process: one MPI_INT; the last five for np >= 2, e.g.
+ *   mpirun -np 2 valgrind --tool=callgrind --toggle-collect=run_loop ...
+ * where the waits are tc_wait_ge_slow_u64's inclusive cost, issue 18); IMPL:
+ * tc | mpi. Public header only.
  */
 #include <mpi.h>
 #include <topocoll.h>
@@ -16,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int value_in = 1, value_out;
+static int value_in = 1, value_out, values[64];
 
 __attribute__((noinline)) static int run_loop(int op, int tc, long n, MPI_Comm comm)
 {
@@ -35,8 +39,28 @@ __attribute__((noinline)) static int run_loop(int op, int tc, long n, MPI_Comm c
             rc = tc ? TC_Allreduce(&value_in, &value_out, 1, MPI_INT, MPI_SUM, comm)
                     : PMPI_Allreduce(&value_in, &value_out, 1, MPI_INT, MPI_SUM, comm);
             break;
-        default:
+        case 3:
             rc = tc ? TC_Barrier(comm) : PMPI_Barrier(comm);
+            break;
+        case 4:
+            rc = tc ? TC_Gather(&value_in, 1, MPI_INT, values, 1, MPI_INT, 0, comm)
+                    : PMPI_Gather(&value_in, 1, MPI_INT, values, 1, MPI_INT, 0, comm);
+            break;
+        case 5:
+            rc = tc ? TC_Scatter(values, 1, MPI_INT, &value_out, 1, MPI_INT, 0, comm)
+                    : PMPI_Scatter(values, 1, MPI_INT, &value_out, 1, MPI_INT, 0, comm);
+            break;
+        case 6:
+            rc = tc ? TC_Allgather(&value_in, 1, MPI_INT, values, 1, MPI_INT, comm)
+                    : PMPI_Allgather(&value_in, 1, MPI_INT, values, 1, MPI_INT, comm);
+            break;
+        case 7:
+            rc = tc ? TC_Scan(&value_in, &value_out, 1, MPI_INT, MPI_SUM, comm)
+                    : PMPI_Scan(&value_in, &value_out, 1, MPI_INT, MPI_SUM, comm);
+            break;
+        default:
+            rc = tc ? TC_Exscan(&value_in, &value_out, 1, MPI_INT, MPI_SUM, comm)
+                    : PMPI_Exscan(&value_in, &value_out, 1, MPI_INT, MPI_SUM, comm);
         }
     }
     return rc;
@@ -44,15 +68,19 @@ __attribute__((noinline)) static int run_loop(int op, int tc, long n, MPI_Comm c
 
 int main(int argc, char **argv)
 {
-    static const char *const ops[] = {"bcast", "reduce", "allreduce", "barrier"};
+    static const char *const ops[] = {"bcast",   "reduce",    "allreduce", "barrier", "gather",
+                                      "scatter", "allgather", "scan",      "exscan"};
     int op = -1, tc;
     long n;
     if (argc != 4 || (strcmp(argv[2], "tc") != 0 && strcmp(argv[2], "mpi") != 0) ||
         (n = atol(argv[3])) <= 0) {
-        fprintf(stderr, "usage: %s bcast|reduce|allreduce|barrier tc|mpi N\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s bcast|reduce|allreduce|barrier|gather|scatter|allgather|scan|exscan "
+                "tc|mpi N\n",
+                argv[0]);
         return 2;
     }
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < (int)(sizeof ops / sizeof *ops); i++)
         if (strcmp(argv[1], ops[i]) == 0)
             op = i;
     if (op < 0) {

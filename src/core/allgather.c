@@ -97,9 +97,54 @@ static void tc_ag_blocks_free(tc_ag_io_state_t *st)
     tc_blocks_free(&st->recv);
 }
 
+/* Contiguous predefined types on both sides (the common case): the blocks
+ * straight from and into the user's buffers, without block sets (as
+ * alltoall.c's direct path; a local choice, the protocol is the same). */
+typedef struct tc_ag_direct {
+    const char *send; /* our block */
+    uintptr_t recv;
+    const int *displs; /* NULL: block j at j * count elements */
+    MPI_Aint count, esize;
+} tc_ag_direct_t;
+
+/* Integer arithmetic: with MPI_BOTTOM the displacement is an address. */
+static inline char *tc_ag_direct_block(const tc_ag_direct_t *d, int j)
+{
+    const MPI_Aint at = d->displs ? (MPI_Aint)d->displs[j] : (MPI_Aint)j * d->count;
+    return (char *)(d->recv + (uintptr_t)(at * d->esize));
+}
+static void tc_ag_direct_put(void *state, int j, size_t off, char *dst, size_t n)
+{
+    (void)j;
+    memcpy(dst, ((const tc_ag_direct_t *)state)->send + off, n);
+}
+static void tc_ag_direct_get(void *state, int j, size_t off, const char *src, size_t n)
+{
+    memcpy(tc_ag_direct_block(state, j) + off, src, n);
+}
+
+static int tc_ag_shm_direct(tc_ctx_t *ctx, const tc_ag_call_t *c, size_t esize)
+{
+    const tc_ag_direct_t d = {c->sendbuf, (uintptr_t)c->recvbuf, c->displs, c->recvcount,
+                              (MPI_Aint)esize};
+    const size_t mine = tc_ag_block_bytes(c, c->rank);
+    const tc_shm_ag_io_t io = {tc_ag_direct_put, tc_ag_direct_get, (void *)(uintptr_t)&d};
+    tc_shm_ag_sizes_t sz = {c->bytes, c->block, c->bytes ? 0 : c->block};
+    for (int j = 0; c->bytes && j < c->size; j++)
+        sz.max = c->bytes[j] > sz.max ? c->bytes[j] : sz.max;
+    tc_shm_allgather(ctx->shm, &sz, -1, &io);
+    if (!c->in_place && mine > 0)
+        memmove(tc_ag_direct_block(&d, c->rank), d.send, mine);
+    return MPI_SUCCESS;
+}
+
 /* Through the segment (one segment spans the communicator). */
 static int tc_ag_shm(tc_ctx_t *ctx, const tc_ag_call_t *c)
 {
+    /* In place, sendtype is recvtype (tc_ag_dispatch). */
+    const tc_dt_entry_t *se = tc_datatype_known(c->sendtype), *re = tc_datatype_known(c->recvtype);
+    if (se && re && se->contig && re->contig)
+        return tc_ag_shm_direct(ctx, c, (size_t)re->size);
     tc_ag_io_state_t st;
     const size_t mine = tc_ag_block_bytes(c, c->rank);
     int rc = tc_ag_blocks(&st, c, 0, 0, ctx->priv);

@@ -33,6 +33,8 @@ static int tc_ga_finish(tc_rooted_io_t *st, const tc_rooted_t *c, MPI_Comm comm)
 /* Through the segment (one segment spans the communicator). */
 static int tc_ga_shm(tc_ctx_t *ctx, const tc_rooted_t *c)
 {
+    if (c->direct)
+        return tc_rooted_shm_direct(ctx, c);
     tc_rooted_io_t st;
     int rc = tc_rooted_io_init(&st, c, 0, ctx->priv);
     tc_shm_ag_io_t io = tc_rooted_shm_io(&st, c, rc);

@@ -193,8 +193,8 @@ static void tc_race_publish(tc_shm_comm_t *s, unsigned long long j, double ns)
     tc_shm_publish(s, tc_race_line(s, s->rank, TC_SHM_RACE_PUBLISHED), s->rank, j + 1);
 }
 
-int tc_race_begin(tc_race_t *r, tc_shm_comm_t *shm, MPI_Comm priv, tc_op_t op, size_t nbytes,
-                  bool order_free, tc_race_call_t *call, tc_race_impl_t *impl)
+int tc_race_begin_raced(tc_race_t *r, tc_shm_comm_t *shm, MPI_Comm priv, tc_op_t op, size_t nbytes,
+                        bool order_free, tc_race_call_t *call, tc_race_impl_t *impl)
 {
     int rc = MPI_SUCCESS;
     /* Whether this call races depends on agreed values only (min, the
@@ -224,10 +224,8 @@ int tc_race_begin(tc_race_t *r, tc_shm_comm_t *shm, MPI_Comm priv, tc_op_t op, s
     return rc;
 }
 
-void tc_race_end(tc_race_t *r, const tc_race_call_t *call)
+void tc_race_end_measured(tc_race_t *r, const tc_race_call_t *call)
 {
-    if (!call->measured)
-        return;
     double ns = tc_race_now_ns() - call->t0_ns;
     if (tc_race_test_time)
         ns = tc_race_test_time(call, ns);

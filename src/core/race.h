@@ -201,12 +201,32 @@ int tc_race_class(size_t nbytes);
  * otherwise a timed call's time is agreed over @p priv at the next raced call
  * (collective). A communicator always passes a segment or always none. Sets
  * *impl; returns MPI_SUCCESS or the error of the agreement. */
-int tc_race_begin(tc_race_t *r, struct tc_shm_comm *shm, MPI_Comm priv, tc_op_t op, size_t nbytes,
-                  bool order_free, tc_race_call_t *call, tc_race_impl_t *impl);
+int tc_race_begin_raced(tc_race_t *r, struct tc_shm_comm *shm, MPI_Comm priv, tc_op_t op,
+                        size_t nbytes, bool order_free, tc_race_call_t *call, tc_race_impl_t *impl);
+static inline int tc_race_begin(tc_race_t *r, struct tc_shm_comm *shm, MPI_Comm priv, tc_op_t op,
+                                size_t nbytes, bool order_free, tc_race_call_t *call,
+                                tc_race_impl_t *impl)
+{
+    /* A call that does not race (agreed values only: the threshold, the
+     * size, the operation) takes the library's path and is not counted,
+     * timed or agreed (tc_race_choose): decided here, inline, so small
+     * calls pay a compare (issue 18: ~75 instructions out of line). */
+    if (r->min == 0 || nbytes < r->min || !order_free) {
+        *call = (tc_race_call_t){.op = op, .impl = TC_RACE_TC, .nbytes = nbytes};
+        *impl = TC_RACE_TC;
+        return MPI_SUCCESS;
+    }
+    return tc_race_begin_raced(r, shm, priv, op, nbytes, order_free, call, impl);
+}
 /* After the call: a timed call's time is kept for the agreement (local), or
  * written into the segment (may wait for a peer to have read an older time,
  * see above). */
-void tc_race_end(tc_race_t *r, const tc_race_call_t *call);
+void tc_race_end_measured(tc_race_t *r, const tc_race_call_t *call);
+static inline void tc_race_end(tc_race_t *r, const tc_race_call_t *call)
+{
+    if (call->measured)
+        tc_race_end_measured(r, call);
+}
 
 /* Instead of tc_race_end() when the library's path refused before anything
  * moved (every process alike): no time for this call. */

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rooted.h"
 
@@ -37,12 +38,18 @@ static int tc_rooted_check(tc_rooted_t *c, MPI_Comm comm, tc_ctx_t **cached, int
     if (c->in_place && !root)
         return tc_ctx_fail(comm, tc_err(TC_ERR_BUFFER), c->fn,
                            "MPI_IN_PLACE at a process other than the root");
+    c->direct = true;
     if (!c->in_place) {
         if (c->one.count < 0)
             return tc_ctx_failf(comm, tc_err(TC_ERR_COUNT), c->fn, "negative %scount", on);
-        if (c->one.type == MPI_DATATYPE_NULL ||
-            tc_datatype_size(c->one.type, &osize) != MPI_SUCCESS)
+        const tc_dt_entry_t *e =
+            c->one.type == MPI_DATATYPE_NULL ? NULL : tc_datatype_known(c->one.type);
+        if (e)
+            osize = e->size;
+        else if (c->one.type == MPI_DATATYPE_NULL ||
+                 tc_datatype_size(c->one.type, &osize) != MPI_SUCCESS)
             return tc_ctx_failf(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid %stype", on);
+        c->direct = e && e->contig;
         c->mine = (size_t)c->one.count * (size_t)osize;
     }
     c->total = c->mine * (size_t)c->size;
@@ -50,8 +57,15 @@ static int tc_rooted_check(tc_rooted_t *c, MPI_Comm comm, tc_ctx_t **cached, int
         return MPI_SUCCESS;
     if (!c->v && c->all.count < 0)
         return tc_ctx_failf(comm, tc_err(TC_ERR_COUNT), c->fn, "negative %scount", an);
-    if (c->all.type == MPI_DATATYPE_NULL || tc_datatype_size(c->all.type, &asize) != MPI_SUCCESS)
+    const tc_dt_entry_t *e =
+        c->all.type == MPI_DATATYPE_NULL ? NULL : tc_datatype_known(c->all.type);
+    if (e)
+        asize = e->size;
+    else if (c->all.type == MPI_DATATYPE_NULL ||
+             tc_datatype_size(c->all.type, &asize) != MPI_SUCCESS)
         return tc_ctx_failf(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid %stype", an);
+    c->direct = c->direct && e && e->contig;
+    c->all_esize = (size_t)asize;
     size_t own;
     if (c->v) {
         int rc_counts =
@@ -184,6 +198,66 @@ uint64_t tc_rooted_largest(tc_ctx_t *ctx, const tc_rooted_t *c)
         max = c->bytes[j] > max ? c->bytes[j] : max;
     tc_shm_bcast_pipelined(ctx->shm, &max, sizeof max, c->root, NULL);
     return max;
+}
+
+/* ---- through the segment, straight from and into the user's buffers ---------------------- */
+
+typedef struct tc_rooted_direct {
+    const char *one;   /* this process's block (not in place) */
+    uintptr_t all;     /* the root's buffer */
+    const int *displs; /* v: block j at displs[j] elements, else at j * count */
+    MPI_Aint count, esize;
+} tc_rooted_direct_t;
+
+/* Integer arithmetic: with MPI_BOTTOM the displacement is an address. */
+static inline char *tc_rooted_direct_block(const tc_rooted_direct_t *d, int j)
+{
+    const MPI_Aint at = d->displs ? (MPI_Aint)d->displs[j] : (MPI_Aint)j * d->count;
+    return (char *)(d->all + (uintptr_t)(at * d->esize));
+}
+/* Our one block is the only one a process reads or writes on its side. */
+static void tc_rooted_direct_read_one(void *state, int j, size_t off, char *dst, size_t n)
+{
+    (void)j;
+    memcpy(dst, ((const tc_rooted_direct_t *)state)->one + off, n);
+}
+static void tc_rooted_direct_write_one(void *state, int j, size_t off, const char *src, size_t n)
+{
+    (void)j;
+    memcpy((char *)(uintptr_t)((const tc_rooted_direct_t *)state)->one + off, src, n);
+}
+static void tc_rooted_direct_read_all(void *state, int j, size_t off, char *dst, size_t n)
+{
+    memcpy(dst, tc_rooted_direct_block(state, j) + off, n);
+}
+static void tc_rooted_direct_write_all(void *state, int j, size_t off, const char *src, size_t n)
+{
+    memcpy(tc_rooted_direct_block(state, j) + off, src, n);
+}
+
+int tc_rooted_shm_direct(tc_ctx_t *ctx, const tc_rooted_t *c)
+{
+    const tc_rooted_direct_t d = {c->in_place ? NULL : (const char *)c->one.buf,
+                                  (uintptr_t)c->all.buf, c->all.displs, c->all.count,
+                                  (MPI_Aint)c->all_esize};
+    const tc_shm_ag_sizes_t sz = tc_rooted_shm_sizes(ctx, c);
+    if (c->to_root) {
+        const tc_shm_ag_io_t io = {tc_rooted_direct_read_one, tc_rooted_direct_write_all,
+                                   (void *)(uintptr_t)&d};
+        tc_shm_allgather(ctx->shm, &sz, c->root, &io);
+    } else {
+        const tc_shm_ag_io_t io = {tc_rooted_direct_read_all, tc_rooted_direct_write_one,
+                                   (void *)(uintptr_t)&d};
+        tc_shm_scatter(ctx->shm, &sz, c->root, &io);
+    }
+    if (c->rank == c->root && !c->in_place && c->mine > 0) {
+        char *own = tc_rooted_direct_block(&d, c->rank);
+        if (c->to_root)
+            memmove(own, d.one, c->mine);
+        else
+            memmove((char *)(uintptr_t)d.one, own, c->mine);
+    }
+    return MPI_SUCCESS;
 }
 
 /* ---- the MPI's own, as bytes --------------------------------------------------------------- */

@@ -48,9 +48,13 @@ typedef struct tc_rooted {
         MPI_Datatype type;
     } all;
     int root, rank, size;
-    size_t mine;   /* this process's block */
-    size_t *bytes; /* v, at the root: every block */
-    size_t total;  /* at the root (and without v everywhere) */
+    bool direct;      /* this process's sides are contiguous predefined types (or in place, or
+                         not significant): the segment's path needs no block sets
+                         (tc_rooted_shm_direct) */
+    size_t all_esize; /* with direct, at the root: all.type's size */
+    size_t mine;      /* this process's block */
+    size_t *bytes;    /* v, at the root: every block */
+    size_t total;     /* at the root (and without v everywhere) */
 } tc_rooted_t;
 
 /* The operation's own parts (the entry file's), called by tc_rooted_run. */
@@ -157,6 +161,13 @@ static inline tc_hier_ga_io_t tc_rooted_hier_io(tc_rooted_io_t *st, const tc_roo
         return (tc_hier_ga_io_t){tc_rooted_read_one, tc_rooted_write_all, tc_rooted_addr, st};
     return (tc_hier_ga_io_t){tc_rooted_read_all, tc_rooted_write_one, tc_rooted_addr, st};
 }
+
+/* Through the segment with c->direct set (the common case: contiguous
+ * predefined types, as core/alltoall.c's direct path): the blocks straight
+ * from and into the user's buffers, the root's own block moved with one
+ * memmove, without block sets. A Gather (to_root) or a Scatter; the same
+ * protocol and bank uses as the entry files' path through block sets. */
+int tc_rooted_shm_direct(tc_ctx_t *ctx, const tc_rooted_t *c);
 
 /* A v-variant's largest block, which only the root knows: it tells every
  * process (a broadcast of 8 bytes through the segment). */

@@ -107,8 +107,9 @@ static inline void tc_shm_inline_wait(const tc_shm_comm_t *s, int i, int bank, u
         tc_cpu_relax();
     }
     /* acquire: pairs with the publication of line 0 in tc_shm_inline_seal()
-     * of the writer. */
-    tc_shm_wait_ge(s, lines[0], i, seq, stage, peer);
+     * of the writer. (Line 0 named again, not lines[0]: GCC's -O3 cannot see
+     * that nlines >= 1 filled it, -Wmaybe-uninitialized.) */
+    tc_shm_wait_ge(s, tc_shm_inline_line(s, i, bank, 0), i, seq, stage, peer);
 }
 
 #endif /* TC_SHM_INLINE_LINES_H */
