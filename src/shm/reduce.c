@@ -244,6 +244,38 @@ static void tc_red_tree_down(tc_shm_comm_t *s, uint64_t k, char *out, size_t len
     tc_red_finish(s, TC_SHM_RLINE_DONE, k);
 }
 
+/* Peeks (relaxed loads; the blocking waits that follow acquire as before)
+ * that let a process do work it has instead of waiting: has every peer
+ * published fragment k (@p which TC_SHM_RLINE_SEQ) or its slice of it
+ * (TC_SHM_RLINE_RES)? */
+static bool tc_red_peers_reached(const tc_shm_comm_t *s, int which, uint64_t k)
+{
+    for (int i = 0; i < s->p; i++)
+        if (i != s->rank && tc_load_relaxed_u64(tc_red_line(s, i, which)) < k + 1)
+            return false;
+    return true;
+}
+
+/* A slice receiver's copy-out of fragment k (@p n elements of @p e bytes
+ * at @p out): every process's slice from its result slot, then D. */
+static void tc_red_slices_out(tc_shm_comm_t *s, uint64_t k, char *out, size_t n, size_t e)
+{
+    const int p = s->p, me = s->rank;
+    for (int i = 0; i < p; i++) {
+        const size_t ilo = n * (size_t)i / (size_t)p;
+        const size_t ihi = n * (size_t)(i + 1) / (size_t)p;
+        if (ihi == ilo)
+            continue;
+        if (i != me)
+            /* acquire (in tc_red_wait): pairs with i's release of rres in
+             * tc_shm_reduce(): its slice is complete. */
+            tc_red_wait(s, tc_red_line(s, i, TC_SHM_RLINE_RES), i, k + 1,
+                        "shm reduce: wait for a peer's slice", i);
+        memcpy(out + ilo * e, tc_red_result(s, i, k) + ilo * e, (ihi - ilo) * e);
+    }
+    tc_red_finish(s, TC_SHM_RLINE_DONE, k);
+}
+
 /* Messages of at most one line's payload. */
 static void tc_red_inline(tc_shm_comm_t *s, const char *mine, char *recvbuf, size_t nelem,
                           const tc_redop_t *op, int root)
@@ -363,8 +395,27 @@ tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, siz
         if (lag > TC_RED_TREE_LAG)
             lag = TC_RED_TREE_LAG;
     }
+    /* Run-ahead (issue 13): a process whose next fold would wait for a peer
+     * publishes more of its own fragments first, up to ahead_max, and a
+     * slice receiver copies a fragment out as soon as every slice of it is
+     * there, at the latest out_lag fragments after folding its own slice.
+     * Only the blocking waits matter for deadlock freedom, and they are
+     * those of the fixed bounds ahead and out_lag (the argument of the tree's
+     * lag above, with ahead <= ahead_max and ahead_max + out_lag <= slots -
+     * 1); the extra publications and copies wait for nothing. Beside CPU-bound
+     * processes, a peer off its core then stalls the others after they ran
+     * ahead through their part of the ring instead of after two fragments
+     * (every stall a hand-over, often a scheduler time slice); uncontended,
+     * the peers' fragments are there in time and nothing changes. The order
+     * of the folds, so the result's bits, is the same either way. */
+    uint64_t ahead_max = ahead, out_lag = 0;
+    if (!tree && publishes && (receives || slice) && ahead < slots - 1) {
+        if (slice && receives)
+            out_lag = (slots - 1 - ahead) / 2;
+        ahead_max = slots - 1 - out_lag;
+    }
     const uint64_t base = s->red_frags;
-    uint64_t published = 0;
+    uint64_t published = 0, copied = 0;
     /* Only a publisher's copy is chosen, so only publishers measure (and
      * only when the choice is theirs: TC_SHM_REDUCE_COPY=auto). */
     tc_shm_copy_choice_t copy;
@@ -375,6 +426,13 @@ tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, siz
         const uint64_t k = base + j;
         const size_t off = (size_t)j * f, len = tc_red_min(f, nbytes - off), n = len / e;
         while (publishes && published < nfrag && published <= j + ahead) {
+            size_t poff = (size_t)published * f;
+            tc_red_publish(s, base + published, mine + poff, tc_red_min(f, nbytes - poff), &copy);
+            published++;
+        }
+        while (publishes && published < nfrag && published <= j + ahead_max &&
+               !tc_red_peers_reached(s, TC_SHM_RLINE_SEQ, k) &&
+               tc_red_free_now(s, base + published)) {
             size_t poff = (size_t)published * f;
             tc_red_publish(s, base + published, mine + poff, tc_red_min(f, nbytes - poff), &copy);
             published++;
@@ -403,24 +461,23 @@ tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, siz
             /* release: pairs with the acquire of the receivers below. */
             tc_shm_publish(s, tc_red_line(s, me, TC_SHM_RLINE_RES), me, k + 1);
             if (receives) {
-                for (int i = 0; i < p; i++) {
-                    const size_t ilo = n * (size_t)i / (size_t)p;
-                    const size_t ihi = n * (size_t)(i + 1) / (size_t)p;
-                    if (ihi == ilo)
-                        continue;
-                    const char *r = res;
-                    if (i != me) {
-                        /* acquire (in tc_red_wait): pairs with i's release
-                         * of rres above: its slice is complete. */
-                        tc_red_wait(s, tc_red_line(s, i, TC_SHM_RLINE_RES), i, k + 1,
-                                    "shm reduce: wait for a peer's slice", i);
-                        r = tc_red_result(s, i, k);
-                    }
-                    memcpy(out + ilo * e, r + ilo * e, (ihi - ilo) * e);
+                /* Fragments up to j - out_lag now; later ones whose slices
+                 * are all there already. */
+                while (copied <= j && (copied + out_lag <= j ||
+                                       tc_red_peers_reached(s, TC_SHM_RLINE_RES, base + copied))) {
+                    const size_t doff = (size_t)copied * f, dlen = tc_red_min(f, nbytes - doff);
+                    tc_red_slices_out(s, base + copied, (char *)recvbuf + doff, dlen / e, e);
+                    copied++;
                 }
+                continue; /* D is in tc_red_slices_out() */
             }
         }
         tc_red_finish(s, TC_SHM_RLINE_DONE, k);
+    }
+    for (; slice && receives && copied < nfrag; copied++) {
+        const size_t doff = (size_t)copied * f;
+        tc_red_slices_out(s, base + copied, (char *)recvbuf + doff,
+                          tc_red_min(f, nbytes - doff) / e, e);
     }
     for (uint64_t j = nfrag - (lag < nfrag ? lag : nfrag); tree_copies && j < nfrag; j++) {
         const size_t doff = (size_t)j * f;

@@ -1,7 +1,8 @@
 /* The shared-memory Reduce/Allreduce engine (src/shm/reduce.c) on a segment
  * made directly over MPI_COMM_WORLD (one node), independent of the context:
  * every root, Allreduce, MPI_IN_PLACE, inline / multi-fragment / ring-wrapping
- * sizes, direct, slice and tree combining, interleaved operations (so ring
+ * sizes (and sizes of slots - 1 .. 2 slots + 1 fragments, around the ring's
+ * boundaries), direct, slice and tree combining, interleaved operations (so ring
  * slots and inline lines pass from one scheme to another).
  *
  * Oracles, computed locally from the known inputs f(rank, i):
@@ -216,6 +217,31 @@ static void expected(int kind, size_t i, int tree, void *out)
     }
 }
 
+/* Fragments of a message of @p n elements of @p e bytes, by reduce.c's rule
+ * (the size rule in whole elements, at most a slot). */
+static size_t frags_of(size_t n, size_t e)
+{
+    size_t f = tc_shm_params_fragment_for(n * e, tw_over_t, slot_bytes) / e * e;
+    if (f == 0)
+        f = e;
+    return (n * e + f - 1) / f;
+}
+
+/* The fewest elements a message needs to be cut into @p target fragments or
+ * more (binary search: the count grows with the size). */
+static size_t ring_size(size_t target, size_t e)
+{
+    size_t lo = 1, hi = (size_t)1 << 26;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (frags_of(mid, e) >= target)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
 static void setup_op(int kind, size_t n, tc_redop_t *op)
 {
     MPI_Datatype dt = MPI_INT;
@@ -371,6 +397,33 @@ int main(int argc, char **argv)
     const size_t nsizes = quick ? sizeof sizes_quick / sizeof sizes_quick[0]
                                 : sizeof sizes_full / sizeof sizes_full[0];
     int cases = 0, tree_cases = 0;
+    /* Around the ring's boundaries: messages of slots - 1, slots, slots + 1
+     * and 2 slots + 1 fragments, each with a last fragment of one element
+     * and one element less (all fragments full), in floats (a run-ahead
+     * publisher fills the whole ring, a slice receiver's copy-out lags up to
+     * half of it: reduce.c), non-commutative matrices and integers. */
+    const size_t slots = (size_t)s->layout.rslots;
+    const size_t targets[] = {slots - 1, slots, slots + 1, 2 * slots + 1};
+    static const int ring_kinds[] = {K_FLT_SUM, K_MAT, K_INT_SUM};
+    for (size_t ti = 0; ti < sizeof targets / sizeof targets[0]; ti++) {
+        for (size_t ki = 0; ki < sizeof ring_kinds / sizeof ring_kinds[0]; ki++) {
+            const int kind = ring_kinds[ki];
+            const size_t n1 = ring_size(targets[ti], elem_size(kind));
+            for (size_t n = n1 - 1; n <= n1; n++) {
+                if (n <= 1 || n > max_n)
+                    continue;
+                for (int root = -1; root < np; root++) {
+                    if (quick && root > 0 && root != np - 1)
+                        continue;
+                    for (int in_place = 0; in_place < 2; in_place++) {
+                        run_case(s, kind, n, root, in_place);
+                        cases++;
+                        tree_cases += uses_tree(n * elem_size(kind), elem_size(kind));
+                    }
+                }
+            }
+        }
+    }
     for (int kind = 0; kind < K_LAST; kind++) {
         for (size_t si = 0; si < nsizes; si++) {
             size_t n = sizes[si];
