@@ -256,6 +256,27 @@ static bool tc_red_peers_reached(const tc_shm_comm_t *s, int which, uint64_t k)
     return true;
 }
 
+/* WF for slot k of the ring without waiting: true when every peer has
+ * finished fragment k - slots (then tc_red_publish() will not wait). */
+static bool tc_red_free_now(tc_shm_comm_t *s, uint64_t k)
+{
+    const uint64_t n = (uint64_t)s->layout.rslots;
+    if (k < n)
+        return true;
+    const uint64_t need = k - n + 1;
+    for (int i = 0; i < s->p; i++) {
+        if (i == s->rank || s->seen_rdone[i] >= need)
+            continue;
+        /* acquire: pairs with the release of rdone in tc_red_finish(), as
+         * the wait in tc_red_wait_free() does. */
+        uint64_t v = tc_load_acquire_u64(tc_red_line(s, i, TC_SHM_RLINE_DONE));
+        if (v < need)
+            return false;
+        s->seen_rdone[i] = v;
+    }
+    return true;
+}
+
 /* A slice receiver's copy-out of fragment k (@p n elements of @p e bytes
  * at @p out): every process's slice from its result slot, then D. */
 static void tc_red_slices_out(tc_shm_comm_t *s, uint64_t k, char *out, size_t n, size_t e)

@@ -5,7 +5,6 @@
 #ifndef TC_SHM_REDUCE_PROTO_H
 #define TC_SHM_REDUCE_PROTO_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,27 +61,6 @@ static inline void tc_red_wait_free(tc_shm_comm_t *s, uint64_t k, uint64_t n, in
         seen[i] = tc_red_wait(s, tc_red_line(s, i, which), i, need,
                               "shm reduce: wait for a slot to be released", i);
     }
-}
-
-/* WF for slot k of the ring without waiting: true when every peer has
- * finished fragment k - slots (then tc_red_publish() will not wait). */
-static inline bool tc_red_free_now(tc_shm_comm_t *s, uint64_t k)
-{
-    const uint64_t n = (uint64_t)s->layout.rslots;
-    if (k < n)
-        return true;
-    const uint64_t need = k - n + 1;
-    for (int i = 0; i < s->p; i++) {
-        if (i == s->rank || s->seen_rdone[i] >= need)
-            continue;
-        /* acquire: pairs with the release of rdone in tc_red_finish(), as
-         * the wait in tc_red_wait_free() does. */
-        uint64_t v = tc_load_acquire_u64(tc_red_line(s, i, TC_SHM_RLINE_DONE));
-        if (v < need)
-            return false;
-        s->seen_rdone[i] = v;
-    }
-    return true;
 }
 
 /* D: this process is done with fragment k (every read of peers' slots for

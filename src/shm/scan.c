@@ -41,7 +41,7 @@
  * process's contribution, @p out its result; @p in_line: the inline lines
  * rather than the slots. */
 static void tc_scan_step(tc_shm_comm_t *s, uint64_t k, const char *own, char *out, size_t n,
-                         size_t len, const tc_redop_t *op, bool exclusive, bool in_line, bool defer)
+                         size_t len, const tc_redop_t *op, bool exclusive, bool in_line)
 {
     const int p = s->p, me = s->rank;
     const bool first = me == 0, last = me == p - 1;
@@ -70,9 +70,7 @@ static void tc_scan_step(tc_shm_comm_t *s, uint64_t k, const char *own, char *ou
             tc_redop_apply3(op, prev, own, mine, n);
         /* release: pairs with the acquire of the next process above. */
         tc_shm_publish(s, line, me, k + 1);
-        /* process 0 in place: already there; @p defer: tc_shm_scan() copies
-         * it out later */
-        if (!exclusive && !defer && !(first && out == own))
+        if (!exclusive && !(first && out == own)) /* process 0 in place: already there */
             memcpy(out, mine, len);
     } else if (!exclusive) {
         tc_redop_apply3(op, prev, own, out, n); /* out may be own (in place) */
@@ -80,16 +78,6 @@ static void tc_scan_step(tc_shm_comm_t *s, uint64_t k, const char *own, char *ou
     if (exclusive && !first)
         memcpy(out, prev, len); /* after the fold read own, which out may be */
     tc_red_finish(s, done, k);
-}
-
-/* Would fragment k's step start without waiting (a peek: the step's own
- * waits acquire as before)? The previous process's prefix is there (not
- * for process 0: @p first) and the slot is free. */
-static bool tc_scan_ready(tc_shm_comm_t *s, uint64_t k, bool first)
-{
-    if (!first && tc_load_relaxed_u64(tc_red_line(s, s->rank - 1, TC_SHM_RLINE_SEQ)) < k + 1)
-        return false;
-    return tc_red_free_now(s, k);
 }
 
 /* A message of at most one line (@p in_line) or one slot in ceil(log2 p)
@@ -219,7 +207,7 @@ tc_err_t tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_
         return TC_OK;
     }
     if (nbytes <= TC_SHM_INLINE_MAX) {
-        tc_scan_step(s, s->red_inline, own, out, nelem, nbytes, op, exclusive, true, false);
+        tc_scan_step(s, s->red_inline, own, out, nelem, nbytes, op, exclusive, true);
         s->red_inline++;
         return TC_OK;
     }
@@ -230,30 +218,10 @@ tc_err_t tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_
     if (f == 0)
         f = e;
     const uint64_t nfrag = (nbytes + f - 1) / f, base = s->red_frags;
-    /* Scan's copy of a prefix from this process's slot to its receive buffer
-     * is deferred (issue 13) until the next fragment's wait would block, or
-     * until the slot is about to be rewritten (slots fragments later): the
-     * prefix goes on to the next process first, and a process beside
-     * CPU-bound ones copies while it would otherwise sleep. The slot has one
-     * writer, this process, so the copy waits for nobody. */
-    const int me = s->rank;
-    const uint64_t slots = (uint64_t)s->layout.rslots;
-    const bool defer = !exclusive && me != s->p - 1 && !(me == 0 && out == own);
-    uint64_t copied = 0;
     for (uint64_t j = 0; j < nfrag; j++) {
         const size_t off = (size_t)j * f, len = tc_red_min(f, nbytes - off);
-        while (defer && copied < j &&
-               (copied + slots <= j || !tc_scan_ready(s, base + j, me == 0))) {
-            const size_t coff = (size_t)copied * f;
-            memcpy(out + coff, tc_red_contrib(s, me, base + copied), tc_red_min(f, nbytes - coff));
-            copied++;
-        }
         tc_scan_step(s, base + j, own + off, out ? out + off : NULL, len / e, len, op, exclusive,
-                     false, defer);
-    }
-    for (; defer && copied < nfrag; copied++) {
-        const size_t coff = (size_t)copied * f;
-        memcpy(out + coff, tc_red_contrib(s, me, base + copied), tc_red_min(f, nbytes - coff));
+                     false);
     }
     s->red_frags = base + nfrag;
     return TC_OK;
