@@ -102,16 +102,14 @@ static void tc_ag_blocks_free(tc_ag_io_state_t *st)
  * alltoall.c's direct path; a local choice, the protocol is the same). */
 typedef struct tc_ag_direct {
     const char *send; /* our block */
-    uintptr_t recv;
+    const void *recv;
     const int *displs; /* NULL: block j at j * count elements */
     MPI_Aint count, esize;
 } tc_ag_direct_t;
 
-/* Integer arithmetic: with MPI_BOTTOM the displacement is an address. */
 static inline char *tc_ag_direct_block(const tc_ag_direct_t *d, int j)
 {
-    const MPI_Aint at = d->displs ? (MPI_Aint)d->displs[j] : (MPI_Aint)j * d->count;
-    return (char *)(d->recv + (uintptr_t)(at * d->esize));
+    return tc_blocks_at(d->recv, d->displs, d->count, j, d->esize);
 }
 static void tc_ag_direct_put(void *state, int j, size_t off, char *dst, size_t n)
 {
@@ -125,8 +123,7 @@ static void tc_ag_direct_get(void *state, int j, size_t off, const char *src, si
 
 static int tc_ag_shm_direct(tc_ctx_t *ctx, const tc_ag_call_t *c, size_t esize)
 {
-    const tc_ag_direct_t d = {c->sendbuf, (uintptr_t)c->recvbuf, c->displs, c->recvcount,
-                              (MPI_Aint)esize};
+    const tc_ag_direct_t d = {c->sendbuf, c->recvbuf, c->displs, c->recvcount, (MPI_Aint)esize};
     const size_t mine = tc_ag_block_bytes(c, c->rank);
     const tc_shm_ag_io_t io = {tc_ag_direct_put, tc_ag_direct_get, (void *)(uintptr_t)&d};
     tc_shm_ag_sizes_t sz = {c->bytes, c->block, c->bytes ? 0 : c->block};

@@ -112,23 +112,15 @@ typedef struct tc_a2a_direct {
     int scount, rcount;
 } tc_a2a_direct_t;
 
-/* Integer arithmetic: with MPI_BOTTOM the displacement is an address. */
-static inline uintptr_t tc_a2a_direct_at(const void *buf, const int *displs, int count, int j,
-                                         size_t esize)
-{
-    const MPI_Aint d = displs ? (MPI_Aint)displs[j] : (MPI_Aint)j * count;
-    return (uintptr_t)buf + (uintptr_t)(d * (MPI_Aint)esize);
-}
 static void tc_a2a_direct_put(void *state, int j, size_t off, char *dst, size_t n)
 {
     const tc_a2a_direct_t *d = state;
-    memcpy(dst, (const char *)tc_a2a_direct_at(d->sbuf, d->sdispls, d->scount, j, d->ssize) + off,
-           n);
+    memcpy(dst, tc_blocks_at(d->sbuf, d->sdispls, d->scount, j, (MPI_Aint)d->ssize) + off, n);
 }
 static void tc_a2a_direct_get(void *state, int j, size_t off, const char *src, size_t n)
 {
     const tc_a2a_direct_t *d = state;
-    memcpy((char *)tc_a2a_direct_at(d->rbuf, d->rdispls, d->rcount, j, d->rsize) + off, src, n);
+    memcpy(tc_blocks_at(d->rbuf, d->rdispls, d->rcount, j, (MPI_Aint)d->rsize) + off, src, n);
 }
 
 static int tc_a2a_shm_direct(tc_ctx_t *ctx, const tc_a2a_call_t *c, size_t ssize, size_t rsize)
@@ -140,8 +132,8 @@ static int tc_a2a_shm_direct(tc_ctx_t *ctx, const tc_a2a_call_t *c, size_t ssize
     tc_err_t err = tc_shm_alltoall(ctx->shm, &sz, &io);
     const size_t mine = tc_a2a_rbytes(c, c->rank);
     if (err == TC_OK && !c->in_place && mine > 0)
-        memmove((char *)tc_a2a_direct_at(d.rbuf, d.rdispls, d.rcount, c->rank, rsize),
-                (const char *)tc_a2a_direct_at(d.sbuf, d.sdispls, d.scount, c->rank, ssize), mine);
+        memmove(tc_blocks_at(d.rbuf, d.rdispls, d.rcount, c->rank, (MPI_Aint)rsize),
+                tc_blocks_at(d.sbuf, d.sdispls, d.scount, c->rank, (MPI_Aint)ssize), mine);
     return err;
 }
 

@@ -77,12 +77,20 @@ static inline size_t tc_blocks_bytes(const tc_blocks_t *b, int j)
 {
     return (size_t)tc_blocks_count(b, j) * b->tsize;
 }
-/* Where block j starts (its first element's origin). Integer arithmetic: with
- * MPI_BOTTOM the displacement is an absolute address. */
+/* Where block j of a buffer starts: @p buf plus displs[j] (NULL: j * count)
+ * times @p extent bytes; also the direct paths' address of a block of a
+ * contiguous predefined type (allgather.c, alltoall.c, rooted.c). Integer
+ * arithmetic: with MPI_BOTTOM the displacement is an absolute address. */
+static inline char *tc_blocks_at(const void *buf, const int *displs, MPI_Aint count, int j,
+                                 MPI_Aint extent)
+{
+    const MPI_Aint d = displs ? (MPI_Aint)displs[j] : (MPI_Aint)j * count;
+    return (char *)((uintptr_t)buf + (uintptr_t)(d * extent));
+}
+/* Where block j of a block set starts (its first element's origin). */
 static inline char *tc_blocks_origin(const tc_blocks_t *b, int j)
 {
-    MPI_Aint d = b->displs ? (MPI_Aint)b->displs[j] : (MPI_Aint)j * b->count;
-    return (char *)((uintptr_t)b->buf + (uintptr_t)(d * b->extent));
+    return tc_blocks_at(b->buf, b->displs, b->count, j, b->extent);
 }
 /* CONTIG or STAGED: block j's bytes in one piece. */
 static inline const char *tc_blocks_data(const tc_blocks_t *b, int j)

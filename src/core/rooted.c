@@ -14,6 +14,20 @@
 
 #define TC_ROOTED_STACK_BLOCKS 64
 
+/* @p type's size in *size and in *contig whether it is a contiguous
+ * predefined type (the direct path, tc_rooted_shm_direct): one table lookup.
+ * MPI_SUCCESS, or non-zero for MPI_DATATYPE_NULL and invalid types. */
+static int tc_rooted_type(MPI_Datatype type, int *size, bool *contig)
+{
+    const tc_dt_entry_t *e = type == MPI_DATATYPE_NULL ? NULL : tc_datatype_known(type);
+    *contig = e && e->contig;
+    if (e) {
+        *size = e->size;
+        return MPI_SUCCESS;
+    }
+    return type == MPI_DATATYPE_NULL ? MPI_ERR_TYPE : PMPI_Type_size(type, size);
+}
+
 /* What is checked (docs/allgather.md): as for Allgather(v), plus the root
  * (tc_err(TC_ERR_ROOT)), MPI_IN_PLACE only at the root (tc_err(TC_ERR_BUFFER)), and the
  * root's side (a Gather's receive, a Scatter's send arguments) at the root only (they are
@@ -42,14 +56,8 @@ static int tc_rooted_check(tc_rooted_t *c, MPI_Comm comm, tc_ctx_t **cached, int
     if (!c->in_place) {
         if (c->one.count < 0)
             return tc_ctx_failf(comm, tc_err(TC_ERR_COUNT), c->fn, "negative %scount", on);
-        const tc_dt_entry_t *e =
-            c->one.type == MPI_DATATYPE_NULL ? NULL : tc_datatype_known(c->one.type);
-        if (e)
-            osize = e->size;
-        else if (c->one.type == MPI_DATATYPE_NULL ||
-                 tc_datatype_size(c->one.type, &osize) != MPI_SUCCESS)
+        if (tc_rooted_type(c->one.type, &osize, &c->direct) != MPI_SUCCESS)
             return tc_ctx_failf(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid %stype", on);
-        c->direct = e && e->contig;
         c->mine = (size_t)c->one.count * (size_t)osize;
     }
     c->total = c->mine * (size_t)c->size;
@@ -57,14 +65,10 @@ static int tc_rooted_check(tc_rooted_t *c, MPI_Comm comm, tc_ctx_t **cached, int
         return MPI_SUCCESS;
     if (!c->v && c->all.count < 0)
         return tc_ctx_failf(comm, tc_err(TC_ERR_COUNT), c->fn, "negative %scount", an);
-    const tc_dt_entry_t *e =
-        c->all.type == MPI_DATATYPE_NULL ? NULL : tc_datatype_known(c->all.type);
-    if (e)
-        asize = e->size;
-    else if (c->all.type == MPI_DATATYPE_NULL ||
-             tc_datatype_size(c->all.type, &asize) != MPI_SUCCESS)
+    bool all_contig;
+    if (tc_rooted_type(c->all.type, &asize, &all_contig) != MPI_SUCCESS)
         return tc_ctx_failf(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid %stype", an);
-    c->direct = c->direct && e && e->contig;
+    c->direct = c->direct && all_contig;
     c->all_esize = (size_t)asize;
     size_t own;
     if (c->v) {
@@ -204,16 +208,14 @@ uint64_t tc_rooted_largest(tc_ctx_t *ctx, const tc_rooted_t *c)
 
 typedef struct tc_rooted_direct {
     const char *one;   /* this process's block (not in place) */
-    uintptr_t all;     /* the root's buffer */
+    const void *all;   /* the root's buffer */
     const int *displs; /* v: block j at displs[j] elements, else at j * count */
     MPI_Aint count, esize;
 } tc_rooted_direct_t;
 
-/* Integer arithmetic: with MPI_BOTTOM the displacement is an address. */
 static inline char *tc_rooted_direct_block(const tc_rooted_direct_t *d, int j)
 {
-    const MPI_Aint at = d->displs ? (MPI_Aint)d->displs[j] : (MPI_Aint)j * d->count;
-    return (char *)(d->all + (uintptr_t)(at * d->esize));
+    return tc_blocks_at(d->all, d->displs, d->count, j, d->esize);
 }
 /* Our one block is the only one a process reads or writes on its side. */
 static void tc_rooted_direct_read_one(void *state, int j, size_t off, char *dst, size_t n)
@@ -237,9 +239,8 @@ static void tc_rooted_direct_write_all(void *state, int j, size_t off, const cha
 
 int tc_rooted_shm_direct(tc_ctx_t *ctx, const tc_rooted_t *c)
 {
-    const tc_rooted_direct_t d = {c->in_place ? NULL : (const char *)c->one.buf,
-                                  (uintptr_t)c->all.buf, c->all.displs, c->all.count,
-                                  (MPI_Aint)c->all_esize};
+    const tc_rooted_direct_t d = {c->in_place ? NULL : (const char *)c->one.buf, c->all.buf,
+                                  c->all.displs, c->all.count, (MPI_Aint)c->all_esize};
     const tc_shm_ag_sizes_t sz = tc_rooted_shm_sizes(ctx, c);
     if (c->to_root) {
         const tc_shm_ag_io_t io = {tc_rooted_direct_read_one, tc_rooted_direct_write_all,

@@ -321,6 +321,22 @@ static void run_case(tc_shm_comm_t *s, int kind, size_t n, int root, int in_plac
     free(want);
 }
 
+/* One message of @p n elements of @p kind at every root (--quick: 0 and the
+ * last) and as an Allreduce (root -1), in place and not; counts the cases and
+ * those that go up the tree. */
+static void run_roots(tc_shm_comm_t *s, int kind, size_t n, int quick, int *cases, int *tree_cases)
+{
+    for (int root = -1; root < np; root++) {
+        if (quick && root > 0 && root != np - 1)
+            continue;
+        for (int in_place = 0; in_place < 2; in_place++) {
+            run_case(s, kind, n, root, in_place);
+            (*cases)++;
+            *tree_cases += uses_tree(n * elem_size(kind), elem_size(kind));
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -412,15 +428,7 @@ int main(int argc, char **argv)
             for (size_t n = n1 - 1; n <= n1; n++) {
                 if (n <= 1 || n > max_n)
                     continue;
-                for (int root = -1; root < np; root++) {
-                    if (quick && root > 0 && root != np - 1)
-                        continue;
-                    for (int in_place = 0; in_place < 2; in_place++) {
-                        run_case(s, kind, n, root, in_place);
-                        cases++;
-                        tree_cases += uses_tree(n * elem_size(kind), elem_size(kind));
-                    }
-                }
+                run_roots(s, kind, n, quick, &cases, &tree_cases);
             }
         }
     }
@@ -431,15 +439,7 @@ int main(int argc, char **argv)
                 n /= 4; /* 16-byte elements */
             if (n > max_n)
                 continue;
-            for (int root = -1; root < np; root++) {
-                if (quick && root > 0 && root != np - 1)
-                    continue;
-                for (int in_place = 0; in_place < 2; in_place++) {
-                    run_case(s, kind, n, root, in_place);
-                    cases++;
-                    tree_cases += uses_tree(n * elem_size(kind), elem_size(kind));
-                }
-            }
+            run_roots(s, kind, n, quick, &cases, &tree_cases);
         }
     }
     /* A second opinion for the integer sum at one size. */
