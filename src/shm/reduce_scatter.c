@@ -146,7 +146,18 @@ tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recv
     if (f == 0)
         f = e;
     const uint64_t nfrag = (nbytes + f - 1) / f;
-    uint64_t ahead = TC_RED_LOOKAHEAD;
+    /* How far publishing runs ahead of folding. A process's own part is a
+     * run of consecutive fragments that it publishes without a copy; with
+     * the Allreduce's short lookahead it would fold that run before copying
+     * the later parts the others wait for, and the processes would take
+     * turns (on two processes: one copies while the other folds, then the
+     * other way round). When the whole message fits in the ring, nobody
+     * ever waits for a slot: publish as far as the ring allows, so every
+     * process copies the others' parts first and all fold together
+     * (np 2, 64 KiB blocks: 12.7 -> 9.5 us). Larger messages keep the short
+     * lookahead, which keeps a fragment in cache between its copy and its
+     * folds (running ahead there doubled the time at 1 MiB blocks). */
+    uint64_t ahead = nfrag <= slots ? slots - 1 : TC_RED_LOOKAHEAD;
     if (ahead > slots - 1)
         ahead = slots - 1;
     const uint64_t base = s->red_frags;
