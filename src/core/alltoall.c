@@ -553,7 +553,7 @@ static inline bool tc_a2a_fast(const void *sendbuf, int sendcount, MPI_Datatype 
     const size_t m = (size_t)recvcount * (size_t)re->size;
     const char *sbuf = recvbuf;
     if (sendbuf != MPI_IN_PLACE) {
-        const tc_dt_entry_t *se = tc_datatype_known(sendtype);
+        const tc_dt_entry_t *se = sendtype == recvtype ? re : tc_datatype_known(sendtype);
         if (sendcount < 0 || !se || !se->contig || (size_t)sendcount * (size_t)se->size != m ||
             sendbuf == recvbuf)
             return false;

@@ -96,7 +96,7 @@ size_t tc_shm_a2a_slot(const tc_shm_comm_t *s)
     if (s->p < 2)
         return 0;
     const size_t bank_span = (size_t)(s->layout.S / s->layout.q) * s->layout.f;
-    return bank_span / (size_t)(s->p - 1) / s->layout.line * s->layout.line;
+    return (bank_span / (size_t)(s->p - 1)) & ~(s->layout.line - 1); /* a power of two */
 }
 
 /* Alltoall, every block of this process in its inline lines (m bytes each,
@@ -207,11 +207,62 @@ static void tc_shm_a2a_inline_contig(tc_shm_comm_t *s, const char *sbuf, char *r
     tc_shm_a2a_done(s, u);
 }
 
+/* tc_shm_alltoall_contig() of two processes: one block each way, in the
+ * ready line's payload (m <= TC_SHM_INLINE_MAX) or at slot 0 of the bank
+ * (the slot is the whole bank: never too small), so no loop over the
+ * destinations, the sources or the slot indices (issue 19). The same bank
+ * uses, lines and sequence numbers. */
+static void tc_shm_a2a_pair(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size_t m)
+{
+    const int me = s->rank, peer = 1 - me, q = s->layout.q;
+    const bool inl = m <= TC_SHM_INLINE_MAX;
+    const size_t bank_span = inl ? 0 : (size_t)(s->layout.S / q) * s->layout.f;
+    const size_t w = inl ? m : tc_shm_a2a_slot(s);
+    const char *out = sbuf + (size_t)peer * m;
+    char *in = rbuf + (size_t)peer * m;
+    for (size_t done = 0; done < m; done += w) {
+        const size_t n = tc_shm_a2a_min(m - done, w);
+        const uint64_t u = s->uses;
+        const int bank = (int)(u % (uint64_t)q);
+        const uint64_t seq = s->bank_frags[bank] + 1;
+        /* WS of tc_shm_a2a_wait_bank_free(), one peer. */
+        if (u >= (uint64_t)q && s->seen_done[peer] < u - (uint64_t)q + 1)
+            /* acquire: pairs with the publication of done (A) in
+             * tc_shm_a2a_done() or the other protocols' of the peer. */
+            s->seen_done[peer] =
+                tc_shm_wait_ge(s, tc_shm_done(s, peer), peer, u - (uint64_t)q + 1,
+                               "shm alltoall: wait for a bank to be released", peer);
+        tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
+        tc_shm_a2a_copy(inl ? (char *)(line + 1) : tc_shm_queue(s, me) + (size_t)bank * bank_span,
+                        out + done, n, false);
+        /* release (seq_cst): pairs with the acquire below in the peer;
+         * publishes the payload or the slot written just above. */
+        tc_shm_publish(s, line, me, seq);
+        tc_atomic_u64_t *theirs = tc_shm_ready(s, peer, bank);
+        /* acquire: pairs with the publication above in the peer. */
+        tc_shm_wait_ge(s, theirs, peer, seq,
+                       inl ? "shm alltoall: wait for a block" : "shm alltoall: wait for a chunk",
+                       peer);
+        tc_shm_a2a_copy(in + done,
+                        inl ? (const char *)(theirs + 1)
+                            : tc_shm_queue(s, peer) + (size_t)bank * bank_span,
+                        n, false);
+        s->bank_frags[bank] = seq;
+        tc_shm_a2a_done(s, u);
+    }
+    if (sbuf != rbuf)
+        tc_shm_a2a_copy(rbuf + (size_t)me * m, sbuf + (size_t)me * m, m, true);
+}
+
 tc_err_t tc_shm_alltoall_contig(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size_t m)
 {
     const int p = s->p, me = s->rank;
     if (p < 2 || m == 0)
         return TC_OK; /* as tc_shm_alltoall() */
+    if (p == 2) {
+        tc_shm_a2a_pair(s, sbuf, rbuf, m);
+        return TC_OK;
+    }
     if (m <= TC_SHM_INLINE_MAX / (size_t)(p - 1)) {
         tc_shm_a2a_inline_contig(s, sbuf, rbuf, m);
         if (sbuf != rbuf)
@@ -223,9 +274,9 @@ tc_err_t tc_shm_alltoall_contig(tc_shm_comm_t *s, const char *sbuf, char *rbuf, 
         return tc_err(TC_ERR_NOTSUP); /* p and the layout are the same everywhere */
     const int q = s->layout.q;
     const size_t bank_span = (size_t)(s->layout.S / q) * s->layout.f;
-    const uint64_t nuses = (m + w - 1) / w;
-    for (uint64_t k = 0; k < nuses; k++) {
-        const size_t done = (size_t)k * w, n = tc_shm_a2a_min(m - done, w);
+    /* ceil(m / w) bank uses, as tc_shm_alltoall()'s */
+    for (size_t done = 0; done < m; done += w) {
+        const size_t n = tc_shm_a2a_min(m - done, w);
         const uint64_t u = s->uses;
         const int bank = (int)(u % (uint64_t)q);
         const uint64_t base = s->bank_frags[bank];
