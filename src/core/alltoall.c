@@ -11,7 +11,9 @@
  * Through the segment (shm/alltoall.c): every process copies its p - 1
  * outgoing blocks into its own slots, one notification per bank use, and
  * copies its block out of every other process's slots. Contiguous predefined
- * types on both sides skip the block sets (tc_a2a_shm_direct).
+ * types on both sides skip the block sets (tc_a2a_shm_direct); an Alltoall
+ * of them below the race's threshold is recognised before anything else is
+ * set up (tc_a2a_fast) and goes straight to tc_shm_alltoall_contig.
  *
  * Across nodes (hier/hier_alltoall.c): an Alltoall of small blocks and
  * every Alltoallv go through the node leaders, on the blocks as bytes

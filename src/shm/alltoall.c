@@ -35,6 +35,11 @@
  * the blocks ride in the writer's ready line, back to back in slot order
  * (tc_shm_a2a_inline() is written for its inline lines, inline_lines.h, but
  * takes one line: more did not pay, see tc_shm_alltoall()).
+ *
+ * An Alltoall whose blocks lie back to back in both buffers (contiguous
+ * predefined types) takes tc_shm_alltoall_contig(): the same bank uses,
+ * lines and sequence numbers, without the io callbacks, and at p = 2 without
+ * any loop over peers (tc_shm_a2a_pair). Processes on either function meet.
  */
 #include "alltoall.h"
 
