@@ -11,7 +11,9 @@
  * Through the segment (shm/alltoall.c): every process copies its p - 1
  * outgoing blocks into its own slots, one notification per bank use, and
  * copies its block out of every other process's slots. Contiguous predefined
- * types on both sides skip the block sets (tc_a2a_shm_direct).
+ * types on both sides skip the block sets (tc_a2a_shm_direct); an Alltoall
+ * of them below the race's threshold is recognised before anything else is
+ * set up (tc_a2a_fast) and goes straight to tc_shm_alltoall_contig.
  *
  * Across nodes (hier/hier_alltoall.c): an Alltoall of small blocks and
  * every Alltoallv go through the node leaders, on the blocks as bytes
@@ -57,6 +59,8 @@ typedef struct tc_a2a_call {
     size_t *sbytes, *rbytes; /* Alltoallv: bytes to / from process j */
     size_t total;            /* bytes this process receives (Alltoall: the same everywhere) */
     int rank, size;
+    int ssize, rsize; /* the types' sizes (in place: both recvtype's) */
+    bool direct;      /* contiguous predefined types on both sides (in place: recvtype) */
 } tc_a2a_call_t;
 
 static inline size_t tc_a2a_sbytes(const tc_a2a_call_t *c, int j)
@@ -123,8 +127,14 @@ static void tc_a2a_direct_get(void *state, int j, size_t off, const char *src, s
     memcpy(tc_blocks_at(d->rbuf, d->rdispls, d->rcount, j, (MPI_Aint)d->rsize) + off, src, n);
 }
 
-static int tc_a2a_shm_direct(tc_ctx_t *ctx, const tc_a2a_call_t *c, size_t ssize, size_t rsize)
+static int tc_a2a_shm_direct(tc_ctx_t *ctx, const tc_a2a_call_t *c)
 {
+    /* Alltoall: block j at j * block bytes of either buffer (in place the
+     * same buffer), so the segment takes the buffers themselves, its own
+     * block included (tc_shm_alltoall_contig: no io callbacks). */
+    if (!c->v)
+        return tc_shm_alltoall_contig(ctx->shm, c->sendbuf, c->recvbuf, c->block);
+    const size_t ssize = (size_t)c->ssize, rsize = (size_t)c->rsize;
     tc_a2a_direct_t d = {c->sendbuf, c->recvbuf, c->sdispls,   c->rdispls,
                          ssize,      rsize,      c->sendcount, c->recvcount};
     const tc_shm_ag_io_t io = {tc_a2a_direct_put, tc_a2a_direct_get, &d};
@@ -140,9 +150,8 @@ static int tc_a2a_shm_direct(tc_ctx_t *ctx, const tc_a2a_call_t *c, size_t ssize
 /* Through the segment (one segment spans the communicator). */
 static int tc_a2a_shm(tc_ctx_t *ctx, const tc_a2a_call_t *c)
 {
-    const tc_dt_entry_t *se = tc_datatype_known(c->sendtype), *re = tc_datatype_known(c->recvtype);
-    if (se && re && se->contig && re->contig)
-        return tc_a2a_shm_direct(ctx, c, (size_t)se->size, (size_t)re->size);
+    if (c->direct)
+        return tc_a2a_shm_direct(ctx, c);
     tc_a2a_io_state_t st;
     const size_t mine = tc_a2a_rbytes(c, c->rank);
     int rc = tc_a2a_blocks(&st, c, 0, 0, ctx->priv);
@@ -321,6 +330,21 @@ static int tc_a2a_hier_v(const tc_a2a_call_t *c, const tc_hier_a2a_plan_t *pl, M
 /* Block sizes of at most this many processes live on the stack. */
 #define TC_A2A_STACK_BLOCKS 64
 
+/* MPI_Type_size of @p dt (not MPI_DATATYPE_NULL), and whether it is a
+ * contiguous predefined type: one probe of the table (base/datatype.h), the
+ * MPI only for a derived type. */
+static inline int tc_a2a_type(MPI_Datatype dt, int *size, bool *contig)
+{
+    const tc_dt_entry_t *e = tc_datatype_known(dt);
+    if (e) {
+        *size = e->size;
+        *contig = e->contig;
+        return MPI_SUCCESS;
+    }
+    *contig = false;
+    return PMPI_Type_size(dt, size);
+}
+
 /* Everything that is checked, before anything moves (docs/alltoall.md): the
  * communicator; unless MPI_IN_PLACE, sendcount or every sendcounts[j] >= 0,
  * sendcounts and sdispls not NULL, a valid sendtype; recvcount or every
@@ -334,6 +358,7 @@ static int tc_a2a_check(tc_a2a_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int 
                         size_t *stack_bytes)
 {
     int ssize = 0, rsize = 0;
+    bool scontig = false, rcontig = false;
     int rc_enter = tc_ctx_enter(comm, c->fn, cached, inter);
     if (rc_enter != MPI_SUCCESS)
         return rc_enter;
@@ -345,17 +370,25 @@ static int tc_a2a_check(tc_a2a_call_t *c, MPI_Comm comm, tc_ctx_t **cached, int 
         if (c->v && (!c->sendcounts || !c->sdispls))
             return tc_ctx_fail(comm, tc_err(TC_ERR_ARG), c->fn, "sendcounts or sdispls is NULL");
         if (c->sendtype == MPI_DATATYPE_NULL ||
-            tc_datatype_size(c->sendtype, &ssize) != MPI_SUCCESS)
+            tc_a2a_type(c->sendtype, &ssize, &scontig) != MPI_SUCCESS)
             return tc_ctx_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid sendtype");
     }
     if (!c->v && c->recvcount < 0)
         return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), c->fn, "negative recvcount");
     if (c->v && (!c->recvcounts || !c->rdispls))
         return tc_ctx_fail(comm, tc_err(TC_ERR_ARG), c->fn, "recvcounts or rdispls is NULL");
-    if (c->recvtype == MPI_DATATYPE_NULL || tc_datatype_size(c->recvtype, &rsize) != MPI_SUCCESS)
+    if (c->recvtype == MPI_DATATYPE_NULL ||
+        tc_a2a_type(c->recvtype, &rsize, &rcontig) != MPI_SUCCESS)
         return tc_ctx_fail(comm, tc_err(TC_ERR_TYPE), c->fn, "invalid recvtype");
     if (*inter)
         return MPI_SUCCESS; /* the MPI's own, unchanged */
+    if (c->in_place) {
+        ssize = rsize; /* the send side is the receive buffer's blocks */
+        scontig = rcontig;
+    }
+    c->ssize = ssize;
+    c->rsize = rsize;
+    c->direct = scontig && rcontig;
     tc_ctx_rank_size(ctx, comm, &c->rank, &c->size);
     const int p = c->size;
     size_t mine_send, mine_recv;
@@ -423,8 +456,10 @@ static __attribute__((noinline)) int tc_a2a_dispatch(tc_ctx_t *ctx, tc_a2a_call_
          * own blocks, and all must decide alike. */
         tc_race_call_t race;
         tc_race_impl_t impl = TC_RACE_TC;
-        race.raced = false;
-        if (!c->v && (rc = tc_race_begin(&ctx->race, ctx->shm, ctx->priv, c->op, c->total, true,
+        /* A call below the agreed threshold (tc_race_begin's own test, agreed
+         * values only) skips the race's bookkeeping altogether. */
+        const bool raced = !c->v && ctx->race.min != 0 && c->total >= ctx->race.min;
+        if (raced && (rc = tc_race_begin(&ctx->race, ctx->shm, ctx->priv, c->op, c->total, true,
                                          &race, &impl)) != MPI_SUCCESS)
             return rc;
         if (impl == TC_RACE_PMPI) {
@@ -446,7 +481,7 @@ static __attribute__((noinline)) int tc_a2a_dispatch(tc_ctx_t *ctx, tc_a2a_call_
                 tc_stats_count(c->op, TC_PATH_SHM);
             }
         }
-        if (!c->v)
+        if (raced)
             tc_race_end(&ctx->race, &race);
         return rc;
     }
@@ -494,8 +529,54 @@ static int tc_a2a_run(tc_a2a_call_t *c, MPI_Comm comm)
     return rc;
 }
 
-int TC_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+/* The common Alltoall, recognised before any call descriptor is built
+ * (issue 19: at np 2 and 4 bytes a block, the descriptor, the checks'
+ * general form and the dispatch cost more than moving the blocks): a cached
+ * context of an intracommunicator that one segment spans, more than one
+ * process, contiguous predefined types of one block size on both sides (or
+ * MPI_IN_PLACE), non-empty blocks below the race's threshold (tc_race_begin's
+ * own test: agreed values only), no trace log. Each of these is what
+ * tc_a2a_check() and tc_a2a_dispatch() would find, so such a call takes the
+ * path they would give it (tc_shm_alltoall_contig, stats key shm), having
+ * passed their checks. Anything else, every bad argument included, returns
+ * false with nothing moved, and the general path checks and reports it. */
+static inline bool tc_a2a_fast(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (comm == MPI_COMM_NULL)
+        return false;
+    const tc_ctx_t *ctx = tc_ctx_lookup(comm);
+    if (!ctx || ctx->is_inter || ctx->bcast_path != TC_PATH_SHM || ctx->size < 2 ||
+        recvcount <= 0 || tc_log_level >= TC_LOG_TRACE)
+        return false;
+    const tc_dt_entry_t *re = tc_datatype_known(recvtype);
+    if (!re || !re->contig)
+        return false;
+    const size_t m = (size_t)recvcount * (size_t)re->size;
+    const char *sbuf = recvbuf;
+    if (sendbuf != MPI_IN_PLACE) {
+        const tc_dt_entry_t *se = sendtype == recvtype ? re : tc_datatype_known(sendtype);
+        if (sendcount < 0 || !se || !se->contig || (size_t)sendcount * (size_t)se->size != m ||
+            sendbuf == recvbuf)
+            return false;
+        sbuf = sendbuf;
+    }
+    if (m == 0 || (ctx->race.min != 0 && m * (size_t)ctx->size >= ctx->race.min))
+        return false;
+    /* TC_ERR_NOTSUP (a bank too small, the same everywhere): nothing moved,
+     * the general path falls back. */
+    if (tc_shm_alltoall_contig(ctx->shm, sbuf, recvbuf, m) != TC_OK)
+        return false;
+    tc_stats_count(TC_OP_ALLTOALL, TC_PATH_SHM);
+    return true;
+}
+
+/* Every other Alltoall: out of line, so that the fast path builds no frame
+ * for the call descriptor. */
+static __attribute__((noinline)) int tc_a2a_alltoall(const void *sendbuf, int sendcount,
+                                                     MPI_Datatype sendtype, void *recvbuf,
+                                                     int recvcount, MPI_Datatype recvtype,
+                                                     MPI_Comm comm)
 {
     tc_a2a_call_t c = {.fn = "TC_Alltoall",
                        .op = TC_OP_ALLTOALL,
@@ -506,6 +587,14 @@ int TC_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                        .recvcount = recvcount,
                        .recvtype = recvtype};
     return tc_a2a_run(&c, comm);
+}
+
+int TC_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (tc_a2a_fast(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+        return MPI_SUCCESS;
+    return tc_a2a_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 int TC_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

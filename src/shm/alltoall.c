@@ -35,6 +35,11 @@
  * the blocks ride in the writer's ready line, back to back in slot order
  * (tc_shm_a2a_inline() is written for its inline lines, inline_lines.h, but
  * takes one line: more did not pay, see tc_shm_alltoall()).
+ *
+ * An Alltoall whose blocks lie back to back in both buffers (contiguous
+ * predefined types) takes tc_shm_alltoall_contig(): the same bank uses,
+ * lines and sequence numbers, without the io callbacks, and at p = 2 without
+ * any loop over peers (tc_shm_a2a_pair). Processes on either function meet.
  */
 #include "alltoall.h"
 
@@ -47,7 +52,7 @@
 /* WS: every process has finished bank use u - q, so nobody still reads the
  * slots or ready lines of bank u % q that we are about to write. (The same
  * wait as allgather.c's.) */
-static void tc_shm_a2a_wait_bank_free(tc_shm_comm_t *s, uint64_t u)
+static inline void tc_shm_a2a_wait_bank_free(tc_shm_comm_t *s, uint64_t u)
 {
     const int q = s->layout.q;
     if (u < (uint64_t)q)
@@ -96,7 +101,7 @@ size_t tc_shm_a2a_slot(const tc_shm_comm_t *s)
     if (s->p < 2)
         return 0;
     const size_t bank_span = (size_t)(s->layout.S / s->layout.q) * s->layout.f;
-    return bank_span / (size_t)(s->p - 1) / s->layout.line * s->layout.line;
+    return (bank_span / (size_t)(s->p - 1)) & ~(s->layout.line - 1); /* a power of two */
 }
 
 /* Alltoall, every block of this process in its inline lines (m bytes each,
@@ -125,6 +130,188 @@ static void tc_shm_a2a_inline(tc_shm_comm_t *s, size_t m, const tc_shm_ag_io_t *
     }
     s->bank_frags[bank] = seq;
     tc_shm_a2a_done(s, u);
+}
+
+/* @p n bytes from @p src to @p dst. Up to 64 bytes (the blocks of a small
+ * Alltoall) every byte is loaded before any is stored: the first and the
+ * last k bytes (k = 1, 4, 8, 16 or 32, the two ranges overlapping when
+ * n < 2k), fixed-size moves the compiler makes inline, instead of a call to
+ * memcpy (issue 19: at np 2 the three copies of a call through memcpy cost
+ * about 35 instructions of the 64-byte call's 520). Longer: memmove when
+ * @p may_overlap, else memcpy. */
+static inline void tc_shm_a2a_copy(char *dst, const char *src, size_t n, bool may_overlap)
+{
+    if (n <= 16) {
+        if (n >= 8) {
+            uint64_t a, b;
+            memcpy(&a, src, 8);
+            memcpy(&b, src + n - 8, 8);
+            memcpy(dst, &a, 8);
+            memcpy(dst + n - 8, &b, 8);
+        } else if (n >= 4) {
+            uint32_t a, b;
+            memcpy(&a, src, 4);
+            memcpy(&b, src + n - 4, 4);
+            memcpy(dst, &a, 4);
+            memcpy(dst + n - 4, &b, 4);
+        } else if (n > 0) {
+            const char a = src[0], b = src[n / 2], c = src[n - 1];
+            dst[0] = a;
+            dst[n / 2] = b;
+            dst[n - 1] = c;
+        }
+    } else if (n <= 32) {
+        char a[16], b[16];
+        memcpy(a, src, 16);
+        memcpy(b, src + n - 16, 16);
+        memcpy(dst, a, 16);
+        memcpy(dst + n - 16, b, 16);
+    } else if (n <= 64) {
+        char a[32], b[32];
+        memcpy(a, src, 32);
+        memcpy(b, src + n - 32, 32);
+        memcpy(dst, a, 32);
+        memcpy(dst + n - 32, b, 32);
+    } else if (may_overlap) {
+        memmove(dst, src, n);
+    } else {
+        memcpy(dst, src, n);
+    }
+}
+
+/* tc_shm_a2a_inline() for blocks at sbuf + j m and rbuf + j m: the blocks to
+ * 0..me-1 and to me+1..p-1 are two runs of the send buffer and of the line
+ * (slot order, tc_shm_a2a_index), so two copies put them all; the same bank
+ * use, line and sequence number. */
+static void tc_shm_a2a_inline_contig(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size_t m)
+{
+    const int p = s->p, me = s->rank;
+    const uint64_t u = s->uses;
+    const int bank = (int)(u % (uint64_t)s->layout.q);
+    const uint64_t seq = s->bank_frags[bank] + 1;
+    const size_t below = (size_t)me * m, all = (size_t)(p - 1) * m;
+    tc_shm_a2a_wait_bank_free(s, u);
+    tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
+    char *payload = (char *)(line + 1); /* tc_shm_inline_payload(s, me, bank, 0) */
+    tc_shm_a2a_copy(payload, sbuf, below, false);
+    tc_shm_a2a_copy(payload + below, sbuf + below + m, all - below, false);
+    /* release (seq_cst): pairs with the acquire below in the readers (and
+     * with tc_shm_inline_wait()'s, as tc_shm_inline_publish() of one line);
+     * publishes the payload written just above. */
+    tc_shm_publish(s, line, me, seq);
+    for (int d = 1, i = me + 1; d < p; d++, i++) {
+        if (i == p)
+            i = 0;
+        tc_atomic_u64_t *theirs = tc_shm_ready(s, i, bank);
+        /* acquire: pairs with the publication above in process i. */
+        tc_shm_wait_ge(s, theirs, i, seq, "shm alltoall: wait for a block", i);
+        tc_shm_a2a_copy(rbuf + (size_t)i * m,
+                        (const char *)(theirs + 1) + (size_t)tc_shm_a2a_index(i, me) * m, m, false);
+    }
+    s->bank_frags[bank] = seq;
+    tc_shm_a2a_done(s, u);
+}
+
+/* tc_shm_alltoall_contig() of two processes: one block each way, in the
+ * ready line's payload (m <= TC_SHM_INLINE_MAX) or at slot 0 of the bank
+ * (the slot is the whole bank: never too small), so no loop over the
+ * destinations, the sources or the slot indices (issue 19). The same bank
+ * uses, lines and sequence numbers. */
+static void tc_shm_a2a_pair(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size_t m)
+{
+    const int me = s->rank, peer = 1 - me, q = s->layout.q;
+    const bool inl = m <= TC_SHM_INLINE_MAX;
+    const size_t bank_span = inl ? 0 : (size_t)(s->layout.S / q) * s->layout.f;
+    const size_t w = inl ? m : tc_shm_a2a_slot(s);
+    const char *out = sbuf + (size_t)peer * m;
+    char *in = rbuf + (size_t)peer * m;
+    for (size_t done = 0; done < m; done += w) {
+        const size_t n = tc_shm_a2a_min(m - done, w);
+        const uint64_t u = s->uses;
+        const int bank = (int)(u % (uint64_t)q);
+        const uint64_t seq = s->bank_frags[bank] + 1;
+        /* WS of tc_shm_a2a_wait_bank_free(), one peer. */
+        if (u >= (uint64_t)q && s->seen_done[peer] < u - (uint64_t)q + 1)
+            /* acquire: pairs with the publication of done (A) in
+             * tc_shm_a2a_done() or the other protocols' of the peer. */
+            s->seen_done[peer] =
+                tc_shm_wait_ge(s, tc_shm_done(s, peer), peer, u - (uint64_t)q + 1,
+                               "shm alltoall: wait for a bank to be released", peer);
+        tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
+        tc_shm_a2a_copy(inl ? (char *)(line + 1) : tc_shm_queue(s, me) + (size_t)bank * bank_span,
+                        out + done, n, false);
+        /* release (seq_cst): pairs with the acquire below in the peer;
+         * publishes the payload or the slot written just above. */
+        tc_shm_publish(s, line, me, seq);
+        tc_atomic_u64_t *theirs = tc_shm_ready(s, peer, bank);
+        /* acquire: pairs with the publication above in the peer. */
+        tc_shm_wait_ge(s, theirs, peer, seq,
+                       inl ? "shm alltoall: wait for a block" : "shm alltoall: wait for a chunk",
+                       peer);
+        tc_shm_a2a_copy(in + done,
+                        inl ? (const char *)(theirs + 1)
+                            : tc_shm_queue(s, peer) + (size_t)bank * bank_span,
+                        n, false);
+        s->bank_frags[bank] = seq;
+        tc_shm_a2a_done(s, u);
+    }
+    if (sbuf != rbuf)
+        tc_shm_a2a_copy(rbuf + (size_t)me * m, sbuf + (size_t)me * m, m, true);
+}
+
+tc_err_t tc_shm_alltoall_contig(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size_t m)
+{
+    const int p = s->p, me = s->rank;
+    if (p < 2 || m == 0)
+        return TC_OK; /* as tc_shm_alltoall() */
+    if (p == 2) {
+        tc_shm_a2a_pair(s, sbuf, rbuf, m);
+        return TC_OK;
+    }
+    if (m <= TC_SHM_INLINE_MAX / (size_t)(p - 1)) {
+        tc_shm_a2a_inline_contig(s, sbuf, rbuf, m);
+        if (sbuf != rbuf)
+            tc_shm_a2a_copy(rbuf + (size_t)me * m, sbuf + (size_t)me * m, m, true);
+        return TC_OK;
+    }
+    const size_t w = tc_shm_a2a_slot(s);
+    if (w == 0)
+        return tc_err(TC_ERR_NOTSUP); /* p and the layout are the same everywhere */
+    const int q = s->layout.q;
+    const size_t bank_span = (size_t)(s->layout.S / q) * s->layout.f;
+    /* ceil(m / w) bank uses, as tc_shm_alltoall()'s */
+    for (size_t done = 0; done < m; done += w) {
+        const size_t n = tc_shm_a2a_min(m - done, w);
+        const uint64_t u = s->uses;
+        const int bank = (int)(u % (uint64_t)q);
+        const uint64_t base = s->bank_frags[bank];
+        tc_shm_a2a_wait_bank_free(s, u);
+        char *slots = tc_shm_queue(s, me) + (size_t)bank * bank_span;
+        for (int j = 0; j < p; j++)
+            if (j != me)
+                tc_shm_a2a_copy(slots + (size_t)tc_shm_a2a_index(me, j) * w,
+                                sbuf + (size_t)j * m + done, n, false);
+        tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
+        /* release (seq_cst): pairs with the acquire below in the readers;
+         * publishes the slots written above. */
+        tc_shm_publish(s, line, me, base + 1);
+        for (int d = 1, i = me + 1; d < p; d++, i++) {
+            if (i == p)
+                i = 0;
+            /* acquire: pairs with the publication above in process i. */
+            tc_shm_wait_ge(s, tc_shm_ready(s, i, bank), i, base + 1,
+                           "shm alltoall: wait for a chunk", i);
+            tc_shm_a2a_copy(rbuf + (size_t)i * m + done,
+                            tc_shm_queue(s, i) + (size_t)bank * bank_span +
+                                (size_t)tc_shm_a2a_index(i, me) * w,
+                            n, false);
+        }
+        s->bank_frags[bank] = base + 1;
+        tc_shm_a2a_done(s, u);
+    }
+    if (sbuf != rbuf)
+        tc_shm_a2a_copy(rbuf + (size_t)me * m, sbuf + (size_t)me * m, m, true);
+    return TC_OK;
 }
 
 tc_err_t tc_shm_alltoall(tc_shm_comm_t *s, const tc_shm_a2a_sizes_t *sz, const tc_shm_ag_io_t *io)

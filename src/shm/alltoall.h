@@ -34,6 +34,16 @@ typedef struct tc_shm_a2a_sizes {
  * cannot hold one cache line per destination. */
 tc_err_t tc_shm_alltoall(tc_shm_comm_t *s, const tc_shm_a2a_sizes_t *sz, const tc_shm_ag_io_t *io);
 
+/* tc_shm_alltoall() of an Alltoall whose blocks lie back to back in both
+ * buffers: block j of @p m bytes at @p sbuf + j m (out) and @p rbuf + j m
+ * (in; @p sbuf == @p rbuf for MPI_IN_PLACE). The same bank uses, lines and
+ * sequence numbers as tc_shm_alltoall() with sz->uniform = @p m, so it meets
+ * a process that calls that one (another datatype of the same signature);
+ * no io callbacks, short blocks copied inline. Moves this process's own
+ * block too, unless @p sbuf == @p rbuf (in place), and only on success;
+ * returns TC_OK or TC_ERR_NOTSUP as tc_shm_alltoall(). */
+tc_err_t tc_shm_alltoall_contig(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size_t m);
+
 /* Bytes of one block moved per bank use: a bank split into p - 1 slots of
  * whole cache lines (0: not possible, or p < 2). For the model: uses =
  * ceil(block / slot). */

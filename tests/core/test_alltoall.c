@@ -26,7 +26,8 @@
  * (Alltoallv only, blocks around TC_HIER_A2A_AGGREGATE: the aggregation
  * across nodes, where one call mixes blocks through the node leaders and
  * blocks sent straight); --inline 1 (only blocks around the inline lines'
- * boundaries: run_inline).
+ * boundaries: run_inline; predefined types at a few elements per block:
+ * run_small).
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -404,6 +405,105 @@ static void run_inline(MPI_Comm comm, const char *cname)
     free(ag);
 }
 
+/* Byte b of element e of the block from @p i to @p j in case @p cid: never
+ * the sentinel. */
+static char small_byte(uint64_t cid, int i, int j, int e, int b)
+{
+    char v =
+        (char)tt_kind_mix(cid, (uint64_t)i * 4096 + (uint64_t)j, (uint64_t)e * 64 + (uint64_t)b);
+    return v == (char)TT_SENTINEL ? (char)(v ^ 1) : v;
+}
+
+/* Alltoall of predefined types at 1, 2, 3 and 16 elements per block and of
+ * MPI_BYTE at 1 to 17 bytes and around the inline line's share and the
+ * slot's first line: the segment's path for contiguous blocks
+ * (tc_shm_alltoall_contig, its short copies of 1-3, 4-7, 8-16 and more
+ * bytes), in place or not, against locally computed bytes. In every other
+ * case the odd ranks receive (in place: hold) their blocks with a derived
+ * type of the same signature, the predefined one resized to twice its
+ * extent (the block sets' path), so one call mixes both paths; the holes
+ * and the bytes after the last block keep the sentinel. */
+static void run_small(MPI_Comm comm, const char *cname)
+{
+    int rank, p;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    const MPI_Datatype types[] = {MPI_BYTE,  MPI_CHAR,   MPI_SHORT,     MPI_INT,
+                                  MPI_FLOAT, MPI_DOUBLE, MPI_LONG_LONG, MPI_C_DOUBLE_COMPLEX};
+    const int ntypes = (int)(sizeof types / sizeof types[0]);
+    const int inl = p > 1 ? 56 / (p - 1) : 56;
+    int counts[40], nc = 0;
+    uint64_t cid = 500000;
+    for (int t = 0; t < ntypes; t++) {
+        int tsize;
+        MPI_Type_size(types[t], &tsize);
+        nc = 0;
+        if (t == 0) {
+            for (int n = 1; n <= 17; n++)
+                counts[nc++] = n;
+            const int more[] = {24, inl - 1, inl, inl + 1, 57, 64, 65, 130};
+            for (int k = 0; k < 8; k++)
+                if (more[k] > 17)
+                    counts[nc++] = more[k];
+        } else {
+            const int few[] = {1, 2, 3, 16};
+            for (int k = 0; k < 4; k++)
+                counts[nc++] = few[k];
+        }
+        MPI_Datatype wide;
+        MPI_Type_create_resized(types[t], 0, 2 * (MPI_Aint)tsize, &wide);
+        MPI_Type_commit(&wide);
+        for (int ci = 0; ci < nc; ci++)
+            for (int mode = 0; mode < 4; mode++, cid++) {
+                const int n = counts[ci], in_place = mode & 1, mixed = mode >> 1;
+                const int rwide = mixed && rank % 2 == 1;
+                const size_t rext = (size_t)tsize * (rwide ? 2 : 1);
+                const size_t rbytes = (size_t)p * (size_t)n * rext + 32;
+                const size_t sbytes = (size_t)p * (size_t)n * (size_t)tsize;
+                char *rbuf = tt_xmalloc(rbytes), *expect = tt_xmalloc(rbytes);
+                char *sbuf = tt_xmalloc(sbytes + 1), *sref = tt_xmalloc(sbytes + 1);
+                memset(rbuf, TT_SENTINEL, rbytes);
+                memset(expect, TT_SENTINEL, rbytes);
+                for (int j = 0; j < p; j++)
+                    for (int e = 0; e < n; e++)
+                        for (int b = 0; b < tsize; b++) {
+                            const size_t e_at = ((size_t)j * (size_t)n + (size_t)e);
+                            sbuf[e_at * (size_t)tsize + (size_t)b] = small_byte(cid, rank, j, e, b);
+                            expect[e_at * rext + (size_t)b] = small_byte(cid, j, rank, e, b);
+                            if (in_place)
+                                rbuf[e_at * rext + (size_t)b] = small_byte(cid, rank, j, e, b);
+                        }
+                memcpy(sref, sbuf, sbytes);
+                const MPI_Datatype rt = rwide ? wide : types[t];
+                int rc = in_place
+                             ? TC_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, n, rt, comm)
+                             : TC_Alltoall(sbuf, n, types[t], rbuf, n, rt, comm);
+                size_t bad = 0, first = 0;
+                for (size_t b = 0; b < rbytes; b++)
+                    if (rbuf[b] != expect[b] && bad++ == 0)
+                        first = b;
+                char tname[MPI_MAX_OBJECT_NAME];
+                int tlen;
+                MPI_Type_get_name(types[t], tname, &tlen);
+                CHECK(rc == MPI_SUCCESS && bad == 0,
+                      "small %llu on %s (np %d): TC_Alltoall %sof %d x %s%s returned %d, %zu bytes "
+                      "wrong, first at %zu",
+                      (unsigned long long)cid, cname, p, in_place ? "in place " : "", n, tname,
+                      rwide ? " (received resized)" : "", rc, bad, first);
+                CHECK(memcmp(sbuf, sref, sbytes) == 0, "small %llu: the send buffer changed",
+                      (unsigned long long)cid);
+                calls_tc++;
+                calls_ok += rc == MPI_SUCCESS && bad == 0;
+                tt_case_done();
+                free(rbuf);
+                free(expect);
+                free(sbuf);
+                free(sref);
+            }
+        MPI_Type_free(&wide);
+    }
+}
+
 /* Bad arguments: the right class through the communicator's handler, no
  * byte moved. Every rank makes the same mistake. */
 static void run_errors(void)
@@ -546,6 +646,8 @@ int main(int argc, char **argv)
         TC_Comm_detach(rev);
         run_vcases(rev, "reversed, detached", agg);
     } else if (inl) {
+        run_small(MPI_COMM_WORLD, "world");
+        run_small(split, "split");
         run_inline(MPI_COMM_WORLD, "world");
         run_inline(split, "split");
     } else {
