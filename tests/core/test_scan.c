@@ -7,9 +7,9 @@
  *     sizes   int sum, the non-commutative 2x2 matrix product, a derived
  *             type (and float sum) at 0, 1, inline-line, slot-1, slot,
  *             slot+1 bytes and several fragments
- *     small   the direct path of small calls of basic types beside the
- *             general one in the same call (datatypes of one signature),
- *             at 1, 2, 16 elements and around one inline line
+ *     small   the direct path of calls of basic types beside the general
+ *             one in the same call (datatypes of one signature), at 1, 2,
+ *             16 elements, around one inline line and 1 KiB, two slots
  *     comms   dup'd, split (odd/even), reversed and shuffled (the last rank
  *             second: interleaves posed nodes that world keeps
  *             contiguous) communicators
@@ -184,9 +184,10 @@ static void part_comms(void)
     }
 }
 
-/* Small calls of basic types (the library's direct path, core/scan.c
- * tc_scan_small) beside the general path in the same call: at 1, 2, 16
- * elements and around one inline line, every process passes the spec's
+/* Calls of basic types (the library's direct path, core/scan.c
+ * tc_scan_direct) beside the general path in the same call: at 1, 2, 16
+ * elements, around one inline line, around 1 KiB and over two slots
+ * (TC_SHM_REDUCE_SLOT_BYTES: several fragments), every process passes the spec's
  * type (mode 0), or the odd (1) or even (2) ranks one contiguous type of
  * the n elements instead (count 1: the general path, the same protocol),
  * or, for the bitwise op, every process the bytes as MPI_BYTE (3). The
@@ -204,7 +205,8 @@ static void part_small(MPI_Comm comm)
         if (!s)
             continue; /* --quick */
         const size_t eb = rt_kind_size(s->k);
-        const size_t sizes[] = {1, 2, 16, 56 / eb, 56 / eb + 1};
+        const size_t sizes[] = {
+            1, 2, 16, 56 / eb, 56 / eb + 1, 1024 / eb, 1024 / eb + 1, 2 * slot_bytes / eb + 3};
         const int modes = s->o == O_MATMUL ? 1 : s->o == O_BXOR ? 4 : 3;
         for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
             const size_t n = sizes[z];
