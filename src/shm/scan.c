@@ -257,6 +257,34 @@ bool tc_shm_scan_rounds(const tc_shm_comm_t *s, size_t m)
     return tc_scan_rounds(s, m);
 }
 
+/* The rounds (@p rounds), or the chain of several fragments: out of line,
+ * so the common calls' path stays short (either fold, as tc_scan_any). */
+static __attribute__((noinline)) void tc_scan_long(tc_shm_comm_t *s, const char *own, char *out,
+                                                   size_t nelem, size_t e, const tc_redop_t *op,
+                                                   const tc_redop_loops_t *lp, bool exclusive,
+                                                   bool rounds)
+{
+    const size_t nbytes = nelem * e;
+    if (rounds) {
+        tc_scan_tree_any(s, own, out, nelem, nbytes, op, lp, exclusive,
+                         nbytes <= TC_SHM_INLINE_MAX);
+        return;
+    }
+    /* Paper 000's fragment rule, per message, in whole elements (reduce.c):
+     * the chain fills in p - 1 fragment times, so smaller fragments than a
+     * slot pay off. */
+    size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
+    if (f == 0)
+        f = e;
+    const uint64_t nfrag = (nbytes + f - 1) / f, base = s->red_frags;
+    for (uint64_t j = 0; j < nfrag; j++) {
+        const size_t off = (size_t)j * f, len = tc_red_min(f, nbytes - off);
+        tc_scan_step_any(s, base + j, own + off, out ? out + off : NULL, len / e, len, op, lp,
+                         exclusive, false);
+    }
+    s->red_frags = base + nfrag;
+}
+
 /* tc_shm_scan() folding through @p op, or (@p op NULL) tc_shm_scan_loops()
  * through @p lp; @p e the element's bytes. Inlined into both, so each gets
  * its fold; the decisions are the message size's only. */
@@ -277,35 +305,18 @@ tc_scan_any(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem, 
         return TC_OK;
     }
     if (tc_scan_rounds(s, nbytes)) {
-        tc_scan_tree_any(s, own, out, nelem, nbytes, op, lp, exclusive,
-                         nbytes <= TC_SHM_INLINE_MAX);
-        return TC_OK;
-    }
-    if (nbytes <= TC_SHM_INLINE_MAX) {
+        tc_scan_long(s, own, out, nelem, e, op, lp, exclusive, true);
+    } else if (nbytes <= TC_SHM_INLINE_MAX) {
         tc_scan_step_any(s, s->red_inline, own, out, nelem, nbytes, op, lp, exclusive, true);
         s->red_inline++;
-        return TC_OK;
-    }
-    /* Paper 000's fragment rule, per message, in whole elements (reduce.c):
-     * the chain fills in p - 1 fragment times, so smaller fragments than a
-     * slot pay off. A message of at most the smallest fragment that fits a
-     * slot is one fragment whatever the rule says (the rule's fragment is at
-     * least TC_SHM_MIN_FRAGMENT or the slot): no sqrt, no loop. */
-    if (nbytes <= TC_SHM_MIN_FRAGMENT && nbytes <= s->layout.rslot_bytes) {
+    } else if (nbytes <= TC_SHM_MIN_FRAGMENT && nbytes <= s->layout.rslot_bytes) {
+        /* One fragment whatever the fragment rule says (its fragment is at
+         * least TC_SHM_MIN_FRAGMENT or the slot): no sqrt, no loop. */
         tc_scan_step_any(s, s->red_frags, own, out, nelem, nbytes, op, lp, exclusive, false);
         s->red_frags++;
-        return TC_OK;
+    } else {
+        tc_scan_long(s, own, out, nelem, e, op, lp, exclusive, false);
     }
-    size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
-    if (f == 0)
-        f = e;
-    const uint64_t nfrag = (nbytes + f - 1) / f, base = s->red_frags;
-    for (uint64_t j = 0; j < nfrag; j++) {
-        const size_t off = (size_t)j * f, len = tc_red_min(f, nbytes - off);
-        tc_scan_step_any(s, base + j, own + off, out ? out + off : NULL, len / e, len, op, lp,
-                         exclusive, false);
-    }
-    s->red_frags = base + nfrag;
     return TC_OK;
 }
 
