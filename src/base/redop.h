@@ -119,7 +119,7 @@ int tc_redop_basic_elem(MPI_Datatype dt, MPI_Op op);
 
 /* The loops of tc_redop_init()'s common case, for callers that combine
  * contiguous buffers of a named basic type without building a tc_redop_t
- * (the small Scan, core/scan.c). */
+ * (core/scan.c's direct path). */
 typedef struct tc_redop_loops {
     tc_redop_fn_t f2;  /* inout = in op inout (tc_redop_t.fast) */
     tc_redop_fn3_t f3; /* out = left op right, out overlapping neither */
@@ -132,7 +132,7 @@ typedef struct tc_redop_loops {
 int tc_redop_basic_loops(MPI_Datatype dt, MPI_Op op, tc_redop_loops_t *l);
 
 /* A one-pair memory of tc_redop_basic_loops() for a caller that repeats its
- * pair (a context's small Scans): it keeps only pairs that function took,
+ * pair (a context's Scans): it keeps only pairs that function took,
  * whose handles are predefined and so never change meaning (a freed user
  * datatype's handle value may come back as another type: never kept).
  * Zero-initialised: empty. Not shared between threads. */

@@ -278,7 +278,7 @@ static inline int tc_scan_direct(tc_ctx_t *ctx, tc_op_t which, const void *sendb
     const tc_err_t e = tc_shm_scan_loops(ctx->shm, sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
                                          recvbuf, (size_t)count, l, which == TC_OP_EXSCAN);
     if (tc_err_kind(e) == TC_ERR_NOTSUP)
-        return 0; /* no reduce area, or ...: tc_scan_dispatch() falls back */
+        return 0; /* no reduce area (every process alike): tc_scan_dispatch() falls back */
     tc_stats_count(which, TC_PATH_SHM);
     *rc = e;
     return 1;
