@@ -578,6 +578,19 @@ int tc_redop_basic_elem(MPI_Datatype dt, MPI_Op op)
     return b < 0 ? -1 : (int)tc_redop_kind_size[tc_redop_basics[b].kind];
 }
 
+int tc_redop_basic_loops(MPI_Datatype dt, MPI_Op op, tc_redop_loops_t *l)
+{
+    int opi;
+    const int b = tc_redop_basic_find(dt, op, &opi);
+    if (b < 0)
+        return -1;
+    const int k = tc_redop_basics[b].kind;
+    l->f2 = tc_redop_fast_tab[k][opi].f2;
+    l->f3 = tc_redop_fast_tab[k][opi].f3;
+    l->elem = tc_redop_kind_size[k];
+    return 0;
+}
+
 /* A predefined op (not MINLOC/MAXLOC) on a named basic type with a loop.
  * Fills every field of @p r (no memset first); returns 0, or -1 for the
  * general path. */

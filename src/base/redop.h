@@ -117,6 +117,47 @@ void tc_redop_free(tc_redop_t *r);
  * count 0). */
 int tc_redop_basic_elem(MPI_Datatype dt, MPI_Op op);
 
+/* The loops of tc_redop_init()'s common case, for callers that combine
+ * contiguous buffers of a named basic type without building a tc_redop_t
+ * (core/scan.c's direct path). */
+typedef struct tc_redop_loops {
+    tc_redop_fn_t f2;  /* inout = in op inout (tc_redop_t.fast) */
+    tc_redop_fn3_t f3; /* out = left op right, out overlapping neither */
+    size_t elem;       /* bytes of one element: the type's size */
+} tc_redop_loops_t;
+
+/** The common case's loops (those tc_redop_init() would put in fast and
+ * fast3) in @p l: returns 0, or -1 (not the common case: use
+ * tc_redop_init()). No MPI call after the first; thread-safe. */
+int tc_redop_basic_loops(MPI_Datatype dt, MPI_Op op, tc_redop_loops_t *l);
+
+/* A one-pair memory of tc_redop_basic_loops() for a caller that repeats its
+ * pair (a context's Scans): it keeps only pairs that function took,
+ * whose handles are predefined and so never change meaning (a freed user
+ * datatype's handle value may come back as another type: never kept).
+ * Zero-initialised: empty. Not shared between threads. */
+typedef struct tc_redop_last {
+    MPI_Datatype dt;
+    MPI_Op op;
+    tc_redop_loops_t loops; /* loops.f2 NULL: empty */
+} tc_redop_last_t;
+
+/** tc_redop_basic_loops() through @p c: the loops, or NULL (not the common
+ * case). */
+static inline const tc_redop_loops_t *tc_redop_basic_loops_last(tc_redop_last_t *c, MPI_Datatype dt,
+                                                                MPI_Op op)
+{
+    if (c->dt == dt && c->op == op && c->loops.f2)
+        return &c->loops;
+    tc_redop_loops_t l;
+    if (tc_redop_basic_loops(dt, op, &l) != 0)
+        return NULL;
+    c->dt = dt;
+    c->op = op;
+    c->loops = l;
+    return &c->loops;
+}
+
 /** inout[i] = in[i] op inout[i] for @p n packed elements. in and inout must
  * not overlap. */
 void tc_redop_apply(const tc_redop_t *r, const void *in, void *inout, size_t n);

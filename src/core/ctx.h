@@ -16,6 +16,7 @@
 
 #include "base/atomics.h"
 #include "base/err.h"
+#include "base/redop.h"
 #include "base/stats.h"
 #include "base/wait.h"
 #include "hier/hier.h"
@@ -48,6 +49,7 @@ typedef struct tc_ctx {
                                    identical on every rank */
     struct tc_scan_units *scan_units; /* core/scan.c: the hierarchical Scan's agreed units
                                          (one malloc'd block), NULL until its first call */
+    tc_redop_last_t scan_last;        /* core/scan.c: the direct path's last (datatype, op) */
     _Atomic(struct tc_hier_a2a_plan *) a2a_plan; /* core/alltoall.c: the nodes of the Alltoall(v)
                                                     aggregation (hier/hier_alltoall.h), NULL
                                                     until its first call across nodes */

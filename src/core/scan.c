@@ -1,6 +1,7 @@
 /* TC_Scan and TC_Exscan: argument checks, then the segment's chain (one
  * node), the hierarchical scan (several nodes whose ranks are contiguous),
- * or the MPI's own.
+ * or the MPI's own. Calls of basic types on the segment skip the general
+ * dispatch (tc_scan_direct).
  *
  * Across nodes (bcast_path TC_PATH_HIER) the units are the groups the
  * segments serve (one per node, or per NUMA node etc. at a lower
@@ -252,9 +253,41 @@ static tc_err_t tc_scan_staged(tc_ctx_t *ctx, const tc_scan_units_t *u, const tc
     return rc;
 }
 
+/* The common operands straight to the segment (issue 19): a predefined op
+ * other than MINLOC/MAXLOC on a named basic type with a loop
+ * (tc_redop_basic_loops, through the context's memory of the last pair),
+ * count > 0, more than one process, on the segment spanning the
+ * communicator, below the race's threshold: tc_shm_scan_loops() runs what
+ * tc_shm_scan() would on the same message (no tc_redop_t, no staging).
+ * Every condition holds on every process alike except the datatype's name:
+ * a process passing another datatype of the same signature goes through
+ * tc_scan_dispatch() and meets this one in the same protocol. Returns 1
+ * when done (*rc set), 0 for tc_scan_dispatch() (nothing moved). */
+static inline int tc_scan_direct(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, void *recvbuf,
+                                 int count, MPI_Datatype dt, MPI_Op op, int *rc)
+{
+    if (ctx->bcast_path != TC_PATH_SHM || count <= 0 || ctx->size == 1)
+        return 0;
+    const tc_redop_loops_t *l = tc_redop_basic_loops_last(&ctx->scan_last, dt, op);
+    if (!l)
+        return 0;
+    const size_t nbytes = (size_t)count * l->elem;
+    /* tc_race_begin() would race it: tc_scan_dispatch(). */
+    if (ctx->race.min != 0 && nbytes >= ctx->race.min)
+        return 0;
+    const tc_err_t e = tc_shm_scan_loops(ctx->shm, sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
+                                         recvbuf, (size_t)count, l, which == TC_OP_EXSCAN);
+    if (tc_err_kind(e) == TC_ERR_NOTSUP)
+        return 0; /* no reduce area (every process alike): tc_scan_dispatch() falls back */
+    tc_stats_count(which, TC_PATH_SHM);
+    *rc = e;
+    return 1;
+}
+
 /* Both operations after the checks. */
-static tc_err_t tc_scan_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, void *recvbuf,
-                                 int count, MPI_Datatype dt, MPI_Op op)
+static __attribute__((noinline)) tc_err_t tc_scan_dispatch(tc_ctx_t *ctx, tc_op_t which,
+                                                           const void *sendbuf, void *recvbuf,
+                                                           int count, MPI_Datatype dt, MPI_Op op)
 {
     const bool exclusive = which == TC_OP_EXSCAN;
     tc_path_t path = ctx->bcast_path;
@@ -352,8 +385,11 @@ fn_pmpi:
     return rc;
 }
 
-static int tc_scan_entry(const char *fn, tc_op_t which, const void *sendbuf, void *recvbuf,
-                         int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+/* Inlined into TC_Scan and TC_Exscan: one call less on the small path. */
+static inline __attribute__((always_inline)) int tc_scan_entry(const char *fn, tc_op_t which,
+                                                               const void *sendbuf, void *recvbuf,
+                                                               int count, MPI_Datatype dt,
+                                                               MPI_Op op, MPI_Comm comm)
 {
     int rc, inter = 0;
     tc_ctx_t *ctx;
@@ -371,7 +407,8 @@ static int tc_scan_entry(const char *fn, tc_op_t which, const void *sendbuf, voi
     }
     if (tc_log_level >= TC_LOG_TRACE)
         tc_log(TC_LOG_TRACE, "%s on %s: count %d", fn, ctx->comm_name, count);
-    rc = tc_scan_dispatch(ctx, which, sendbuf, recvbuf, count, dt, op);
+    if (!tc_scan_direct(ctx, which, sendbuf, recvbuf, count, dt, op, &rc))
+        rc = tc_scan_dispatch(ctx, which, sendbuf, recvbuf, count, dt, op);
     if (rc == MPI_SUCCESS)
         return rc;
     char msg[80];

@@ -37,11 +37,66 @@
 #include "reduce_proto.h"
 #include "scan.h"
 
+/* The folds of the chain and the rounds: through @p op (any operation the
+ * library reduces), or, @p op NULL, through a basic type's loops @p lp
+ * alone (tc_shm_scan_loops: the same loops tc_redop_init() puts in op, so
+ * the same bits). out = left op right, out may be right; inout = in op
+ * inout. */
+static inline void tc_scan_fold3(const tc_redop_t *op, const tc_redop_loops_t *lp, const char *left,
+                                 const char *right, char *out, size_t n)
+{
+    if (op)
+        tc_redop_apply3(op, left, right, out, n);
+    else if (out == right)
+        lp->f2(left, out, n);
+    else
+        lp->f3(left, right, out, n);
+}
+static inline void tc_scan_fold(const tc_redop_t *op, const tc_redop_loops_t *lp, const char *in,
+                                char *inout, size_t n)
+{
+    if (op)
+        tc_redop_apply(op, in, inout, n);
+    else
+        lp->f2(in, inout, n);
+}
+
+/* memcpy of @p len bytes: up to 64 (an inline line, a small fragment) two
+ * overlapping fixed-size moves instead of libc's memcpy through the PLT
+ * (twice per 4-byte Scan at process 0). No overlap of d and src. */
+static inline void tc_scan_copy(char *restrict d, const char *restrict src, size_t len)
+{
+    if (len <= 8) {
+        if (len >= 4) {
+            memcpy(d, src, 4);
+            memcpy(d + len - 4, src + len - 4, 4);
+        } else if (len >= 2) {
+            memcpy(d, src, 2);
+            memcpy(d + len - 2, src + len - 2, 2);
+        } else if (len == 1) {
+            *d = *src;
+        }
+    } else if (len <= 16) {
+        memcpy(d, src, 8);
+        memcpy(d + len - 8, src + len - 8, 8);
+    } else if (len <= 32) {
+        memcpy(d, src, 16);
+        memcpy(d + len - 16, src + len - 16, 16);
+    } else if (len <= 64) {
+        memcpy(d, src, 32);
+        memcpy(d + len - 32, src + len - 32, 32);
+    } else {
+        memcpy(d, src, len);
+    }
+}
+
 /* Fragment k (@p len bytes, @p n elements) of the chain: @p own this
  * process's contribution, @p out its result; @p in_line: the inline lines
- * rather than the slots. */
-static void tc_scan_step(tc_shm_comm_t *s, uint64_t k, const char *own, char *out, size_t n,
-                         size_t len, const tc_redop_t *op, bool exclusive, bool in_line)
+ * rather than the slots; folds through @p op, or @p lp (tc_scan_fold3).
+ * Inlined into its two callers, so each gets the fold it passes. */
+static inline __attribute__((always_inline)) void
+tc_scan_step_any(tc_shm_comm_t *s, uint64_t k, const char *own, char *out, size_t n, size_t len,
+                 const tc_redop_t *op, const tc_redop_loops_t *lp, bool exclusive, bool in_line)
 {
     const int p = s->p, me = s->rank;
     const bool first = me == 0, last = me == p - 1;
@@ -65,18 +120,18 @@ static void tc_scan_step(tc_shm_comm_t *s, uint64_t k, const char *own, char *ou
         tc_atomic_u64_t *line = tc_red_line(s, me, seq);
         char *mine = in_line ? (char *)(line + 1) : tc_red_contrib(s, me, k);
         if (first)
-            memcpy(mine, own, len);
+            tc_scan_copy(mine, own, len);
         else
-            tc_redop_apply3(op, prev, own, mine, n);
+            tc_scan_fold3(op, lp, prev, own, mine, n);
         /* release: pairs with the acquire of the next process above. */
         tc_shm_publish(s, line, me, k + 1);
         if (!exclusive && !(first && out == own)) /* process 0 in place: already there */
-            memcpy(out, mine, len);
+            tc_scan_copy(out, mine, len);
     } else if (!exclusive) {
-        tc_redop_apply3(op, prev, own, out, n); /* out may be own (in place) */
+        tc_scan_fold3(op, lp, prev, own, out, n); /* out may be own (in place) */
     }
     if (exclusive && !first)
-        memcpy(out, prev, len); /* after the fold read own, which out may be */
+        tc_scan_copy(out, prev, len); /* after the fold read own, which out may be */
     tc_red_finish(s, done, k);
 }
 
@@ -91,9 +146,11 @@ static void tc_scan_step(tc_shm_comm_t *s, uint64_t k, const char *own, char *ou
  * never writes it. The lower ranks' partial is always the left operand.
  * Every round is one fragment of the ring (WF before writing a slot, D after
  * reading): round r waits only for rounds < r of other processes, and a
- * process's round r needs only round r of the process d below it. */
-static void tc_scan_tree(tc_shm_comm_t *s, const char *own, char *out, size_t n, size_t len,
-                         const tc_redop_t *op, bool exclusive, bool in_line)
+ * process's round r needs only round r of the process d below it. Folds
+ * through @p op or @p lp, inlined as tc_scan_step_any. */
+static inline __attribute__((always_inline)) void
+tc_scan_tree_any(tc_shm_comm_t *s, const char *own, char *out, size_t n, size_t len,
+                 const tc_redop_t *op, const tc_redop_loops_t *lp, bool exclusive, bool in_line)
 {
     const int p = s->p, me = s->rank;
     const uint64_t base = in_line ? s->red_inline : s->red_frags;
@@ -144,15 +201,15 @@ static void tc_scan_tree(tc_shm_comm_t *s, const char *own, char *out, size_t n,
             const char *left = TC_SCAN_SLOT(me - d, k);
             if (exclusive) {
                 if (have)
-                    tc_redop_apply(op, left, out, n);
+                    tc_scan_fold(op, lp, left, out, n);
                 else
                     memcpy(out, left, len);
                 have = true;
             }
             if (next == cur)
-                tc_redop_apply(op, left, next, n); /* out in place */
+                tc_scan_fold(op, lp, left, next, n); /* out in place */
             else if (next)
-                tc_redop_apply3(op, left, cur, next, n);
+                tc_scan_fold3(op, lp, left, cur, next, n);
         } else if (next && next != cur) {
             memcpy(next, cur, len);
         }
@@ -168,12 +225,10 @@ static void tc_scan_tree(tc_shm_comm_t *s, const char *own, char *out, size_t n,
         s->red_frags = base + (uint64_t)rounds;
 }
 
-bool tc_shm_scan_rounds(const tc_shm_comm_t *s, size_t m)
+/* tc_shm_scan_rounds() for a message of more than one inline line that
+ * may run in rounds: the model decides. */
+static __attribute__((noinline)) bool tc_scan_rounds_model(const tc_shm_comm_t *s, size_t m)
 {
-    if (s->scan_tree_min <= 0 || s->p < s->scan_tree_min || s->p < 2 || m > s->layout.rslot_bytes)
-        return false;
-    if (m <= TC_SHM_INLINE_MAX)
-        return true;
     int rounds = 0;
     while ((1 << rounds) < s->p)
         rounds++;
@@ -187,10 +242,57 @@ bool tc_shm_scan_rounds(const tc_shm_comm_t *s, size_t m)
     return cost_rounds < cost_chain;
 }
 
-tc_err_t tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
-                     const tc_redop_t *op, bool exclusive)
+/* tc_shm_scan_rounds(), its common answers inline. */
+static inline bool tc_scan_rounds(const tc_shm_comm_t *s, size_t m)
 {
-    const size_t e = op->elem, nbytes = nelem * e;
+    if (s->scan_tree_min <= 0 || s->p < s->scan_tree_min || s->p < 2 || m > s->layout.rslot_bytes)
+        return false;
+    if (m <= TC_SHM_INLINE_MAX)
+        return true;
+    return tc_scan_rounds_model(s, m);
+}
+
+bool tc_shm_scan_rounds(const tc_shm_comm_t *s, size_t m)
+{
+    return tc_scan_rounds(s, m);
+}
+
+/* The rounds (@p rounds), or the chain of several fragments: out of line,
+ * so the common calls' path stays short (either fold, as tc_scan_any). */
+static __attribute__((noinline)) void tc_scan_long(tc_shm_comm_t *s, const char *own, char *out,
+                                                   size_t nelem, size_t e, const tc_redop_t *op,
+                                                   const tc_redop_loops_t *lp, bool exclusive,
+                                                   bool rounds)
+{
+    const size_t nbytes = nelem * e;
+    if (rounds) {
+        tc_scan_tree_any(s, own, out, nelem, nbytes, op, lp, exclusive,
+                         nbytes <= TC_SHM_INLINE_MAX);
+        return;
+    }
+    /* Paper 000's fragment rule, per message, in whole elements (reduce.c):
+     * the chain fills in p - 1 fragment times, so smaller fragments than a
+     * slot pay off. */
+    size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
+    if (f == 0)
+        f = e;
+    const uint64_t nfrag = (nbytes + f - 1) / f, base = s->red_frags;
+    for (uint64_t j = 0; j < nfrag; j++) {
+        const size_t off = (size_t)j * f, len = tc_red_min(f, nbytes - off);
+        tc_scan_step_any(s, base + j, own + off, out ? out + off : NULL, len / e, len, op, lp,
+                         exclusive, false);
+    }
+    s->red_frags = base + nfrag;
+}
+
+/* tc_shm_scan() folding through @p op, or (@p op NULL) tc_shm_scan_loops()
+ * through @p lp; @p e the element's bytes. Inlined into both, so each gets
+ * its fold; the decisions are the message size's only. */
+static inline __attribute__((always_inline)) tc_err_t
+tc_scan_any(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem, size_t e,
+            const tc_redop_t *op, const tc_redop_loops_t *lp, bool exclusive)
+{
+    const size_t nbytes = nelem * e;
     if (s->layout.rslots == 0 || e == 0 || e > s->layout.rslot_bytes)
         return tc_err(TC_ERR_NOTSUP);
     if (nelem == 0)
@@ -202,27 +304,30 @@ tc_err_t tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_
             memcpy(out, own, nbytes);
         return TC_OK;
     }
-    if (tc_shm_scan_rounds(s, nbytes)) {
-        tc_scan_tree(s, own, out, nelem, nbytes, op, exclusive, nbytes <= TC_SHM_INLINE_MAX);
-        return TC_OK;
-    }
-    if (nbytes <= TC_SHM_INLINE_MAX) {
-        tc_scan_step(s, s->red_inline, own, out, nelem, nbytes, op, exclusive, true);
+    if (tc_scan_rounds(s, nbytes)) {
+        tc_scan_long(s, own, out, nelem, e, op, lp, exclusive, true);
+    } else if (nbytes <= TC_SHM_INLINE_MAX) {
+        tc_scan_step_any(s, s->red_inline, own, out, nelem, nbytes, op, lp, exclusive, true);
         s->red_inline++;
-        return TC_OK;
+    } else if (nbytes <= TC_SHM_MIN_FRAGMENT && nbytes <= s->layout.rslot_bytes) {
+        /* One fragment whatever the fragment rule says (its fragment is at
+         * least TC_SHM_MIN_FRAGMENT or the slot): no sqrt, no loop. */
+        tc_scan_step_any(s, s->red_frags, own, out, nelem, nbytes, op, lp, exclusive, false);
+        s->red_frags++;
+    } else {
+        tc_scan_long(s, own, out, nelem, e, op, lp, exclusive, false);
     }
-    /* Paper 000's fragment rule, per message, in whole elements (reduce.c):
-     * the chain fills in p - 1 fragment times, so smaller fragments than a
-     * slot pay off. */
-    size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
-    if (f == 0)
-        f = e;
-    const uint64_t nfrag = (nbytes + f - 1) / f, base = s->red_frags;
-    for (uint64_t j = 0; j < nfrag; j++) {
-        const size_t off = (size_t)j * f, len = tc_red_min(f, nbytes - off);
-        tc_scan_step(s, base + j, own + off, out ? out + off : NULL, len / e, len, op, exclusive,
-                     false);
-    }
-    s->red_frags = base + nfrag;
     return TC_OK;
+}
+
+tc_err_t tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
+                     const tc_redop_t *op, bool exclusive)
+{
+    return tc_scan_any(s, sendbuf, recvbuf, nelem, op->elem, op, NULL, exclusive);
+}
+
+tc_err_t tc_shm_scan_loops(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
+                           const tc_redop_loops_t *lp, bool exclusive)
+{
+    return tc_scan_any(s, sendbuf, recvbuf, nelem, lp->elem, NULL, lp, exclusive);
 }

@@ -33,4 +33,11 @@ bool tc_shm_scan_rounds(const tc_shm_comm_t *s, size_t m);
 tc_err_t tc_shm_scan(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
                      const tc_redop_t *op, bool exclusive);
 
+/* tc_shm_scan() on contiguous elements of a basic type combined by @p lp's
+ * loops (core/scan.c's direct path), without a tc_redop_t: the same
+ * decisions, protocol, state and bits as tc_shm_scan() on a tc_redop_t of
+ * those loops, so processes calling either with the same message meet. */
+tc_err_t tc_shm_scan_loops(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
+                           const tc_redop_loops_t *lp, bool exclusive);
+
 #endif /* TC_SHM_SCAN_H */

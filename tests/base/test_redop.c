@@ -348,6 +348,20 @@ static void test_basic_type(const ttype_t *t)
         MPI_Op op = op_handle(o);
         int valid = (t->ops >> o) & 1;
         tc_redop_t r;
+        /* tc_redop_basic_loops: exactly the pairs tc_redop_basic_elem
+         * takes, with the loops and element size tc_redop_init gives. */
+        tc_redop_loops_t l;
+        const int lrc = tc_redop_basic_loops(t->dt, op, &l);
+        const int belem = tc_redop_basic_elem(t->dt, op);
+        CHECK((lrc == 0) == (belem > 0), "%s on %s: basic_loops %d, basic_elem %d", op_names[o],
+              t->name, lrc, belem);
+        if (lrc == 0) {
+            int rc = tc_redop_init(&r, 3, t->dt, op);
+            CHECK(valid && rc == 0 && r.fast == l.f2 && r.fast3 == l.f3 && r.elem == l.elem &&
+                      l.elem == (size_t)belem && l.f2 && l.f3,
+                  "%s on %s: basic_loops disagrees with tc_redop_init", op_names[o], t->name);
+            tc_redop_free(&r);
+        }
         if (!valid) {
             int rc = tc_redop_init(&r, 4, t->dt, op);
             CHECK(rc == tc_err(TC_ERR_NOTSUP),
@@ -979,6 +993,9 @@ static void test_pairs(void)
         for (int max = 0; max < 2; max++) {
             MPI_Op op = max ? MPI_MAXLOC : MPI_MINLOC;
             const char *on = max ? "MAXLOC" : "MINLOC";
+            tc_redop_loops_t loops;
+            CHECK(tc_redop_basic_loops(p->dt, op, &loops) != 0, "%s %s: basic_loops took a pair",
+                  on, p->name);
             for (size_t si = 0; si < NSIZES; si++) {
                 const size_t n = sizes[si];
                 tc_redop_t r;

@@ -1,12 +1,15 @@
 /* TC_Scan and TC_Exscan against prefixes every process folds itself (no MPI
  * collective gives the expected values).
  *
- *   --parts LIST  comma-separated, default "types,sizes,comms,mixed":
+ *   --parts LIST  comma-separated, default "types,sizes,small,comms,mixed":
  *     types   every (type, op) spec of redspec.h, a few sizes, Scan and
  *             Exscan, in place and not
  *     sizes   int sum, the non-commutative 2x2 matrix product, a derived
  *             type (and float sum) at 0, 1, inline-line, slot-1, slot,
  *             slot+1 bytes and several fragments
+ *     small   the direct path of calls of basic types beside the general
+ *             one in the same call (datatypes of one signature), at 1, 2,
+ *             16 elements, around one inline line and 1 KiB, two slots
  *     comms   dup'd, split (odd/even), reversed and shuffled (the last rank
  *             second: interleaves posed nodes that world keeps
  *             contiguous) communicators
@@ -39,9 +42,18 @@ static const char *prog = "test_scan";
 static int quick, check_rank0;
 static size_t slot_bytes = 32768;
 
-/* One call of TC_Scan or (@p exclusive) TC_Exscan of @p n elements. */
-static void run_case(MPI_Comm comm, const int *wr, const rt_spec_t *s, size_t n, int exclusive,
-                     int in_place, uint32_t salt)
+/* How a process passes the n elements of a case (part small): @p count of
+ * @p dt, a datatype of the same signature as n of the spec's (or, for a
+ * bitwise op, of the same bytes: MPI_BYTE). */
+typedef struct {
+    MPI_Datatype dt;
+    int count;
+} as_t;
+
+/* One call of TC_Scan or (@p exclusive) TC_Exscan of @p n elements, passed
+ * as @p as says (NULL: n of the spec's datatype). */
+static void run_case_as(MPI_Comm comm, const int *wr, const rt_spec_t *s, size_t n, int exclusive,
+                        int in_place, uint32_t salt, const as_t *as)
 {
     int p, me;
     MPI_Comm_size(comm, &p);
@@ -67,8 +79,10 @@ static void run_case(MPI_Comm comm, const int *wr, const rt_spec_t *s, size_t n,
     else
         memcpy(want, recv, bytes);
     const void *sb = in_place ? MPI_IN_PLACE : send;
-    const int rc = exclusive ? TC_Exscan(sb, recv, (int)n, s->dt, s->op, comm)
-                             : TC_Scan(sb, recv, (int)n, s->dt, s->op, comm);
+    const MPI_Datatype dt = as ? as->dt : s->dt;
+    const int count = as ? as->count : (int)n;
+    const int rc = exclusive ? TC_Exscan(sb, recv, count, dt, s->op, comm)
+                             : TC_Scan(sb, recv, count, dt, s->op, comm);
     char cname[MPI_MAX_OBJECT_NAME];
     int len;
     MPI_Comm_get_name(comm, cname, &len);
@@ -91,6 +105,12 @@ static void run_case(MPI_Comm comm, const int *wr, const rt_spec_t *s, size_t n,
     free(orig);
     free(recv);
     free(want);
+}
+
+static void run_case(MPI_Comm comm, const int *wr, const rt_spec_t *s, size_t n, int exclusive,
+                     int in_place, uint32_t salt)
+{
+    run_case_as(comm, wr, s, n, exclusive, in_place, salt, NULL);
 }
 
 /* Scan and Exscan, in place and not. */
@@ -161,6 +181,58 @@ static void part_comms(void)
                         90000u + 1000u * (uint32_t)k + 10u * (uint32_t)n + (uint32_t)z);
         }
         MPI_Comm_free(&c[k]);
+    }
+}
+
+/* Calls of basic types (the library's direct path, core/scan.c
+ * tc_scan_direct) beside the general path in the same call: at 1, 2, 16
+ * elements, around one inline line, around 1 KiB and over two slots
+ * (TC_SHM_REDUCE_SLOT_BYTES: several fragments), every process passes the spec's
+ * type (mode 0), or the odd (1) or even (2) ranks one contiguous type of
+ * the n elements instead (count 1: the general path, the same protocol),
+ * or, for the bitwise op, every process the bytes as MPI_BYTE (3). The
+ * non-commutative user op between them shares the segment's sequence
+ * numbers. */
+static void part_small(MPI_Comm comm)
+{
+    static const char *const names[] = {
+        "int sum",       "float sum", "double min",      "unsigned bxor",
+        "long long sum", "int prod",  "signed char sum", "matmul (user, non-commutative)"};
+    int me;
+    MPI_Comm_rank(comm, &me);
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        const rt_spec_t *s = rt_spec_find(names[k]);
+        if (!s)
+            continue; /* --quick */
+        const size_t eb = rt_kind_size(s->k);
+        const size_t sizes[] = {
+            1, 2, 16, 56 / eb, 56 / eb + 1, 1024 / eb, 1024 / eb + 1, 2 * slot_bytes / eb + 3};
+        const int modes = s->o == O_MATMUL ? 1 : s->o == O_BXOR ? 4 : 3;
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            const size_t n = sizes[z];
+            if (n == 0)
+                continue;
+            for (int mode = 0; mode < modes; mode++) {
+                as_t as = {s->dt, (int)n};
+                const int contig = (mode == 1 && me % 2 == 1) || (mode == 2 && me % 2 == 0);
+                if (contig) {
+                    MPI_Type_contiguous((int)n, s->dt, &as.dt);
+                    MPI_Type_commit(&as.dt);
+                    as.count = 1;
+                } else if (mode == 3) {
+                    as = (as_t){MPI_BYTE, (int)(n * eb)};
+                }
+                const uint32_t salt = 120000u + 1000u * (uint32_t)k + 10u * (uint32_t)z;
+                for (int exclusive = 0; exclusive < 2; exclusive++)
+                    for (int in_place = 0; in_place < 2; in_place++)
+                        run_case_as(comm, world_ranks, s, n, exclusive, in_place,
+                                    salt + 4u * (uint32_t)mode + 2u * (uint32_t)exclusive +
+                                        (uint32_t)in_place,
+                                    &as);
+                if (contig)
+                    MPI_Type_free(&as.dt);
+            }
+        }
     }
 }
 
@@ -261,7 +333,7 @@ static void part_errors(void)
 
 int main(int argc, char **argv)
 {
-    const char *parts = "types,sizes,comms,mixed";
+    const char *parts = "types,sizes,small,comms,mixed";
     MPI_Init(&argc, &argv);
     tt_check_np(prog);
     for (int i = 1; i < argc; i++) {
@@ -288,6 +360,8 @@ int main(int argc, char **argv)
         part_types(MPI_COMM_WORLD);
     if (rt_in_list(parts, "sizes"))
         part_sizes(MPI_COMM_WORLD);
+    if (rt_in_list(parts, "small"))
+        part_small(MPI_COMM_WORLD);
     if (rt_in_list(parts, "comms"))
         part_comms();
     if (rt_in_list(parts, "mixed"))
