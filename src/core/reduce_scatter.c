@@ -292,45 +292,45 @@ static inline void tc_rs_release(tc_redop_t *r, tc_redop_t *rr, bool own)
         tc_redop_free(rr);
 }
 
-/* Both operations after the checks: @p before elements of the message
- * precede this process's part. */
-static tc_err_t tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, void *recvbuf,
-                               const int *counts, int stride, long long total, long long before,
-                               MPI_Datatype dt, MPI_Op op)
+/* Small messages on the segment (issue 19): the whole message fits in one
+ * inline line, below the race's threshold (so the general path would not
+ * race either), on a type whose packed stream is the buffer itself
+ * (tc_rs_count_free: our part is elements [before, before + mine) of it, no
+ * second classification, nothing staged). Only the agreed path and message
+ * size choose the segment's protocol: a process that takes the general path
+ * instead (another layout of the same signature) makes the same call of
+ * tc_shm_reduce_scatter. */
+static inline bool tc_rs_small(const tc_ctx_t *ctx, const tc_redop_t *r, MPI_Datatype dt)
+{
+    return ctx->bcast_path == TC_PATH_SHM && r->nbytes <= TC_SHM_INLINE_MAX && r->nbytes > 0 &&
+           ctx->size > 1 && (ctx->race.min == 0 || r->nbytes < ctx->race.min) &&
+           tc_rs_count_free(r, dt);
+}
+
+/* Both operations after the checks, but for tc_rs_small()'s calls: @p rp is
+ * tc_redop_init() of the whole message when @p r_ok, else nothing (freed
+ * here either way); @p before elements of the message precede this
+ * process's part. Out of line: the small calls run without its stack
+ * frame. */
+static __attribute__((noinline)) tc_err_t
+tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, tc_redop_t *rp, bool r_ok, const void *sendbuf,
+               void *recvbuf, const int *counts, int stride, long long total, long long before,
+               MPI_Datatype dt, MPI_Op op)
 {
     const int mine = counts[(size_t)ctx->rank * (size_t)stride];
     tc_path_t path = ctx->bcast_path;
     tc_redop_t r, rr;
     bool rr_own = false;
     tc_err_t rc;
-    if (total > INT_MAX || tc_redop_init(&r, (int)total, dt, op) != 0) {
+    if (r_ok) {
+        r = *rp;
+    } else {
         /* Empty operands (safe to free; tc_rs_mpi() then passes the call on
          * unchanged). */
         memset(&r, 0, sizeof r);
         memset(&rr, 0, sizeof rr);
         path = TC_PATH_PMPI_OP;
         goto fn_pmpi;
-    }
-    if (path == TC_PATH_SHM && r.nbytes <= TC_SHM_INLINE_MAX && total > 0 && ctx->size > 1 &&
-        (ctx->race.min == 0 || r.nbytes < ctx->race.min) && tc_rs_count_free(&r, dt)) {
-        /* Small messages on the segment (issue 19): the whole message fits
-         * in one inline line, below the race's threshold (so the general
-         * path would not race either), on a type whose packed stream is the
-         * buffer itself (our part: elements [before, before + mine), no
-         * second classification, nothing staged). Only the agreed path and
-         * message size choose the segment's protocol: a process that takes
-         * the general path instead (another layout of the same signature)
-         * makes the same call of tc_shm_reduce_scatter. */
-        const void *send = sendbuf == MPI_IN_PLACE ? NULL : tc_redop_stream(&r, sendbuf);
-        rc = tc_shm_reduce_scatter(ctx->shm, send, tc_redop_stream(&r, recvbuf), r.nelem,
-                                   (size_t)before, (size_t)mine, &r);
-        if (tc_err_kind(rc) != TC_ERR_NOTSUP) {
-            tc_redop_free(&r);
-            tc_stats_count(which, path);
-            return rc;
-        }
-        /* No reduce area, or an element larger than a slot (everywhere
-         * alike, nothing moved): the general path falls back. */
     }
     if (tc_rs_part(&r, mine, dt, op, &rr, &rr_own) != 0) {
         path = TC_PATH_PMPI_OP;
@@ -401,9 +401,11 @@ fn_pmpi:
     return rc;
 }
 
-/* Both entry points: @p fn names the caller in messages. */
-static int tc_rs_entry(const char *fn, tc_op_t which, const void *sendbuf, void *recvbuf,
-                       const int *counts, int stride, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+/* Both entry points: @p fn names the caller in messages. Inline in each:
+ * the block variant's stride 0 is a constant there. */
+static inline __attribute__((always_inline)) int
+tc_rs_entry(const char *fn, tc_op_t which, const void *sendbuf, void *recvbuf, const int *counts,
+            int stride, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     int rc, inter = 0;
     long long total = 0, before = 0;
@@ -422,9 +424,28 @@ static int tc_rs_entry(const char *fn, tc_op_t which, const void *sendbuf, void 
     }
     if (tc_log_level >= TC_LOG_TRACE)
         tc_log(TC_LOG_TRACE, "%s on %s: %lld elements in all", fn, ctx->comm_name, total);
-    rc = tc_rs_dispatch(ctx, which, sendbuf, recvbuf, counts, stride, total, before, dt, op);
+    tc_redop_t r;
+    const bool r_ok = total <= INT_MAX && tc_redop_init(&r, (int)total, dt, op) == TC_OK;
+    if (r_ok && tc_rs_small(ctx, &r, dt)) {
+        const int mine = counts[(size_t)ctx->rank * (size_t)stride];
+        const void *send = sendbuf == MPI_IN_PLACE ? NULL : tc_redop_stream(&r, sendbuf);
+        rc = tc_shm_reduce_scatter(ctx->shm, send, tc_redop_stream(&r, recvbuf), r.nelem,
+                                   (size_t)before, (size_t)mine, &r);
+        if (tc_err_kind(rc) != TC_ERR_NOTSUP) {
+            tc_redop_free(&r);
+            tc_stats_count(which, TC_PATH_SHM);
+            if (rc == MPI_SUCCESS)
+                return rc;
+            goto fn_fail;
+        }
+        /* No reduce area, or an element larger than a slot (everywhere
+         * alike, nothing moved): the general path falls back. */
+    }
+    rc = tc_rs_dispatch(ctx, which, &r, r_ok, sendbuf, recvbuf, counts, stride, total, before, dt,
+                        op);
     if (rc == MPI_SUCCESS)
         return rc;
+fn_fail:;
     char msg[80];
     snprintf(msg, sizeof msg, "%s failed", fn);
     return tc_ctx_error(comm, rc, msg);
