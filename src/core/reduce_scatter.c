@@ -292,25 +292,24 @@ static inline void tc_rs_release(tc_redop_t *r, tc_redop_t *rr, bool own)
         tc_redop_free(rr);
 }
 
-/* Small messages on the segment (issue 19): the whole message fits in one
- * inline line, below the race's threshold (so the general path would not
- * race either), on a type whose packed stream is the buffer itself
- * (tc_rs_count_free: our part is elements [before, before + mine) of it, no
- * second classification, nothing staged). Only the agreed path and message
- * size choose the segment's protocol: a process that takes the general path
- * instead (another layout of the same signature) makes the same call of
+/* The direct path (issue 19: small messages): on the segment, below the
+ * race's threshold (so the general path would not race either), on a type
+ * whose packed stream is the buffer itself (tc_rs_count_free: our part is
+ * elements [before, before + mine) of it, no second classification,
+ * nothing staged). Only the agreed path and message size choose the
+ * segment's protocol: a process that takes the general path instead
+ * (another layout of the same signature) makes the same call of
  * tc_shm_reduce_scatter. */
-static inline bool tc_rs_small(const tc_ctx_t *ctx, const tc_redop_t *r, MPI_Datatype dt)
+static inline bool tc_rs_direct(const tc_ctx_t *ctx, const tc_redop_t *r, MPI_Datatype dt)
 {
-    return ctx->bcast_path == TC_PATH_SHM && r->nbytes <= TC_SHM_INLINE_MAX && r->nbytes > 0 &&
-           ctx->size > 1 && (ctx->race.min == 0 || r->nbytes < ctx->race.min) &&
-           tc_rs_count_free(r, dt);
+    return ctx->bcast_path == TC_PATH_SHM && r->nbytes > 0 && ctx->size > 1 &&
+           (ctx->race.min == 0 || r->nbytes < ctx->race.min) && tc_rs_count_free(r, dt);
 }
 
-/* Both operations after the checks, but for tc_rs_small()'s calls: @p rp is
+/* Both operations after the checks, but for tc_rs_direct()'s calls: @p rp is
  * tc_redop_init() of the whole message when @p r_ok, else nothing (freed
  * here either way); @p before elements of the message precede this
- * process's part. Out of line: the small calls run without its stack
+ * process's part. Out of line: the direct calls run without its stack
  * frame. */
 static __attribute__((noinline)) tc_err_t
 tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, tc_redop_t *rp, bool r_ok, const void *sendbuf,
@@ -426,7 +425,7 @@ tc_rs_entry(const char *fn, tc_op_t which, const void *sendbuf, void *recvbuf, c
         tc_log(TC_LOG_TRACE, "%s on %s: %lld elements in all", fn, ctx->comm_name, total);
     tc_redop_t r;
     const bool r_ok = total <= INT_MAX && tc_redop_init(&r, (int)total, dt, op) == TC_OK;
-    if (r_ok && tc_rs_small(ctx, &r, dt)) {
+    if (r_ok && tc_rs_direct(ctx, &r, dt)) {
         const int mine = counts[(size_t)ctx->rank * (size_t)stride];
         const void *send = sendbuf == MPI_IN_PLACE ? NULL : tc_redop_stream(&r, sendbuf);
         rc = tc_shm_reduce_scatter(ctx->shm, send, tc_redop_stream(&r, recvbuf), r.nelem,

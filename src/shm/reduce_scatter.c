@@ -138,11 +138,16 @@ tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recv
         return TC_OK;
     }
 
-    /* Paper 000's fragment rule, per message, in whole elements (reduce.c). */
+    /* Paper 000's fragment rule, per message, in whole elements (reduce.c):
+     * never below TC_SHM_MIN_FRAGMENT or a slot, so a message of at most
+     * that is one fragment (the same one, without the rule's arithmetic). */
     const uint64_t slots = (uint64_t)s->layout.rslots;
-    size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
-    if (f == 0)
-        f = e;
+    size_t f = nbytes;
+    if (nbytes > TC_SHM_MIN_FRAGMENT || nbytes > s->layout.rslot_bytes) {
+        f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
+        if (f == 0)
+            f = e;
+    }
     const uint64_t nfrag = (nbytes + f - 1) / f;
     uint64_t ahead = TC_RED_LOOKAHEAD;
     if (ahead > slots - 1)
