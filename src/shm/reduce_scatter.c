@@ -138,24 +138,32 @@ tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recv
         return TC_OK;
     }
 
-    /* Paper 000's fragment rule, per message, in whole elements (reduce.c):
-     * never below TC_SHM_MIN_FRAGMENT or a slot, so a message of at most
-     * that is one fragment (the same one, without the rule's arithmetic). */
-    const uint64_t slots = (uint64_t)s->layout.rslots;
-    size_t f = nbytes;
-    if (nbytes > TC_SHM_MIN_FRAGMENT || nbytes > s->layout.rslot_bytes) {
-        f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
-        if (f == 0)
-            f = e;
+    const uint64_t base = s->red_frags;
+    tc_shm_copy_choice_t copy;
+    tc_shm_copy_begin(&copy, s->reduce_copy, TC_SHM_COPY_USE_REDUCE, nbytes);
+    if (nbytes <= TC_SHM_MIN_FRAGMENT && nbytes <= s->layout.rslot_bytes) {
+        /* One fragment (the rule below never cuts less than the smaller of
+         * TC_SHM_MIN_FRAGMENT and a slot): the loop's steps for nfrag = 1,
+         * without its bookkeeping. */
+        tc_rs_publish(s, base, mine, 0, nbytes, sendbuf ? lo * e : 0, sendbuf ? hi * e : 0, &copy);
+        if (n > 0)
+            tc_red_fold(s, base, sendbuf ? mine : tc_red_contrib(s, me, base), lo * e, out, n, op);
+        tc_red_finish(s, TC_SHM_RLINE_DONE, base);
+        s->red_frags = base + 1;
+        tc_shm_copy_end(&copy);
+        return TC_OK;
     }
+
+    /* Paper 000's fragment rule, per message, in whole elements (reduce.c). */
+    const uint64_t slots = (uint64_t)s->layout.rslots;
+    size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
+    if (f == 0)
+        f = e;
     const uint64_t nfrag = (nbytes + f - 1) / f;
     uint64_t ahead = TC_RED_LOOKAHEAD;
     if (ahead > slots - 1)
         ahead = slots - 1;
-    const uint64_t base = s->red_frags;
     uint64_t published = 0;
-    tc_shm_copy_choice_t copy;
-    tc_shm_copy_begin(&copy, s->reduce_copy, TC_SHM_COPY_USE_REDUCE, nbytes);
 
     for (uint64_t j = 0; j < nfrag; j++) {
         const uint64_t k = base + j;
