@@ -307,10 +307,10 @@ static inline bool tc_rs_direct(const tc_ctx_t *ctx, const tc_redop_t *r, MPI_Da
 }
 
 /* Both operations after the checks, but for tc_rs_direct()'s calls: @p rp is
- * tc_redop_init() of the whole message when @p r_ok, else nothing (freed
- * here either way); @p before elements of the message precede this
- * process's part. Out of line: the direct calls run without its stack
- * frame. */
+ * tc_redop_init() of the whole message, which took it when @p r_ok (else it
+ * is empty: refused, or not tried); freed here either way. @p before
+ * elements of the message precede this process's part. Out of line: the
+ * direct calls run without its stack frame. */
 static __attribute__((noinline)) tc_err_t
 tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, tc_redop_t *rp, bool r_ok, const void *sendbuf,
                void *recvbuf, const int *counts, int stride, long long total, long long before,
@@ -321,12 +321,10 @@ tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, tc_redop_t *rp, bool r_ok, const vo
     tc_redop_t r, rr;
     bool rr_own = false;
     tc_err_t rc;
-    if (r_ok) {
-        r = *rp;
-    } else {
+    r = *rp;
+    if (!r_ok) {
         /* Empty operands (safe to free; tc_rs_mpi() then passes the call on
          * unchanged). */
-        memset(&r, 0, sizeof r);
         memset(&rr, 0, sizeof rr);
         path = TC_PATH_PMPI_OP;
         goto fn_pmpi;
@@ -424,7 +422,11 @@ tc_rs_entry(const char *fn, tc_op_t which, const void *sendbuf, void *recvbuf, c
     if (tc_log_level >= TC_LOG_TRACE)
         tc_log(TC_LOG_TRACE, "%s on %s: %lld elements in all", fn, ctx->comm_name, total);
     tc_redop_t r;
-    const bool r_ok = total <= INT_MAX && tc_redop_init(&r, (int)total, dt, op) == TC_OK;
+    bool r_ok = false;
+    if (total > INT_MAX)
+        memset(&r, 0, sizeof r); /* empty: the MPI's own */
+    else
+        r_ok = tc_redop_init(&r, (int)total, dt, op) == TC_OK;
     if (r_ok && tc_rs_direct(ctx, &r, dt)) {
         const int mine = counts[(size_t)ctx->rank * (size_t)stride];
         const void *send = sendbuf == MPI_IN_PLACE ? NULL : tc_redop_stream(&r, sendbuf);
