@@ -36,12 +36,14 @@
 /* Checks of both operations, before anything moves. Returns MPI_SUCCESS or
  * the error class (handler already called); *inter tells the caller to hand
  * the call to PMPI (whose recvcounts are over the remote group: not read
- * here); *total: the sum of the counts. */
+ * here); *total: the sum of the counts, *before: the sum of the counts of
+ * the ranks before this one (one pass over the counts; none for the block
+ * variant). */
 static int tc_rs_check(const char *fn, const void *sendbuf, const void *recvbuf, const int *counts,
                        int stride, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int *inter,
-                       tc_ctx_t **cached, long long *total)
+                       tc_ctx_t **cached, long long *total, long long *before)
 {
-    int size;
+    int rank, size;
     int rc_enter = tc_ctx_enter(comm, fn, cached, inter);
     if (rc_enter != MPI_SUCCESS)
         return rc_enter;
@@ -56,16 +58,21 @@ static int tc_rs_check(const char *fn, const void *sendbuf, const void *recvbuf,
         return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative recvcount");
     if (*inter)
         return MPI_SUCCESS;
-    if (ctx)
-        size = ctx->size;
-    else
-        PMPI_Comm_size(comm, &size);
-    *total = 0;
-    for (int i = 0; i < size; i++) {
-        const int c = counts[(size_t)i * (size_t)stride];
-        if (c < 0)
-            return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative count in recvcounts");
-        *total += c;
+    tc_ctx_rank_size(ctx, comm, &rank, &size);
+    if (stride == 0) {
+        *total = (long long)counts[0] * size;
+        *before = (long long)counts[0] * rank;
+    } else {
+        long long sum = 0;
+        for (int i = 0; i < size; i++) {
+            const int c = counts[(size_t)i * (size_t)stride];
+            if (c < 0)
+                return tc_ctx_fail(comm, tc_err(TC_ERR_COUNT), fn, "negative count in recvcounts");
+            if (i == rank)
+                *before = sum;
+            sum += c;
+        }
+        *total = sum;
     }
     if (*total > 0 && sendbuf == recvbuf)
         return tc_ctx_fail(comm, tc_err(TC_ERR_BUFFER), fn,
@@ -209,11 +216,12 @@ static tc_err_t tc_rs_trivial(const tc_redop_t *rr, const void *sendbuf, void *r
 
 /* The segment's Reduce_scatter (@p hier: the hierarchy's), derived
  * datatypes staged through packed buffers. @p r: the whole message; @p rr:
- * this process's part. TC_ERR_NOTSUP (the segment only): fall back,
- * everywhere alike, nothing moved. */
+ * this process's part, which starts @p lo packed elements into the message.
+ * TC_ERR_NOTSUP (the segment only): fall back, everywhere alike, nothing
+ * moved. */
 static tc_err_t tc_rs_staged(tc_ctx_t *ctx, bool hier, const tc_redop_t *r, const tc_redop_t *rr,
                              const void *sendbuf, void *recvbuf, const int *counts, int stride,
-                             size_t scale)
+                             size_t scale, size_t lo)
 {
     const bool in_place = sendbuf == MPI_IN_PLACE;
     /* Staged: the message (derived type, or in place through a derived
@@ -237,36 +245,97 @@ static tc_err_t tc_rs_staged(tc_ctx_t *ctx, bool hier, const tc_redop_t *r, cons
         recv = tmp ? tmp + (stage_send ? r->nbytes : 0) : NULL; /* NULL: nothing to receive */
     else
         recv = in_place ? tc_redop_stream(r, recvbuf) : tc_redop_stream(rr, recvbuf);
-    const tc_err_t rc = hier
-                            ? tc_hier_reduce_scatter(ctx->hier, ctx->shm, ctx->priv, send, recv,
-                                                     counts, stride, scale, r)
-                            : tc_shm_reduce_scatter(ctx->shm, send, recv, counts, stride, scale, r);
+    const tc_err_t rc =
+        hier ? tc_hier_reduce_scatter(ctx->hier, ctx->shm, ctx->priv, send, recv, counts, stride,
+                                      scale, r)
+             : tc_shm_reduce_scatter(ctx->shm, send, recv, r->nelem, lo, rr->nelem, r);
     if (rc == TC_OK && stage_recv && rr->nbytes > 0)
         tc_redop_unpack(rr, recv, recvbuf);
     free(tmp);
     return rc;
 }
 
-/* Both operations after the checks. */
-static tc_err_t tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf, void *recvbuf,
-                               const int *counts, int stride, long long total, MPI_Datatype dt,
-                               MPI_Op op)
+/* Whether the classification of @p r (tc_redop_init() on @p dt) is the same
+ * at any count but for count, nelem and nbytes. The count matters only to
+ * derived datatypes (whether count elements are contiguous, the type map): a
+ * named basic type (r's element type is the datatype itself; not a
+ * MINLOC/MAXLOC pair, whose packed element differs from its layout) or a
+ * user op's datatype (its element, contiguous at any count) does not
+ * depend on it, and its packed elements are the datatype's elements. */
+static inline bool tc_rs_count_free(const tc_redop_t *r, MPI_Datatype dt)
+{
+    return r->elem_type == dt && r->contiguous && !r->pair;
+}
+
+/* This process's part @p rr (@p mine elements of @p dt) of the message @p r
+ * describes: r with the count changed where tc_rs_count_free(), else
+ * tc_redop_init() of its own. *@p own: rr is its own (to free), else a copy
+ * of r sharing whatever r holds (freed with r only). */
+static inline tc_err_t tc_rs_part(const tc_redop_t *r, int mine, MPI_Datatype dt, MPI_Op op,
+                                  tc_redop_t *rr, bool *own)
+{
+    *own = !tc_rs_count_free(r, dt);
+    if (*own)
+        return tc_redop_init(rr, mine, dt, op);
+    *rr = *r;
+    rr->count = mine;
+    rr->nelem = (size_t)mine;
+    rr->nbytes = (size_t)mine * r->elem;
+    return TC_OK;
+}
+
+/* The operands of tc_rs_dispatch(): @p rr when it is its own. */
+static inline void tc_rs_release(tc_redop_t *r, tc_redop_t *rr, bool own)
+{
+    tc_redop_free(r);
+    if (own)
+        tc_redop_free(rr);
+}
+
+/* The direct path (issue 19: small messages): on the segment, below the
+ * race's threshold (so the general path would not race either), on a type
+ * whose packed stream is the buffer itself (tc_rs_count_free: our part is
+ * elements [before, before + mine) of it, no second classification,
+ * nothing staged). Only the agreed path and message size choose the
+ * segment's protocol: a process that takes the general path instead
+ * (another layout of the same signature) makes the same call of
+ * tc_shm_reduce_scatter. */
+static inline bool tc_rs_direct(const tc_ctx_t *ctx, const tc_redop_t *r, MPI_Datatype dt)
+{
+    return ctx->bcast_path == TC_PATH_SHM && r->nbytes > 0 && ctx->size > 1 &&
+           (ctx->race.min == 0 || r->nbytes < ctx->race.min) && tc_rs_count_free(r, dt);
+}
+
+/* Both operations after the checks, but for tc_rs_direct()'s calls: @p rp is
+ * tc_redop_init() of the whole message, which took it when @p r_ok (else it
+ * is empty: refused, or not tried); freed here either way. @p before
+ * elements of the message precede this process's part. Out of line: the
+ * direct calls run without its stack frame. */
+static __attribute__((noinline)) tc_err_t
+tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, tc_redop_t *rp, bool r_ok, const void *sendbuf,
+               void *recvbuf, const int *counts, int stride, long long total, long long before,
+               MPI_Datatype dt, MPI_Op op)
 {
     const int mine = counts[(size_t)ctx->rank * (size_t)stride];
     tc_path_t path = ctx->bcast_path;
     tc_redop_t r, rr;
+    bool rr_own = false;
     tc_err_t rc;
-    memset(&r, 0, sizeof r);
-    memset(&rr, 0, sizeof rr);
-    if (total > INT_MAX || tc_redop_init(&r, (int)total, dt, op) != 0 ||
-        tc_redop_init(&rr, mine, dt, op) != 0) {
+    r = *rp;
+    if (!r_ok) {
+        /* Empty operands (safe to free; tc_rs_mpi() then passes the call on
+         * unchanged). */
+        memset(&rr, 0, sizeof rr);
+        path = TC_PATH_PMPI_OP;
+        goto fn_pmpi;
+    }
+    if (tc_rs_part(&r, mine, dt, op, &rr, &rr_own) != 0) {
         path = TC_PATH_PMPI_OP;
         goto fn_pmpi;
     }
     if (total == 0 || ctx->size == 1) {
         rc = tc_rs_trivial(&rr, sendbuf, recvbuf);
-        tc_redop_free(&r);
-        tc_redop_free(&rr);
+        tc_rs_release(&r, &rr, rr_own);
         tc_stats_count(which, TC_PATH_TRIVIAL);
         return rc;
     }
@@ -296,26 +365,24 @@ static tc_err_t tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf
         tc_race_impl_t impl;
         if ((rc = tc_race_begin(&ctx->race, path == TC_PATH_SHM ? ctx->shm : NULL, ctx->priv, which,
                                 r.nbytes, order_free, &race, &impl)) != MPI_SUCCESS) {
-            tc_redop_free(&r);
-            tc_redop_free(&rr);
+            tc_rs_release(&r, &rr, rr_own);
             return rc;
         }
         if (impl == TC_RACE_PMPI) {
             tc_stats_count(which, TC_PATH_PMPI_RACE);
             rc = tc_rs_mpi(ctx, which, &r, &rr, sendbuf, recvbuf, counts, stride, total, dt, op);
             tc_race_end(&ctx->race, &race);
-            tc_redop_free(&r);
-            tc_redop_free(&rr);
+            tc_rs_release(&r, &rr, rr_own);
             return rc;
         }
+        const size_t scale = r.nelem / (size_t)total;
         rc = tc_rs_staged(ctx, path == TC_PATH_HIER, &r, &rr, sendbuf, recvbuf, counts, stride,
-                          r.nelem / (size_t)total);
+                          scale, (size_t)before * scale);
         /* Only the single segment refuses before anything moves; from the
          * hierarchy, TC_ERR_NOTSUP is an error (MPI_ERR_INTERN). */
         if (tc_err_kind(rc) != TC_ERR_NOTSUP || path == TC_PATH_HIER) {
             tc_race_end(&ctx->race, &race);
-            tc_redop_free(&r);
-            tc_redop_free(&rr);
+            tc_rs_release(&r, &rr, rr_own);
             tc_stats_count(which, path);
             return rc;
         }
@@ -327,20 +394,21 @@ static tc_err_t tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, const void *sendbuf
 fn_pmpi:
     tc_stats_count(which, path);
     rc = tc_rs_mpi(ctx, which, &r, &rr, sendbuf, recvbuf, counts, stride, total, dt, op);
-    tc_redop_free(&r);
-    tc_redop_free(&rr);
+    tc_rs_release(&r, &rr, rr_own);
     return rc;
 }
 
-/* Both entry points: @p fn names the caller in messages. */
-static int tc_rs_entry(const char *fn, tc_op_t which, const void *sendbuf, void *recvbuf,
-                       const int *counts, int stride, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+/* Both entry points: @p fn names the caller in messages. Inline in each:
+ * the block variant's stride 0 is a constant there. */
+static inline __attribute__((always_inline)) int
+tc_rs_entry(const char *fn, tc_op_t which, const void *sendbuf, void *recvbuf, const int *counts,
+            int stride, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     int rc, inter = 0;
-    long long total = 0;
+    long long total = 0, before = 0;
     tc_ctx_t *ctx;
-    if ((rc = tc_rs_check(fn, sendbuf, recvbuf, counts, stride, dt, op, comm, &inter, &ctx,
-                          &total)) != MPI_SUCCESS)
+    if ((rc = tc_rs_check(fn, sendbuf, recvbuf, counts, stride, dt, op, comm, &inter, &ctx, &total,
+                          &before)) != MPI_SUCCESS)
         return rc;
     if (inter) {
         tc_stats_count(which, TC_PATH_PMPI_INTERCOMM);
@@ -353,9 +421,32 @@ static int tc_rs_entry(const char *fn, tc_op_t which, const void *sendbuf, void 
     }
     if (tc_log_level >= TC_LOG_TRACE)
         tc_log(TC_LOG_TRACE, "%s on %s: %lld elements in all", fn, ctx->comm_name, total);
-    rc = tc_rs_dispatch(ctx, which, sendbuf, recvbuf, counts, stride, total, dt, op);
+    tc_redop_t r;
+    bool r_ok = false;
+    if (total > INT_MAX)
+        memset(&r, 0, sizeof r); /* empty: the MPI's own */
+    else
+        r_ok = tc_redop_init(&r, (int)total, dt, op) == TC_OK;
+    if (r_ok && tc_rs_direct(ctx, &r, dt)) {
+        const int mine = counts[(size_t)ctx->rank * (size_t)stride];
+        const void *send = sendbuf == MPI_IN_PLACE ? NULL : tc_redop_stream(&r, sendbuf);
+        rc = tc_shm_reduce_scatter(ctx->shm, send, tc_redop_stream(&r, recvbuf), r.nelem,
+                                   (size_t)before, (size_t)mine, &r);
+        if (tc_err_kind(rc) != TC_ERR_NOTSUP) {
+            tc_redop_free(&r);
+            tc_stats_count(which, TC_PATH_SHM);
+            if (rc == MPI_SUCCESS)
+                return rc;
+            goto fn_fail;
+        }
+        /* No reduce area, or an element larger than a slot (everywhere
+         * alike, nothing moved): the general path falls back. */
+    }
+    rc = tc_rs_dispatch(ctx, which, &r, r_ok, sendbuf, recvbuf, counts, stride, total, before, dt,
+                        op);
     if (rc == MPI_SUCCESS)
         return rc;
+fn_fail:;
     char msg[80];
     snprintf(msg, sizeof msg, "%s failed", fn);
     return tc_ctx_error(comm, rc, msg);

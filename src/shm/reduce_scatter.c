@@ -38,25 +38,23 @@
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "params.h"
 #include "reduce_proto.h"
 #include "reduce_scatter.h"
 
-/* Process i's element count. */
-static inline size_t tc_rs_count(const int *counts, int stride, size_t scale, int i)
+/* Process i's message in its inline line at @p line (fragment k; our own
+ * line is ours to read: published by us just before). */
+static inline const char *tc_rs_inline_operand(const tc_shm_comm_t *s, int i, const char *line,
+                                               uint64_t k)
 {
-    return (size_t)counts[(size_t)i * (size_t)stride] * scale;
-}
-
-/* Process i's message in inline line @p which of fragment k. */
-static inline const char *tc_rs_inline_operand(const tc_shm_comm_t *s, int i, int which, uint64_t k)
-{
-    tc_atomic_u64_t *line = tc_red_line(s, i, which);
-    /* acquire (in tc_red_wait): pairs with i's release in tc_rs_inline(). */
-    tc_red_wait(s, line, i, k + 1, "shm reduce_scatter: wait for a peer's contribution", i);
-    return (const char *)(line + 1);
+    if (i != s->rank)
+        /* acquire (in tc_red_wait): pairs with i's release in tc_rs_inline(). */
+        tc_red_wait(s, (tc_atomic_u64_t *)(uintptr_t)line, i, k + 1,
+                    "shm reduce_scatter: wait for a peer's contribution", i);
+    return line + sizeof(uint64_t);
 }
 
 /* P for fragment k (bytes [off, off + len) of the message at @p mine),
@@ -85,47 +83,47 @@ static void tc_rs_publish(tc_shm_comm_t *s, uint64_t k, const char *mine, size_t
 
 /* Messages of at most one line's payload (@p nbytes): every process
  * publishes its message in its inline line, then folds its @p n elements
- * from element @p lo of every line into @p out. */
+ * from element @p lo of every line straight into @p out. Every operand is
+ * read from a line, ours too (in place, out is our message: the fold
+ * overwrites nothing it reads). */
 static void tc_rs_inline(tc_shm_comm_t *s, const char *mine, size_t nbytes, char *out, size_t lo,
                          size_t n, const tc_redop_t *op)
 {
     const int p = s->p, me = s->rank;
-    const size_t skip = lo * op->elem;
     const uint64_t k = s->red_inline;
     const int which = TC_SHM_RLINE_INLINE0 + (int)(k % TC_SHM_REDUCE_INLINE_SLOTS);
+    /* Process i's line `which` is i regions after process 0's: the layout's
+     * offsets read once (the atomics below make the compiler read them
+     * again at every use otherwise). */
+    const char *const line0 = (const char *)tc_red_line(s, 0, which);
+    const size_t region = s->layout.region_size;
 
     tc_red_wait_free(s, k, TC_SHM_REDUCE_INLINE_SLOTS, TC_SHM_RLINE_DONE_INLINE, s->seen_rdone + p);
-    tc_atomic_u64_t *line = tc_red_line(s, me, which);
+    tc_atomic_u64_t *line = (tc_atomic_u64_t *)(uintptr_t)(line0 + (size_t)me * region);
     memcpy(line + 1, mine, nbytes);
     /* release: pairs with the acquire in the others' tc_rs_inline_operand(). */
     tc_shm_publish(s, line, me, k + 1);
     if (n > 0) {
-        /* Into a local accumulator: in place, out is our message. */
-        alignas(16) char acc[TC_SHM_INLINE_MAX];
-        tc_redop_apply3(op, tc_rs_inline_operand(s, p - 2, which, k) + skip,
-                        tc_rs_inline_operand(s, p - 1, which, k) + skip, acc, n);
+        const size_t skip = lo * op->elem;
+        tc_redop_apply3(
+            op, tc_rs_inline_operand(s, p - 2, line0 + (size_t)(p - 2) * region, k) + skip,
+            tc_rs_inline_operand(s, p - 1, line0 + (size_t)(p - 1) * region, k) + skip, out, n);
         for (int i = p - 3; i >= 0; i--)
-            tc_redop_apply(op, tc_rs_inline_operand(s, i, which, k) + skip, acc, n);
-        memcpy(out, acc, n * op->elem);
+            tc_redop_apply(op, tc_rs_inline_operand(s, i, line0 + (size_t)i * region, k) + skip,
+                           out, n);
     }
     s->red_inline = k + 1;
     tc_red_finish(s, TC_SHM_RLINE_DONE_INLINE, k);
 }
 
-tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf,
-                               const int *counts, int stride, size_t scale, const tc_redop_t *op)
+tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t total,
+                               size_t lo, size_t n, const tc_redop_t *op)
 {
     const size_t e = op->elem;
     const int p = s->p, me = s->rank;
     if (s->layout.rslots == 0 || e == 0 || e > s->layout.rslot_bytes)
         return tc_err(TC_ERR_NOTSUP);
-    size_t total = 0, lo = 0;
-    for (int i = 0; i < p; i++) {
-        if (i == me)
-            lo = total;
-        total += tc_rs_count(counts, stride, scale, i);
-    }
-    const size_t hi = lo + tc_rs_count(counts, stride, scale, me), nbytes = total * e;
+    const size_t hi = lo + n, nbytes = total * e;
     if (total == 0)
         return TC_OK;
     const char *mine = sendbuf ? sendbuf : recvbuf;
@@ -136,7 +134,23 @@ tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recv
         return TC_OK;
     }
     if (nbytes <= TC_SHM_INLINE_MAX) {
-        tc_rs_inline(s, mine, nbytes, out, lo, hi - lo, op);
+        tc_rs_inline(s, mine, nbytes, out, lo, n, op);
+        return TC_OK;
+    }
+
+    const uint64_t base = s->red_frags;
+    tc_shm_copy_choice_t copy;
+    tc_shm_copy_begin(&copy, s->reduce_copy, TC_SHM_COPY_USE_REDUCE, nbytes);
+    if (nbytes <= TC_SHM_MIN_FRAGMENT && nbytes <= s->layout.rslot_bytes) {
+        /* One fragment (the rule below never cuts less than the smaller of
+         * TC_SHM_MIN_FRAGMENT and a slot): the loop's steps for nfrag = 1,
+         * without its bookkeeping. */
+        tc_rs_publish(s, base, mine, 0, nbytes, sendbuf ? lo * e : 0, sendbuf ? hi * e : 0, &copy);
+        if (n > 0)
+            tc_red_fold(s, base, sendbuf ? mine : tc_red_contrib(s, me, base), lo * e, out, n, op);
+        tc_red_finish(s, TC_SHM_RLINE_DONE, base);
+        s->red_frags = base + 1;
+        tc_shm_copy_end(&copy);
         return TC_OK;
     }
 
@@ -160,10 +174,7 @@ tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recv
     uint64_t ahead = nfrag <= slots ? slots - 1 : TC_RED_LOOKAHEAD;
     if (ahead > slots - 1)
         ahead = slots - 1;
-    const uint64_t base = s->red_frags;
     uint64_t published = 0;
-    tc_shm_copy_choice_t copy;
-    tc_shm_copy_begin(&copy, s->reduce_copy, TC_SHM_COPY_USE_REDUCE, nbytes);
 
     for (uint64_t j = 0; j < nfrag; j++) {
         const uint64_t k = base + j;

@@ -10,23 +10,24 @@
 #include "base/redop.h"
 #include "segment.h"
 
-/* Reduce_scatter of a message of packed elements (base/redop.h) over the
- * segment's processes: process i receives elements [d_i, d_i + n_i) of the
- * reduction, n_i = counts[i * stride] * scale and d_i = n_0 + ... + n_{i-1}
- * (stride 0: every process gets counts[0] * scale, a Reduce_scatter_block).
+/* Reduce_scatter of a message of @p total packed elements (base/redop.h)
+ * over the segment's processes: process i receives elements [d_i, d_i + n_i)
+ * of the reduction, d_i = n_0 + ... + n_{i-1}; this process's part is
+ * elements [@p lo, @p lo + @p n) (the caller has them from the counts: one
+ * pass over them, at the entry point).
  * Operands are combined in segment rank order, lower rank left
  * (MPI_Reduce_local order), so non-commutative ops give the rank-ordered
  * result.
- * @p sendbuf: this process's whole message (sum of n_i elements), contiguous;
+ * @p sendbuf: this process's whole message (@p total elements), contiguous;
  * NULL: "in place": the message is at @p recvbuf, and the result is written
- * over its first n_me elements.
- * @p recvbuf: n_me elements of result.
- * Every process of the segment calls it with the same counts, stride, scale
- * and op->elem.
+ * over its first @p n elements.
+ * @p recvbuf: @p n elements of result.
+ * Every process of the segment calls it with the same @p total, parts that
+ * tile the message in rank order, and the same op->elem.
  * Returns TC_OK, or TC_ERR_NOTSUP (on every process alike, before anything
  * moves) when the segment has no reduce area or an element does not fit in
  * a slot. */
-tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf,
-                               const int *counts, int stride, size_t scale, const tc_redop_t *op);
+tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t total,
+                               size_t lo, size_t n, const tc_redop_t *op);
 
 #endif /* TC_SHM_REDUCE_SCATTER_H */

@@ -1,13 +1,17 @@
 /* TC_Reduce_scatter_block and TC_Reduce_scatter against results every
  * process computes itself (no MPI collective gives the expected values).
  *
- *   --parts LIST  comma-separated, default "types,sizes,comms":
+ *   --parts LIST  comma-separated, default "types,sizes,small,comms":
  *     types   every (type, op) pair below, a few sizes, both variants,
  *             in place and not
  *     sizes   MPI_INT sum, float sum and the non-commutative 2x2 matrix
  *             product at 0, 1, inline-line, slot-1, slot, slot+1 bytes and
  *             several fragments per block; Reduce_scatter with random
  *             counts (zeros included)
+ *     small   the small-message path: every (type, op) pair at 1, 2 and 16
+ *             elements per block, both variants, in place and not, and
+ *             Reduce_scatter with fixed unequal counts (zeros, ones,
+ *             twos; the first process or the last receiving nothing)
  *     comms   dup'd, split (odd/even) and reversed communicators
  *     errors  bad arguments -> the right error class through the
  *             communicator's handler, buffers untouched
@@ -169,6 +173,33 @@ static void part_sizes(MPI_Comm comm)
             run_all(comm, world_ranks, s, blocks[b], 50000u + 100u * (uint32_t)n + (uint32_t)b);
         }
     }
+}
+
+/* Messages of a few elements (most in one inline line): every spec at 1, 2
+ * and 16 elements per block, then unequal counts of 0-2 elements per
+ * process, in place and not. */
+static void part_small(MPI_Comm comm)
+{
+    static const size_t blocks[] = {1, 2, 16};
+    int p;
+    MPI_Comm_size(comm, &p);
+    int *counts = malloc(sizeof(int) * (size_t)p);
+    for (int i = 0; i < rt_nspecs; i++) {
+        const rt_spec_t *s = &rt_specs[i];
+        const uint32_t salt = 120000u + 100u * (uint32_t)i;
+        for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+            run_all(comm, world_ranks, s, blocks[b], salt + 10u * (uint32_t)b);
+        /* 0, 1, 2, 0, 1, ... and 2, 1, 0, 2, ...: zeros among unequal
+         * counts, the first process or the last with none. */
+        for (int pat = 0; pat < 2; pat++) {
+            for (int j = 0; j < p; j++)
+                counts[j] = pat == 0 ? j % 3 : 2 - j % 3;
+            for (int in_place = 0; in_place < 2; in_place++)
+                run_case(comm, world_ranks, s, counts, 0, in_place,
+                         salt + 50u + 2u * (uint32_t)pat + (uint32_t)in_place);
+        }
+    }
+    free(counts);
 }
 
 static void part_comms(void)
@@ -456,7 +487,7 @@ static void part_hier(int noncomm_only)
 
 int main(int argc, char **argv)
 {
-    const char *parts = "types,sizes,comms";
+    const char *parts = "types,sizes,small,comms";
     MPI_Init(&argc, &argv);
     tt_check_np(prog);
     for (int i = 1; i < argc; i++) {
@@ -483,6 +514,8 @@ int main(int argc, char **argv)
         part_types(MPI_COMM_WORLD);
     if (rt_in_list(parts, "sizes"))
         part_sizes(MPI_COMM_WORLD);
+    if (rt_in_list(parts, "small"))
+        part_small(MPI_COMM_WORLD);
     if (rt_in_list(parts, "comms"))
         part_comms();
     if (rt_in_list(parts, "errors"))
