@@ -100,38 +100,18 @@ static void tc_ag_blocks_free(tc_ag_io_state_t *st)
 /* Contiguous predefined types on both sides (the common case): the blocks
  * straight from and into the user's buffers, without block sets (as
  * alltoall.c's direct path; a local choice, the protocol is the same). */
-typedef struct tc_ag_direct {
-    const char *send; /* our block */
-    const void *recv;
-    const int *displs; /* NULL: block j at j * count elements */
-    MPI_Aint count, esize;
-} tc_ag_direct_t;
-
-static inline char *tc_ag_direct_block(const tc_ag_direct_t *d, int j)
-{
-    return tc_blocks_at(d->recv, d->displs, d->count, j, d->esize);
-}
-static void tc_ag_direct_put(void *state, int j, size_t off, char *dst, size_t n)
-{
-    (void)j;
-    memcpy(dst, ((const tc_ag_direct_t *)state)->send + off, n);
-}
-static void tc_ag_direct_get(void *state, int j, size_t off, const char *src, size_t n)
-{
-    memcpy(tc_ag_direct_block(state, j) + off, src, n);
-}
-
 static int tc_ag_shm_direct(tc_ctx_t *ctx, const tc_ag_call_t *c, size_t esize)
 {
-    const tc_ag_direct_t d = {c->sendbuf, c->recvbuf, c->displs, c->recvcount, (MPI_Aint)esize};
+    const tc_blocks_direct_t d = {c->sendbuf, c->recvbuf, c->displs, c->recvcount, (MPI_Aint)esize};
     const size_t mine = tc_ag_block_bytes(c, c->rank);
-    const tc_shm_ag_io_t io = {tc_ag_direct_put, tc_ag_direct_get, (void *)(uintptr_t)&d};
+    const tc_shm_ag_io_t io = {tc_blocks_direct_read_one, tc_blocks_direct_write_all,
+                               (void *)(uintptr_t)&d};
     tc_shm_ag_sizes_t sz = {c->bytes, c->block, c->bytes ? 0 : c->block};
     for (int j = 0; c->bytes && j < c->size; j++)
         sz.max = c->bytes[j] > sz.max ? c->bytes[j] : sz.max;
     tc_shm_allgather(ctx->shm, &sz, -1, &io);
     if (!c->in_place && mine > 0)
-        memmove(tc_ag_direct_block(&d, c->rank), d.send, mine);
+        memmove(tc_blocks_direct_at(&d, c->rank), d.one, mine);
     return MPI_SUCCESS;
 }
 

@@ -203,3 +203,22 @@ char *tc_blocks_span(const void *buf, size_t count, MPI_Datatype type, size_t ne
     const MPI_Aint first = ext < 0 ? (MPI_Aint)(count - 1) * ext : 0;
     return (char *)((uintptr_t)buf + (uintptr_t)(first + tlb));
 }
+
+void tc_blocks_direct_read_one(void *state, int j, size_t off, char *dst, size_t n)
+{
+    (void)j;
+    memcpy(dst, ((const tc_blocks_direct_t *)state)->one + off, n);
+}
+void tc_blocks_direct_write_one(void *state, int j, size_t off, const char *src, size_t n)
+{
+    (void)j;
+    memcpy((char *)(uintptr_t)((const tc_blocks_direct_t *)state)->one + off, src, n);
+}
+void tc_blocks_direct_read_all(void *state, int j, size_t off, char *dst, size_t n)
+{
+    memcpy(dst, tc_blocks_direct_at(state, j) + off, n);
+}
+void tc_blocks_direct_write_all(void *state, int j, size_t off, const char *src, size_t n)
+{
+    memcpy(tc_blocks_direct_at(state, j) + off, src, n);
+}

@@ -87,6 +87,28 @@ static inline char *tc_blocks_at(const void *buf, const int *displs, MPI_Aint co
     const MPI_Aint d = displs ? (MPI_Aint)displs[j] : (MPI_Aint)j * count;
     return (char *)((uintptr_t)buf + (uintptr_t)(d * extent));
 }
+/* The direct paths' blocks (contiguous predefined types: allgather.c,
+ * rooted.c): this process's one block @p one and the blocks of @p all, block
+ * j at tc_blocks_at(all, displs, count, j, esize). The callbacks below have
+ * the segment's io signature (shm/allgather.h): the one block is the only
+ * one a process reads or writes on its side (j ignored); the others are
+ * the blocks of all. */
+typedef struct tc_blocks_direct {
+    const char *one;
+    const void *all;
+    const int *displs; /* NULL: block j at j * count elements */
+    MPI_Aint count, esize;
+} tc_blocks_direct_t;
+
+static inline char *tc_blocks_direct_at(const tc_blocks_direct_t *d, int j)
+{
+    return tc_blocks_at(d->all, d->displs, d->count, j, d->esize);
+}
+void tc_blocks_direct_read_one(void *state, int j, size_t off, char *dst, size_t n);
+void tc_blocks_direct_write_one(void *state, int j, size_t off, const char *src, size_t n);
+void tc_blocks_direct_read_all(void *state, int j, size_t off, char *dst, size_t n);
+void tc_blocks_direct_write_all(void *state, int j, size_t off, const char *src, size_t n);
+
 /* Where block j of a block set starts (its first element's origin). */
 static inline char *tc_blocks_origin(const tc_blocks_t *b, int j)
 {

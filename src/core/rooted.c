@@ -206,53 +206,22 @@ uint64_t tc_rooted_largest(tc_ctx_t *ctx, const tc_rooted_t *c)
 
 /* ---- through the segment, straight from and into the user's buffers ---------------------- */
 
-typedef struct tc_rooted_direct {
-    const char *one;   /* this process's block (not in place) */
-    const void *all;   /* the root's buffer */
-    const int *displs; /* v: block j at displs[j] elements, else at j * count */
-    MPI_Aint count, esize;
-} tc_rooted_direct_t;
-
-static inline char *tc_rooted_direct_block(const tc_rooted_direct_t *d, int j)
-{
-    return tc_blocks_at(d->all, d->displs, d->count, j, d->esize);
-}
-/* Our one block is the only one a process reads or writes on its side. */
-static void tc_rooted_direct_read_one(void *state, int j, size_t off, char *dst, size_t n)
-{
-    (void)j;
-    memcpy(dst, ((const tc_rooted_direct_t *)state)->one + off, n);
-}
-static void tc_rooted_direct_write_one(void *state, int j, size_t off, const char *src, size_t n)
-{
-    (void)j;
-    memcpy((char *)(uintptr_t)((const tc_rooted_direct_t *)state)->one + off, src, n);
-}
-static void tc_rooted_direct_read_all(void *state, int j, size_t off, char *dst, size_t n)
-{
-    memcpy(dst, tc_rooted_direct_block(state, j) + off, n);
-}
-static void tc_rooted_direct_write_all(void *state, int j, size_t off, const char *src, size_t n)
-{
-    memcpy(tc_rooted_direct_block(state, j) + off, src, n);
-}
-
 int tc_rooted_shm_direct(tc_ctx_t *ctx, const tc_rooted_t *c)
 {
-    const tc_rooted_direct_t d = {c->in_place ? NULL : (const char *)c->one.buf, c->all.buf,
+    const tc_blocks_direct_t d = {c->in_place ? NULL : (const char *)c->one.buf, c->all.buf,
                                   c->all.displs, c->all.count, (MPI_Aint)c->all_esize};
     const tc_shm_ag_sizes_t sz = tc_rooted_shm_sizes(ctx, c);
     if (c->to_root) {
-        const tc_shm_ag_io_t io = {tc_rooted_direct_read_one, tc_rooted_direct_write_all,
+        const tc_shm_ag_io_t io = {tc_blocks_direct_read_one, tc_blocks_direct_write_all,
                                    (void *)(uintptr_t)&d};
         tc_shm_allgather(ctx->shm, &sz, c->root, &io);
     } else {
-        const tc_shm_ag_io_t io = {tc_rooted_direct_read_all, tc_rooted_direct_write_one,
+        const tc_shm_ag_io_t io = {tc_blocks_direct_read_all, tc_blocks_direct_write_one,
                                    (void *)(uintptr_t)&d};
         tc_shm_scatter(ctx->shm, &sz, c->root, &io);
     }
     if (c->rank == c->root && !c->in_place && c->mine > 0) {
-        char *own = tc_rooted_direct_block(&d, c->rank);
+        char *own = tc_blocks_direct_at(&d, c->rank);
         if (c->to_root)
             memmove(own, d.one, c->mine);
         else

@@ -96,12 +96,18 @@ static inline size_t tc_shm_a2a_min(size_t a, size_t b)
     return a < b ? a : b;
 }
 
+/* Bytes of one bank of a queue. */
+static inline size_t tc_shm_a2a_bank_span(const tc_shm_comm_t *s)
+{
+    return (size_t)(s->layout.S / s->layout.q) * s->layout.f;
+}
+
 size_t tc_shm_a2a_slot(const tc_shm_comm_t *s)
 {
     if (s->p < 2)
         return 0;
-    const size_t bank_span = (size_t)(s->layout.S / s->layout.q) * s->layout.f;
-    return (bank_span / (size_t)(s->p - 1)) & ~(s->layout.line - 1); /* a power of two */
+    return (tc_shm_a2a_bank_span(s) / (size_t)(s->p - 1)) &
+           ~(s->layout.line - 1); /* a power of two */
 }
 
 /* Alltoall, every block of this process in its inline lines (m bytes each,
@@ -221,7 +227,7 @@ static void tc_shm_a2a_pair(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size
 {
     const int me = s->rank, peer = 1 - me, q = s->layout.q;
     const bool inl = m <= TC_SHM_INLINE_MAX;
-    const size_t bank_span = inl ? 0 : (size_t)(s->layout.S / q) * s->layout.f;
+    const size_t bank_span = inl ? 0 : tc_shm_a2a_bank_span(s);
     const size_t w = inl ? m : tc_shm_a2a_slot(s);
     const char *out = sbuf + (size_t)peer * m;
     char *in = rbuf + (size_t)peer * m;
@@ -259,82 +265,27 @@ static void tc_shm_a2a_pair(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size
         tc_shm_a2a_copy(rbuf + (size_t)me * m, sbuf + (size_t)me * m, m, true);
 }
 
-tc_err_t tc_shm_alltoall_contig(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size_t m)
-{
-    const int p = s->p, me = s->rank;
-    if (p < 2 || m == 0)
-        return TC_OK; /* as tc_shm_alltoall() */
-    if (p == 2) {
-        tc_shm_a2a_pair(s, sbuf, rbuf, m);
-        return TC_OK;
-    }
-    if (m <= TC_SHM_INLINE_MAX / (size_t)(p - 1)) {
-        tc_shm_a2a_inline_contig(s, sbuf, rbuf, m);
-        if (sbuf != rbuf)
-            tc_shm_a2a_copy(rbuf + (size_t)me * m, sbuf + (size_t)me * m, m, true);
-        return TC_OK;
-    }
-    const size_t w = tc_shm_a2a_slot(s);
-    if (w == 0)
-        return tc_err(TC_ERR_NOTSUP); /* p and the layout are the same everywhere */
-    const int q = s->layout.q;
-    const size_t bank_span = (size_t)(s->layout.S / q) * s->layout.f;
-    /* ceil(m / w) bank uses, as tc_shm_alltoall()'s */
-    for (size_t done = 0; done < m; done += w) {
-        const size_t n = tc_shm_a2a_min(m - done, w);
-        const uint64_t u = s->uses;
-        const int bank = (int)(u % (uint64_t)q);
-        const uint64_t base = s->bank_frags[bank];
-        tc_shm_a2a_wait_bank_free(s, u);
-        char *slots = tc_shm_queue(s, me) + (size_t)bank * bank_span;
-        for (int j = 0; j < p; j++)
-            if (j != me)
-                tc_shm_a2a_copy(slots + (size_t)tc_shm_a2a_index(me, j) * w,
-                                sbuf + (size_t)j * m + done, n, false);
-        tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
-        /* release (seq_cst): pairs with the acquire below in the readers;
-         * publishes the slots written above. */
-        tc_shm_publish(s, line, me, base + 1);
-        for (int d = 1, i = me + 1; d < p; d++, i++) {
-            if (i == p)
-                i = 0;
-            /* acquire: pairs with the publication above in process i. */
-            tc_shm_wait_ge(s, tc_shm_ready(s, i, bank), i, base + 1,
-                           "shm alltoall: wait for a chunk", i);
-            tc_shm_a2a_copy(rbuf + (size_t)i * m + done,
-                            tc_shm_queue(s, i) + (size_t)bank * bank_span +
-                                (size_t)tc_shm_a2a_index(i, me) * w,
-                            n, false);
-        }
-        s->bank_frags[bank] = base + 1;
-        tc_shm_a2a_done(s, u);
-    }
-    if (sbuf != rbuf)
-        tc_shm_a2a_copy(rbuf + (size_t)me * m, sbuf + (size_t)me * m, m, true);
-    return TC_OK;
-}
-
-tc_err_t tc_shm_alltoall(tc_shm_comm_t *s, const tc_shm_a2a_sizes_t *sz, const tc_shm_ag_io_t *io)
+/* The bank uses of tc_shm_alltoall() (blocks larger than the inline
+ * lines): through @p io, or, @p io NULL, straight from and into the blocks
+ * at sbuf + j m and rbuf + j m (m = sz->uniform, tc_shm_alltoall_contig()).
+ * Inlined into both, so each gets its copies; the bank uses, lines and
+ * sequence numbers are the sizes' only, so processes on either meet. */
+static inline __attribute__((always_inline)) tc_err_t tc_shm_a2a_banks(tc_shm_comm_t *s,
+                                                                       const tc_shm_a2a_sizes_t *sz,
+                                                                       const tc_shm_ag_io_t *io,
+                                                                       const char *sbuf, char *rbuf)
 {
     const int p = s->p, me = s->rank;
     const bool v = sz->send != NULL;
-    if (p < 2 || (!v && sz->uniform == 0))
-        return TC_OK; /* the same on every process: nothing moves, no bank use */
-    /* One line only: measured at np = 2 (Open MPI, loaded machine), 128-byte
-     * blocks in three inline lines took 0.146 us at best against 0.123 for
-     * the ready line and the slot, and 64 bytes in two lines gained nothing. */
-    if (!v && sz->uniform <= TC_SHM_INLINE_MAX / (size_t)(p - 1)) {
-        tc_shm_a2a_inline(s, sz->uniform, io);
-        return TC_OK;
-    }
+    const size_t m = sz->uniform;
     const size_t w = tc_shm_a2a_slot(s);
     if (w == 0)
         return tc_err(TC_ERR_NOTSUP); /* p and the layout are the same everywhere */
     const int q = s->layout.q;
-    const size_t bank_span = (size_t)(s->layout.S / q) * s->layout.f;
+    const size_t bank_span = tc_shm_a2a_bank_span(s);
     /* The largest block: Alltoall's is known; Alltoallv's is agreed in the
      * first use, starting from our own largest outgoing one. */
-    uint64_t largest = sz->uniform;
+    uint64_t largest = m;
     for (int j = 0; v && j < p; j++)
         if (j != me && sz->send[j] > largest)
             largest = sz->send[j];
@@ -347,12 +298,16 @@ tc_err_t tc_shm_alltoall(tc_shm_comm_t *s, const tc_shm_a2a_sizes_t *sz, const t
         const uint64_t base = s->bank_frags[bank];
         tc_shm_a2a_wait_bank_free(s, u);
         char *slots = tc_shm_queue(s, me) + (size_t)bank * bank_span;
-        for (int d = 1; d < p; d++) {
-            const int j = (me + d) % p;
+        for (int d = 1, j = me + 1; d < p; d++, j++) {
+            if (j == p)
+                j = 0;
             const size_t n = tc_shm_a2a_send(sz, j);
-            if (n > done)
-                io->put(io->state, j, done, slots + (size_t)tc_shm_a2a_index(me, j) * w,
-                        tc_shm_a2a_min(n - done, w));
+            char *slot = slots + (size_t)tc_shm_a2a_index(me, j) * w;
+            if (!io)
+                tc_shm_a2a_copy(slot, sbuf + (size_t)j * m + done, tc_shm_a2a_min(m - done, w),
+                                false);
+            else if (n > done)
+                io->put(io->state, j, done, slot, tc_shm_a2a_min(n - done, w));
         }
         tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
         if (v && k == 0)
@@ -363,8 +318,9 @@ tc_err_t tc_shm_alltoall(tc_shm_comm_t *s, const tc_shm_a2a_sizes_t *sz, const t
         tc_shm_publish(s, line, me, base + 1);
         /* W: starting after us, so that the processes do not all read the
          * same queue at once. */
-        for (int d = 1; d < p; d++) {
-            const int i = (me + d) % p;
+        for (int d = 1, i = me + 1; d < p; d++, i++) {
+            if (i == p)
+                i = 0;
             tc_atomic_u64_t *other = tc_shm_ready(s, i, bank);
             /* acquire: pairs with the publication above in process i. */
             tc_shm_wait_ge(s, other, i, base + 1, "shm alltoall: wait for a chunk", i);
@@ -374,11 +330,13 @@ tc_err_t tc_shm_alltoall(tc_shm_comm_t *s, const tc_shm_a2a_sizes_t *sz, const t
                 largest = theirs > largest ? theirs : largest;
             }
             const size_t n = tc_shm_a2a_recv(sz, i);
-            if (n > done)
-                io->get(io->state, i, done,
-                        tc_shm_queue(s, i) + (size_t)bank * bank_span +
-                            (size_t)tc_shm_a2a_index(i, me) * w,
-                        tc_shm_a2a_min(n - done, w));
+            const char *slot =
+                tc_shm_queue(s, i) + (size_t)bank * bank_span + (size_t)tc_shm_a2a_index(i, me) * w;
+            if (!io)
+                tc_shm_a2a_copy(rbuf + (size_t)i * m + done, slot, tc_shm_a2a_min(m - done, w),
+                                false);
+            else if (n > done)
+                io->get(io->state, i, done, slot, tc_shm_a2a_min(n - done, w));
         }
         s->bank_frags[bank] = base + 1;
         tc_shm_a2a_done(s, u);
@@ -386,4 +344,42 @@ tc_err_t tc_shm_alltoall(tc_shm_comm_t *s, const tc_shm_a2a_sizes_t *sz, const t
             nuses = (largest + w - 1) / w; /* the same on every process */
     }
     return TC_OK;
+}
+
+tc_err_t tc_shm_alltoall_contig(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size_t m)
+{
+    const int p = s->p, me = s->rank;
+    if (p < 2 || m == 0)
+        return TC_OK; /* as tc_shm_alltoall() */
+    if (p == 2) {
+        tc_shm_a2a_pair(s, sbuf, rbuf, m);
+        return TC_OK;
+    }
+    if (m <= TC_SHM_INLINE_MAX / (size_t)(p - 1)) {
+        tc_shm_a2a_inline_contig(s, sbuf, rbuf, m);
+    } else {
+        const tc_shm_a2a_sizes_t sz = {.uniform = m};
+        const tc_err_t rc = tc_shm_a2a_banks(s, &sz, NULL, sbuf, rbuf);
+        if (rc != TC_OK)
+            return rc;
+    }
+    if (sbuf != rbuf)
+        tc_shm_a2a_copy(rbuf + (size_t)me * m, sbuf + (size_t)me * m, m, true);
+    return TC_OK;
+}
+
+tc_err_t tc_shm_alltoall(tc_shm_comm_t *s, const tc_shm_a2a_sizes_t *sz, const tc_shm_ag_io_t *io)
+{
+    const int p = s->p;
+    const bool v = sz->send != NULL;
+    if (p < 2 || (!v && sz->uniform == 0))
+        return TC_OK; /* the same on every process: nothing moves, no bank use */
+    /* One line only: measured at np = 2 (Open MPI, loaded machine), 128-byte
+     * blocks in three inline lines took 0.146 us at best against 0.123 for
+     * the ready line and the slot, and 64 bytes in two lines gained nothing. */
+    if (!v && sz->uniform <= TC_SHM_INLINE_MAX / (size_t)(p - 1)) {
+        tc_shm_a2a_inline(s, sz->uniform, io);
+        return TC_OK;
+    }
+    return tc_shm_a2a_banks(s, sz, io, NULL, NULL);
 }
