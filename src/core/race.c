@@ -146,14 +146,29 @@ static double *tc_race_ring(const tc_shm_comm_t *s, int i)
     return (double *)(void *)(s->base + tc_shm_layout_race(&s->layout, i, TC_SHM_RACE_RING0));
 }
 
-/* Segment mode: at the start of raced call r->seq, every timed call made
- * TC_RACE_LAG raced calls ago or earlier enters the estimates with the
- * maximum of every process's time (waiting for a peer that has not written
- * it yet: race.h says why that ends). */
+/* Segment mode: the lag of a timed call of @p nbytes (race.h), the same on
+ * every process (agreed geometry, the call's size). */
+static unsigned tc_race_lag(const tc_shm_comm_t *s, size_t nbytes)
+{
+    size_t ring = (size_t)s->layout.S * s->layout.f;
+    const size_t slots = (size_t)s->layout.rslots * s->layout.rslot_bytes;
+    if (slots > ring)
+        ring = slots;
+    return nbytes / 2 >= ring ? TC_RACE_LAG_LARGE : TC_RACE_LAG;
+}
+
+/* Segment mode: at the start of raced call r->seq, the timed calls made
+ * their lag ago or earlier enter the estimates, in the order they were made
+ * (a call with the short lag waits behind an older one with the long lag),
+ * with the maximum of every process's time (waiting for a peer that has not
+ * written it yet: race.h says why that ends). At most TC_RACE_LAG timed
+ * calls are in flight: the oldest is taken in TC_RACE_LAG raced calls after
+ * it was made at the latest. */
 static void tc_race_take_in(tc_race_t *r, tc_shm_comm_t *s)
 {
     while (r->applied < r->timed &&
-           r->inflight[r->applied % TC_RACE_LAG].seq + TC_RACE_LAG <= r->seq) {
+           r->inflight[r->applied % TC_RACE_LAG].seq + r->inflight[r->applied % TC_RACE_LAG].lag <=
+               r->seq) {
         const unsigned long long j = r->applied;
         const tc_race_inflight_t *f = &r->inflight[j % TC_RACE_LAG];
         double all = 0;
@@ -212,8 +227,13 @@ int tc_race_begin_raced(tc_race_t *r, tc_shm_comm_t *shm, MPI_Comm priv, tc_op_t
         if (call->measured) {
             call->board = shm;
             call->timed = r->timed++;
-            r->inflight[call->timed % TC_RACE_LAG] = (tc_race_inflight_t){
-                .op = op, .cls = call->cls, .impl = call->impl, .nbytes = nbytes, .seq = r->seq};
+            r->inflight[call->timed % TC_RACE_LAG] =
+                (tc_race_inflight_t){.op = op,
+                                     .cls = call->cls,
+                                     .impl = call->impl,
+                                     .nbytes = nbytes,
+                                     .seq = r->seq,
+                                     .lag = tc_race_lag(shm, nbytes)};
         }
         r->seq++;
     }

@@ -110,6 +110,16 @@ struct tc_shm_comm;
 /* Raced calls between a timed call and the call whose choice first uses its
  * time (segment mode, see above); no more than TC_SHM_RACE_RING. */
 #define TC_RACE_LAG 16
+/* ... for a call of at least twice the segment's largest ring (its queue or
+ * its reduction slots): no process gets through such a call before every
+ * peer has started it (nothing of it fits in the rings without the peers'
+ * part), i.e. finished the one before, so the time of the call two back is
+ * there without a wait in the common case, and the first decision comes 14
+ * calls earlier: at 16 MiB the exploration's times took 16 calls of the
+ * library's path to arrive, a loss wherever the MPI's own is the faster
+ * (np 4 on 2 CPUs, Alltoall 16 MiB 1.57x the MPI's own in a run of 20 timed
+ * calls). Any lag >= 1 keeps the argument above (deadlock freedom). */
+#define TC_RACE_LAG_LARGE 2
 
 typedef enum { TC_RACE_TC, TC_RACE_PMPI, TC_RACE_IMPL_LAST } tc_race_impl_t;
 
@@ -135,6 +145,7 @@ typedef struct tc_race_inflight {
     tc_race_impl_t impl;
     size_t nbytes;
     unsigned long long seq; /* its number among the raced calls */
+    unsigned lag;           /* TC_RACE_LAG or TC_RACE_LAG_LARGE (tc_race_lag()) */
 } tc_race_inflight_t;
 
 /* One communicator's race: identical on every process of it. */
