@@ -111,14 +111,16 @@ struct tc_shm_comm;
  * time (segment mode, see above); no more than TC_SHM_RACE_RING. */
 #define TC_RACE_LAG 16
 /* ... for a call of at least twice the segment's largest ring (its queue or
- * its reduction slots): no process gets through such a call before every
- * peer has started it (nothing of it fits in the rings without the peers'
- * part), i.e. finished the one before, so the time of the call two back is
- * there without a wait in the common case, and the first decision comes 14
- * calls earlier: at 16 MiB the exploration's times took 16 calls of the
- * library's path to arrive, a loss wherever the MPI's own is the faster
- * (np 4 on 2 CPUs, Alltoall 16 MiB 1.57x the MPI's own in a run of 20 timed
- * calls). Any lag >= 1 keeps the argument above (deadlock freedom). */
+ * its reduction slots): a process seldom gets through such a call before
+ * every peer has started it, i.e. finished the one before (most of it cannot
+ * sit in the rings without the peers' part; a Scatter root's blocks to many
+ * readers can), so the time of the call two back is there without a wait in
+ * the common case, and the first decision comes 14 calls earlier: at 16 MiB
+ * the exploration's times took 16 calls of the library's path to arrive, a
+ * loss wherever the MPI's own is the faster (np 4 on 2 CPUs, Alltoall 16 MiB
+ * 1.57x the MPI's own in a run of 20 timed calls). Where the time is not
+ * there yet, the wait is for a peer two calls behind; any lag >= 1 keeps the
+ * argument above (no deadlock). */
 #define TC_RACE_LAG_LARGE 2
 
 typedef enum { TC_RACE_TC, TC_RACE_PMPI, TC_RACE_IMPL_LAST } tc_race_impl_t;
