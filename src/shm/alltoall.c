@@ -47,6 +47,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "copy.h"
 #include "inline_lines.h"
 
 /* WS: every process has finished bank use u - q, so nobody still reads the
@@ -138,53 +139,6 @@ static void tc_shm_a2a_inline(tc_shm_comm_t *s, size_t m, const tc_shm_ag_io_t *
     tc_shm_a2a_done(s, u);
 }
 
-/* @p n bytes from @p src to @p dst. Up to 64 bytes (the blocks of a small
- * Alltoall) every byte is loaded before any is stored: the first and the
- * last k bytes (k = 1, 4, 8, 16 or 32, the two ranges overlapping when
- * n < 2k), fixed-size moves the compiler makes inline, instead of a call to
- * memcpy (issue 19: at np 2 the three copies of a call through memcpy cost
- * about 35 instructions of the 64-byte call's 520). Longer: memmove when
- * @p may_overlap, else memcpy. */
-static inline void tc_shm_a2a_copy(char *dst, const char *src, size_t n, bool may_overlap)
-{
-    if (n <= 16) {
-        if (n >= 8) {
-            uint64_t a, b;
-            memcpy(&a, src, 8);
-            memcpy(&b, src + n - 8, 8);
-            memcpy(dst, &a, 8);
-            memcpy(dst + n - 8, &b, 8);
-        } else if (n >= 4) {
-            uint32_t a, b;
-            memcpy(&a, src, 4);
-            memcpy(&b, src + n - 4, 4);
-            memcpy(dst, &a, 4);
-            memcpy(dst + n - 4, &b, 4);
-        } else if (n > 0) {
-            const char a = src[0], b = src[n / 2], c = src[n - 1];
-            dst[0] = a;
-            dst[n / 2] = b;
-            dst[n - 1] = c;
-        }
-    } else if (n <= 32) {
-        char a[16], b[16];
-        memcpy(a, src, 16);
-        memcpy(b, src + n - 16, 16);
-        memcpy(dst, a, 16);
-        memcpy(dst + n - 16, b, 16);
-    } else if (n <= 64) {
-        char a[32], b[32];
-        memcpy(a, src, 32);
-        memcpy(b, src + n - 32, 32);
-        memcpy(dst, a, 32);
-        memcpy(dst + n - 32, b, 32);
-    } else if (may_overlap) {
-        memmove(dst, src, n);
-    } else {
-        memcpy(dst, src, n);
-    }
-}
-
 /* tc_shm_a2a_inline() for blocks at sbuf + j m and rbuf + j m: the blocks to
  * 0..me-1 and to me+1..p-1 are two runs of the send buffer and of the line
  * (slot order, tc_shm_a2a_index), so two copies put them all; the same bank
@@ -199,8 +153,8 @@ static void tc_shm_a2a_inline_contig(tc_shm_comm_t *s, const char *sbuf, char *r
     tc_shm_a2a_wait_bank_free(s, u);
     tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
     char *payload = (char *)(line + 1); /* tc_shm_inline_payload(s, me, bank, 0) */
-    tc_shm_a2a_copy(payload, sbuf, below, false);
-    tc_shm_a2a_copy(payload + below, sbuf + below + m, all - below, false);
+    tc_shm_copy_small(payload, sbuf, below, false);
+    tc_shm_copy_small(payload + below, sbuf + below + m, all - below, false);
     /* release (seq_cst): pairs with the acquire below in the readers (and
      * with tc_shm_inline_wait()'s, as tc_shm_inline_publish() of one line);
      * publishes the payload written just above. */
@@ -211,8 +165,9 @@ static void tc_shm_a2a_inline_contig(tc_shm_comm_t *s, const char *sbuf, char *r
         tc_atomic_u64_t *theirs = tc_shm_ready(s, i, bank);
         /* acquire: pairs with the publication above in process i. */
         tc_shm_wait_ge(s, theirs, i, seq, "shm alltoall: wait for a block", i);
-        tc_shm_a2a_copy(rbuf + (size_t)i * m,
-                        (const char *)(theirs + 1) + (size_t)tc_shm_a2a_index(i, me) * m, m, false);
+        tc_shm_copy_small(rbuf + (size_t)i * m,
+                          (const char *)(theirs + 1) + (size_t)tc_shm_a2a_index(i, me) * m, m,
+                          false);
     }
     s->bank_frags[bank] = seq;
     tc_shm_a2a_done(s, u);
@@ -244,8 +199,8 @@ static void tc_shm_a2a_pair(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size
                 tc_shm_wait_ge(s, tc_shm_done(s, peer), peer, u - (uint64_t)q + 1,
                                "shm alltoall: wait for a bank to be released", peer);
         tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
-        tc_shm_a2a_copy(inl ? (char *)(line + 1) : tc_shm_queue(s, me) + (size_t)bank * bank_span,
-                        out + done, n, false);
+        tc_shm_copy_small(inl ? (char *)(line + 1) : tc_shm_queue(s, me) + (size_t)bank * bank_span,
+                          out + done, n, false);
         /* release (seq_cst): pairs with the acquire below in the peer;
          * publishes the payload or the slot written just above. */
         tc_shm_publish(s, line, me, seq);
@@ -254,15 +209,15 @@ static void tc_shm_a2a_pair(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size
         tc_shm_wait_ge(s, theirs, peer, seq,
                        inl ? "shm alltoall: wait for a block" : "shm alltoall: wait for a chunk",
                        peer);
-        tc_shm_a2a_copy(in + done,
-                        inl ? (const char *)(theirs + 1)
-                            : tc_shm_queue(s, peer) + (size_t)bank * bank_span,
-                        n, false);
+        tc_shm_copy_small(in + done,
+                          inl ? (const char *)(theirs + 1)
+                              : tc_shm_queue(s, peer) + (size_t)bank * bank_span,
+                          n, false);
         s->bank_frags[bank] = seq;
         tc_shm_a2a_done(s, u);
     }
     if (sbuf != rbuf)
-        tc_shm_a2a_copy(rbuf + (size_t)me * m, sbuf + (size_t)me * m, m, true);
+        tc_shm_copy_small(rbuf + (size_t)me * m, sbuf + (size_t)me * m, m, true);
 }
 
 /* The bank uses of tc_shm_alltoall() (blocks larger than the inline
@@ -304,8 +259,8 @@ static inline __attribute__((always_inline)) tc_err_t tc_shm_a2a_banks(tc_shm_co
             const size_t n = tc_shm_a2a_send(sz, j);
             char *slot = slots + (size_t)tc_shm_a2a_index(me, j) * w;
             if (!io)
-                tc_shm_a2a_copy(slot, sbuf + (size_t)j * m + done, tc_shm_a2a_min(m - done, w),
-                                false);
+                tc_shm_copy_small(slot, sbuf + (size_t)j * m + done, tc_shm_a2a_min(m - done, w),
+                                  false);
             else if (n > done)
                 io->put(io->state, j, done, slot, tc_shm_a2a_min(n - done, w));
         }
@@ -333,8 +288,8 @@ static inline __attribute__((always_inline)) tc_err_t tc_shm_a2a_banks(tc_shm_co
             const char *slot =
                 tc_shm_queue(s, i) + (size_t)bank * bank_span + (size_t)tc_shm_a2a_index(i, me) * w;
             if (!io)
-                tc_shm_a2a_copy(rbuf + (size_t)i * m + done, slot, tc_shm_a2a_min(m - done, w),
-                                false);
+                tc_shm_copy_small(rbuf + (size_t)i * m + done, slot, tc_shm_a2a_min(m - done, w),
+                                  false);
             else if (n > done)
                 io->get(io->state, i, done, slot, tc_shm_a2a_min(n - done, w));
         }
@@ -364,7 +319,7 @@ tc_err_t tc_shm_alltoall_contig(tc_shm_comm_t *s, const char *sbuf, char *rbuf, 
             return rc;
     }
     if (sbuf != rbuf)
-        tc_shm_a2a_copy(rbuf + (size_t)me * m, sbuf + (size_t)me * m, m, true);
+        tc_shm_copy_small(rbuf + (size_t)me * m, sbuf + (size_t)me * m, m, true);
     return TC_OK;
 }
 

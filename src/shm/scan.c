@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "copy.h"
 #include "params.h"
 #include "reduce_proto.h"
 #include "scan.h"
@@ -59,35 +60,6 @@ static inline void tc_scan_fold(const tc_redop_t *op, const tc_redop_loops_t *lp
         tc_redop_apply(op, in, inout, n);
     else
         lp->f2(in, inout, n);
-}
-
-/* memcpy of @p len bytes: up to 64 (an inline line, a small fragment) two
- * overlapping fixed-size moves instead of libc's memcpy through the PLT
- * (twice per 4-byte Scan at process 0). No overlap of d and src. */
-static inline void tc_scan_copy(char *restrict d, const char *restrict src, size_t len)
-{
-    if (len <= 8) {
-        if (len >= 4) {
-            memcpy(d, src, 4);
-            memcpy(d + len - 4, src + len - 4, 4);
-        } else if (len >= 2) {
-            memcpy(d, src, 2);
-            memcpy(d + len - 2, src + len - 2, 2);
-        } else if (len == 1) {
-            *d = *src;
-        }
-    } else if (len <= 16) {
-        memcpy(d, src, 8);
-        memcpy(d + len - 8, src + len - 8, 8);
-    } else if (len <= 32) {
-        memcpy(d, src, 16);
-        memcpy(d + len - 16, src + len - 16, 16);
-    } else if (len <= 64) {
-        memcpy(d, src, 32);
-        memcpy(d + len - 32, src + len - 32, 32);
-    } else {
-        memcpy(d, src, len);
-    }
 }
 
 /* Fragment k (@p len bytes, @p n elements) of the chain: @p own this
@@ -120,18 +92,18 @@ tc_scan_step_any(tc_shm_comm_t *s, uint64_t k, const char *own, char *out, size_
         tc_atomic_u64_t *line = tc_red_line(s, me, seq);
         char *mine = in_line ? (char *)(line + 1) : tc_red_contrib(s, me, k);
         if (first)
-            tc_scan_copy(mine, own, len);
+            tc_shm_copy_small(mine, own, len, false);
         else
             tc_scan_fold3(op, lp, prev, own, mine, n);
         /* release: pairs with the acquire of the next process above. */
         tc_shm_publish(s, line, me, k + 1);
         if (!exclusive && !(first && out == own)) /* process 0 in place: already there */
-            tc_scan_copy(out, mine, len);
+            tc_shm_copy_small(out, mine, len, false);
     } else if (!exclusive) {
         tc_scan_fold3(op, lp, prev, own, out, n); /* out may be own (in place) */
     }
     if (exclusive && !first)
-        tc_scan_copy(out, prev, len); /* after the fold read own, which out may be */
+        tc_shm_copy_small(out, prev, len, false); /* after the fold read own, which out may be */
     tc_red_finish(s, done, k);
 }
 
