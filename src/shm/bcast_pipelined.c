@@ -27,10 +27,11 @@
  * zeroed by the reader) become one monotonic ready line per bank; the
  * announcement shm_op is implied by the first fragment's sequence number.
  *
- * Messages of at most TC_SHM_BCAST_INLINE_MAX bytes skip the queue: they ride
- * in the reader's ready line and, beyond one line's payload, in its extra
- * inline lines (tc_shm_bcast_inline(), tc_shm_bcast_inline_lines(),
- * inline_lines.h).
+ * Messages of at most TC_SHM_BCAST_INLINE_MAX bytes skip the queue: up to one
+ * line's payload they go through a ring of lines of their own, so a root
+ * can run further ahead than q bank uses (tc_shm_bcast_ring()); larger ones
+ * ride in the reader's ready line and its extra inline lines
+ * (tc_shm_bcast_inline_lines(), inline_lines.h).
  */
 #include <string.h>
 
@@ -105,51 +106,98 @@ static inline uint64_t tc_shm_bcast_wait_ready(tc_shm_comm_t *s, int bank, uint6
 {
     tc_atomic_u64_t *ready = tc_shm_ready(s, s->rank, bank);
     /* acquire: pairs with the publication in tc_shm_bcast_notify() of our
-     * parent (or in tc_shm_bcast_inline()). */
+     * parent. */
     return tc_shm_wait_ge(s, ready, s->rank, want, "shm bcast: wait for a fragment", parent);
 }
 
-/* Small messages: the payload rides in the ready line next to the sequence
- * number (bytes 8..63), so a reader moves one cache line, not two. The
- * protocol state advances exactly as for a one-fragment message: the payload
- * in i's ready[b] line is overwritten only in bank use u + q, after the root
- * of that use saw done[i] >= u + 1. */
-static void tc_shm_bcast_inline(tc_shm_comm_t *s, char *buf, size_t nbytes, int root,
-                                const tc_shm_copier_t *copier)
+/* Small messages (at most one line's payload) go through the run-ahead
+ * ring, not the banks: every process i has TC_SHM_BCAST_RING lines
+ * bring[k] and one line bdone (layout.h). Ring broadcasts are numbered over
+ * the segment (r = 0, 1, 2, ...; every process counts them alike); broadcast
+ * r uses line k = r % R of every process but the root, R =
+ * TC_SHM_BCAST_RING, with the sequence number r + 1:
+ *
+ *   parent (root or inner node), for each child c:
+ *       wait until bdone[c] >= r - R + 1                              (WR)
+ *       bring[c][k] = payload, then seq r + 1 (release)               (N)
+ *   child: wait bring[me][k] >= r + 1 (W), forward (N), copy out
+ *   everyone: bdone[me] = r + 1                                       (A)
+ *
+ * A parent waits for its own children only, not for the whole node: the
+ * line it overwrites was last written for broadcast r - R, and the child's
+ * bdone >= r - R + 1 says the child has read it (A after the copy out;
+ * the acquire in WR orders that read before our writes). Successive
+ * writers of a line (the child's parents in broadcasts r - R and r) are
+ * ordered the same way. So a root is at most R broadcasts ahead of its
+ * slowest child, whatever the bank count: on a node with more processes
+ * than CPUs the root of many small broadcasts runs ahead while a reader is
+ * descheduled, as the MPIs' eager messages do, instead of stopping after q
+ * bank uses. A line holding a value >= r + 1 was written for broadcast r
+ * (values only grow, by R per use of the line), and nothing else writes
+ * these lines.
+ *
+ * Deadlock freedom as for the banks: a parent in broadcast r waits only for
+ * its children to have finished broadcast r - R, which every process
+ * reaches after the calls it has already made. */
+static void tc_shm_bcast_ring_wait_free(tc_shm_comm_t *s, const int *children, int nchildren,
+                                        uint64_t r)
 {
-    const uint64_t u = s->uses;
-    const int bank = (int)(u % (uint64_t)s->layout.q);
-    const uint64_t seq = s->bank_frags[bank] + 1;
+    if (r < (uint64_t)TC_SHM_BCAST_RING)
+        return;
+    const uint64_t need = r - (uint64_t)TC_SHM_BCAST_RING + 1;
+    for (int c = 0; c < nchildren; c++) {
+        const int i = children[c];
+        if (s->seen_bdone[i] >= need)
+            continue;
+        /* acquire: pairs with the publication of bdone (A) in
+         * tc_shm_bcast_ring() of child i: its read of the line we are about
+         * to overwrite happens before our writes. */
+        s->seen_bdone[i] = tc_shm_wait_ge(s, tc_shm_bdone(s, i), i, need,
+                                          "shm bcast: wait for a child to free a ring line", i);
+    }
+}
+
+static void tc_shm_bcast_ring(tc_shm_comm_t *s, char *buf, size_t nbytes, int root,
+                              const tc_shm_copier_t *copier)
+{
+    const uint64_t r = s->ring_uses;
+    const int k = (int)(r % (uint64_t)TC_SHM_BCAST_RING);
+    const uint64_t seq = r + 1;
     const int *children = tc_shm_tree_children(&s->tree, root);
     const int nchildren = tc_shm_tree_nchildren(&s->tree, root);
     const char *src = buf;
     char staged[TC_SHM_INLINE_MAX];
 
     if (s->rank == root) {
-        tc_shm_bcast_wait_bank_free(s, u);
         if (copier) {
             copier->gather(copier->state, staged, nbytes);
             src = staged;
         }
     } else {
-        tc_shm_bcast_wait_ready(s, bank, seq, tc_shm_tree_parent(&s->tree, root));
-        src = (const char *)(tc_shm_ready(s, s->rank, bank) + 1);
+        tc_atomic_u64_t *mine = tc_shm_bring(s, s->rank, k);
+        /* acquire (W): pairs with the publication below (N) of our parent;
+         * publishes the payload written before it. */
+        tc_shm_wait_ge(s, mine, s->rank, seq, "shm bcast: wait for a small message",
+                       tc_shm_tree_parent(&s->tree, root));
+        src = (const char *)(mine + 1);
     }
+    tc_shm_bcast_ring_wait_free(s, children, nchildren, r);
     for (int c = 0; c < nchildren; c++) {
-        tc_atomic_u64_t *line = tc_shm_ready(s, children[c], bank);
+        tc_atomic_u64_t *line = tc_shm_bring(s, children[c], k);
         memcpy(line + 1, src, nbytes);
-        /* release (seq_cst): pairs with the acquire in
-         * tc_shm_bcast_wait_ready() of the child; publishes the payload
-         * written just above. */
+        /* release (N, seq_cst, and a wake if the child sleeps): pairs with
+         * the acquire (W) of the child; publishes the payload just written. */
         tc_shm_publish(s, line, children[c], seq);
     }
     if (s->rank != root)
         tc_shm_copy_out(copier, buf, 0, src, nbytes);
-    s->bank_frags[bank] = seq;
-    s->uses = u + 1;
+    s->ring_uses = seq;
     /* release (A, seq_cst): pairs with the acquire in
-     * tc_shm_bcast_wait_bank_free(). */
-    tc_shm_publish(s, tc_shm_done(s, s->rank), s->rank, u + 1);
+     * tc_shm_bcast_ring_wait_free() of our parent in broadcast r + R; our
+     * read of the line is done. The root publishes too: bdone counts
+     * broadcasts, not reads, so a parent's wait never depends on who was
+     * root in between. */
+    tc_shm_publish(s, tc_shm_bdone(s, s->rank), s->rank, seq);
 }
 
 /* Inline messages of TC_SHM_INLINE_MAX + 1 to TC_SHM_BCAST_INLINE_MAX bytes,
@@ -214,7 +262,7 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
                             const tc_shm_copier_t *copier)
 {
     if (nbytes <= TC_SHM_INLINE_MAX) {
-        tc_shm_bcast_inline(s, buf, nbytes, root, copier);
+        tc_shm_bcast_ring(s, buf, nbytes, root, copier);
         return;
     }
     if (nbytes <= TC_SHM_BCAST_INLINE_MAX) {

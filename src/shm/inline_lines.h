@@ -9,7 +9,9 @@
  * loads with no dependency between them, and their misses overlap (about one
  * cache-line transfer instead of the ready line, then the slot's line).
  *
- * Users: the Bcast (bcast_pipelined.c: the parent writes the child's lines),
+ * Users: the Bcast of more than one line's payload (bcast_pipelined.c: the
+ * parent writes the child's lines; one line's payload or less goes through
+ * the broadcast's own ring instead),
  * the Allgather and Gather (allgather.c: each process writes its own), the
  * Scatter (the root writes each receiver's) and the Alltoall (alltoall.c:
  * each process writes its own, every block it sends; one line at most there,

@@ -552,6 +552,7 @@ tc_err_t tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_sh
             ; /* err says why */
         else if (!(s->bank_frags = calloc((size_t)params->q, sizeof *s->bank_frags)) ||
                  !(s->seen_done = calloc((size_t)p, sizeof *s->seen_done)) ||
+                 !(s->seen_bdone = calloc((size_t)p, sizeof *s->seen_bdone)) ||
                  !(s->seen_rdone = calloc(2 * (size_t)p, sizeof *s->seen_rdone)))
             err = tc_err(TC_ERR_NOMEM);
     }
@@ -749,6 +750,7 @@ void tc_shm_comm_destroy(tc_shm_comm_t *s)
     tc_shm_tree_free(&s->tree);
     free(s->bank_frags);
     free(s->seen_done);
+    free(s->seen_bdone);
     free(s->seen_rdone);
     free(s);
 }

@@ -93,6 +93,10 @@ typedef struct tc_shm_comm {
     uint64_t *seen_done;  /* [p]: the last value of done[i] this process read (as a root):
                              done only grows, so a bank wait that this already satisfies
                              needs no read of i's line */
+    /* The small broadcast's ring (bcast_pipelined.c), identical on every process. */
+    uint64_t ring_uses;   /* broadcasts through the ring so far */
+    uint64_t *seen_bdone; /* [p]: the last value of bdone[i] this process read (as a
+                             parent) */
     /* Reduce protocol state (reduce.c), identical on every process. */
     uint64_t red_frags;      /* data fragments so far */
     uint64_t red_inline;     /* inline fragments so far */
@@ -157,6 +161,15 @@ static inline tc_atomic_u64_t *tc_shm_inline_line(const tc_shm_comm_t *s, int i,
         return tc_shm_ready(s, i, bank);
     return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_iline(&s->layout, i, bank, j));
 }
+/* The small broadcast's bdone line of process @p i, and its ring line @p k. */
+static inline tc_atomic_u64_t *tc_shm_bdone(const tc_shm_comm_t *s, int i)
+{
+    return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_bdone(&s->layout, i));
+}
+static inline tc_atomic_u64_t *tc_shm_bring(const tc_shm_comm_t *s, int i, int k)
+{
+    return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_bring(&s->layout, i, k));
+}
 static inline char *tc_shm_queue(const tc_shm_comm_t *s, int i)
 {
     return s->base + tc_shm_layout_queue(&s->layout, i);
@@ -190,8 +203,9 @@ static inline uint64_t tc_shm_fetch_add_publish(const tc_shm_comm_t *s, tc_atomi
     return tc_wait_fetch_add_publish_u64(line, add, tc_shm_sleepers(s, i));
 }
 
-/* Messages up to this many bytes travel inside the ready line itself, next
- * to the sequence number: one cache line moves instead of two. */
+/* Messages up to this many bytes travel inside one control line (a ready
+ * line, a line of the broadcast's ring, a reduce inline line), next to the
+ * sequence number: one cache line moves instead of two. */
 #define TC_SHM_INLINE_MAX (TC_CACHELINE - sizeof(uint64_t))
 /* A broadcast up to this many bytes travels in TC_SHM_BCAST_INLINE_LINES such
  * lines (layout.h), each with its own sequence number, all polled at once;

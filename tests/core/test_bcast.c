@@ -20,6 +20,9 @@
  *           queued broadcast (f + 1 bytes) or a TC_Allgather of 8-100 bytes
  *           per process (checked), so inline, queued and Allgather uses of
  *           the banks interleave.
+ *   runahead --iters broadcasts of 0-56 bytes in runs from one root, some
+ *           readers late, so the root laps the small broadcast's ring, with
+ *           larger broadcasts and Allgathers in between (use --pmpi 0).
  * Options: --roots all|some (some: 0, 1, p/2, p-1), --pmpi N (compare with
  * PMPI_Bcast on about every Nth case, 0 = never; default 1), --comms
  * world,split,dup,rev, --types byte,int,double,vector,struct,c2s,s2c.
@@ -32,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <topocoll.h>
 
 #include "tc_test_common.h"
@@ -350,6 +354,49 @@ static void mode_inline(size_t f, const char *which_roots, const char *which_typ
     free_comms(comms, ncomms);
 }
 
+/* Runs of small broadcasts from one root, so the root runs ahead of its
+ * readers through the small broadcast's ring (TC_SHM_BCAST_RING lines,
+ * src/shm/bcast_pipelined.c) and laps it: @p iters broadcasts of 0-56 bytes
+ * (one line's payload) on world, then the reversed order (300 calls each),
+ * the root changing every 150 calls. At the 6th call of a run every odd rank
+ * that is not the root sleeps 2 ms, so the root and the others run up to
+ * the ring's length ahead of it. At the 50th, 100th and 150th come a
+ * broadcast of 57-168 bytes from the same root (the banks' inline lines), a
+ * queued one (f + 1 bytes) and an Allgather. Run with --pmpi 0: a second
+ * opinion by PMPI_Bcast would hold the root back every call. */
+static void mode_runahead(size_t f, long iters)
+{
+    tcomm_t comms[2];
+    int ncomms = make_comms(comms, "world,rev");
+    const struct timespec nap = {0, 2000000};
+
+    for (long i = 0; i < iters; i++) {
+        const tcomm_t *c = &comms[(i / 300) % ncomms];
+        int p, crank;
+        MPI_Comm_size(c->comm, &p);
+        MPI_Comm_rank(c->comm, &crank);
+        const int root = (int)((i / 150) % p);
+        const uint64_t id = 4000000ull + (uint64_t)i * 4;
+        const type_pair_t *tp = &type_pairs[i % 11 == 4 ? 5 : i % 11 == 7 ? 4 : 0];
+        if (i % 150 == 5 && crank != root && crank % 2 == 1)
+            nanosleep(&nap, NULL);
+        run_case("runahead", c, root, tp, (size_t)(i * 13) % 57, id);
+        if (i % 50 == 49) {
+            switch ((i / 50) % 3) {
+            case 0:
+                run_case("runahead", c, root, &type_pairs[0], 57 + (size_t)i % 112, id + 1);
+                break;
+            case 1:
+                run_case("runahead", c, root, &type_pairs[0], f + 1, id + 2);
+                break;
+            default:
+                run_allgather(c, 8 + (size_t)i % 100, id + 3);
+            }
+        }
+    }
+    free_comms(comms, ncomms);
+}
+
 static void mode_big(size_t big)
 {
     tcomm_t w, d;
@@ -393,6 +440,8 @@ int main(int argc, char **argv)
         mode_inline(f, tt_arg(argc, argv, "--roots", "all"), tt_arg(argc, argv, "--types", "all"));
     else if (strcmp(mode, "big") == 0)
         mode_big((size_t)tt_arg_long(argc, argv, "--big", 64L << 20));
+    else if (strcmp(mode, "runahead") == 0)
+        mode_runahead(f, tt_arg_long(argc, argv, "--iters", 600));
     else {
         if (tt_rank == 0)
             fprintf(stderr, "test_bcast: unknown --mode %s\n", mode);

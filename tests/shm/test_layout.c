@@ -22,45 +22,59 @@ int main(void)
 
     /* p = 4, S = 8, q = 2, f = 8 KiB, 4 KiB pages, 64 B lines:
      * header: line 0, numa_node[4] at 64 (16 B), leaders[4] at 128 (16 B) -> one page;
-     * control block: 3 lines -> one page; region = 4096 + 8 * 8192 = 69632;
-     * total = 4096 + 4 * 69632 = 282624. */
+     * control block: 18 lines (below), 2 (K - 1) extra inline lines, then the small
+     * broadcast's bdone line and ring (1 + R lines): c1 bytes (three pages for K = 3,
+     * R = 128); region = c1 + 8 * 8192; total = 4096 + 4 * region. */
+    const size_t c1 =
+        (18 + 2 * (TC_SHM_BCAST_INLINE_LINES - 1) + 1 + TC_SHM_BCAST_RING + 63) / 64 * 4096;
+    const size_t rg1 = c1 + 8 * 8192;
     CHECK_EQ("rc", tc_shm_layout_compute(&l, 4, 8, 2, 8192, 4096, 64), 0);
     CHECK_EQ("numa_off", l.numa_off, 64);
     CHECK_EQ("leaders_off", l.leaders_off, 128);
     CHECK_EQ("header_size", l.header_size, 4096);
-    CHECK_EQ("ctrl_size", l.ctrl_size, 4096);
-    CHECK_EQ("region_size", l.region_size, 69632);
-    CHECK_EQ("total", l.total, 282624);
-    CHECK_EQ("done(2)", tc_shm_layout_done(&l, 2), 4096 + 2 * 69632);
-    CHECK_EQ("ready(2,1)", tc_shm_layout_ready(&l, 2, 1), 4096 + 2 * 69632 + 2 * 64);
-    CHECK_EQ("queue(3)", tc_shm_layout_queue(&l, 3), 4096 + 3 * 69632 + 4096);
+    CHECK_EQ("ctrl_size", l.ctrl_size, c1);
+    CHECK_EQ("region_size", l.region_size, rg1);
+    CHECK_EQ("total", l.total, 4096 + 4 * rg1);
+    CHECK_EQ("done(2)", tc_shm_layout_done(&l, 2), 4096 + 2 * rg1);
+    CHECK_EQ("ready(2,1)", tc_shm_layout_ready(&l, 2, 1), 4096 + 2 * rg1 + 2 * 64);
+    CHECK_EQ("queue(3)", tc_shm_layout_queue(&l, 3), 4096 + 3 * rg1 + c1);
     checks += 10;
     /* Barrier lines after done + 2 ready lines: arrive at line 3, then release, counter,
      * crelease, round[0..1] (ceil(log2 4) = 2), tround[0..1]: 11 lines, still one page. */
     CHECK_EQ("brounds", l.brounds, 2);
     CHECK_EQ("bctrl_off", l.bctrl_off, 3 * 64);
     CHECK_EQ("bline(2, arrive)", tc_shm_layout_bline(&l, 2, TC_SHM_BLINE_ARRIVE),
-             4096 + 2 * 69632 + 3 * 64);
+             4096 + 2 * rg1 + 3 * 64);
     CHECK_EQ("bline(0, crelease)", tc_shm_layout_bline(&l, 0, TC_SHM_BLINE_CRELEASE),
              4096 + 6 * 64);
-    CHECK_EQ("bround(3, 1)", tc_shm_layout_bround(&l, 3, 1), 4096 + 3 * 69632 + 8 * 64);
-    CHECK_EQ("btround(1, 1)", tc_shm_layout_btround(&l, 1, 1), 4096 + 69632 + 10 * 64);
+    CHECK_EQ("bround(3, 1)", tc_shm_layout_bround(&l, 3, 1), 4096 + 3 * rg1 + 8 * 64);
+    CHECK_EQ("btround(1, 1)", tc_shm_layout_btround(&l, 1, 1), 4096 + rg1 + 10 * 64);
     checks += 6;
-    /* Then the sleepers line (11), the race's 6 lines (12..17) and the broadcast's
-     * extra inline lines from line 18, TC_SHM_BCAST_INLINE_LINES - 1 per bank. */
-    CHECK_EQ("sleepers(2)", tc_shm_layout_sleepers(&l, 2), 4096 + 2 * 69632 + 11 * 64);
+    /* Then the sleepers line (11), the race's 6 lines (12..17), the broadcast's
+     * extra inline lines from line 18, TC_SHM_BCAST_INLINE_LINES - 1 per bank, and
+     * the small broadcast's bdone line and ring after them. */
+    CHECK_EQ("sleepers(2)", tc_shm_layout_sleepers(&l, 2), 4096 + 2 * rg1 + 11 * 64);
     CHECK_EQ("iline(2, 1, 1)", tc_shm_layout_iline(&l, 2, 1, 1),
-             4096 + 2 * 69632 + (18 + (TC_SHM_BCAST_INLINE_LINES - 1)) * 64);
-    checks += 2;
+             4096 + 2 * rg1 + (18 + (TC_SHM_BCAST_INLINE_LINES - 1)) * 64);
+    CHECK_EQ("bdone(2)", tc_shm_layout_bdone(&l, 2),
+             4096 + 2 * rg1 + (18 + 2 * (TC_SHM_BCAST_INLINE_LINES - 1)) * 64);
+    CHECK_EQ("bring(1, R-1)", tc_shm_layout_bring(&l, 1, TC_SHM_BCAST_RING - 1),
+             4096 + rg1 + (18 + 2 * (TC_SHM_BCAST_INLINE_LINES - 1) + TC_SHM_BCAST_RING) * 64);
+    checks += 4;
 
     /* p = 1000: numa_node[] takes 4000 B from 64, leaders[] from 4096 (4064 rounded up
      * to a line) to 8096 -> two header pages. */
     CHECK_EQ("rc", tc_shm_layout_compute(&l, 1000, 2, 1, 4096, 4096, 64), 0);
     CHECK_EQ("leaders_off", l.leaders_off, 4096);
     CHECK_EQ("header_size", l.header_size, 8192);
-    CHECK_EQ("total", l.total, 8192 + 1000ull * (4096 + 2 * 4096));
+    /* control: done, 1 ready, 4 + 2 * 10 barrier lines, sleepers, the race's 6, K - 1
+     * extra inline lines, 1 + R ring lines. */
+    CHECK_EQ("ctrl_size", l.ctrl_size,
+             (2 + 24 + 1 + 6 + (TC_SHM_BCAST_INLINE_LINES - 1) + 1 + TC_SHM_BCAST_RING + 63) / 64 *
+                 4096);
+    CHECK_EQ("total", l.total, 8192 + 1000ull * (l.ctrl_size + 2 * 4096));
     CHECK_EQ("brounds", l.brounds, 10);
-    checks += 5;
+    checks += 6;
     /* One process: no round lines (its barrier is a no-op). */
     CHECK_EQ("rc", tc_shm_layout_compute(&l, 1, 1, 1, 4096, 4096, 64), 0);
     CHECK_EQ("brounds", l.brounds, 0);
@@ -69,10 +83,12 @@ int main(void)
     /* With a reduce area: p = 2, S = 16, q = 16, f = 4 KiB, 8 slots of 32 KiB.
      * control lines: 1 + 16 + 4 + 16 inline = 37, then 4 + 2 barrier lines (43), the
      * sleepers line (44) and 16 (K - 1) extra broadcast inline lines, K =
-     * TC_SHM_BCAST_INLINE_LINES: c = one control page for K <= 2, two for K = 3;
+     * TC_SHM_BCAST_INLINE_LINES, then 1 + R lines of the small broadcast's ring
+     * (R = TC_SHM_BCAST_RING): c = four control pages for K = 3, R = 128;
      * rseq at line 17; contrib[0] after the queue at c + 16 * 4096;
      * region = contrib[0] + 2 * 8 * 32768; total = 4096 + 2 * region. */
-    const size_t c = (44 + 16 * (TC_SHM_BCAST_INLINE_LINES - 1) + 63) / 64 * 4096;
+    const size_t c =
+        (44 + 16 * (TC_SHM_BCAST_INLINE_LINES - 1) + 1 + TC_SHM_BCAST_RING + 63) / 64 * 4096;
     const size_t rd = c + 16 * 4096, rg = rd + 2 * 8 * 32768;
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 2, 16, 16, 4096, 8, 32768, 4096, 64), 0);
     CHECK_EQ("ctrl_size", l.ctrl_size, c);
@@ -96,19 +112,20 @@ int main(void)
              4096 + rg + (50 + 16 * (TC_SHM_BCAST_INLINE_LINES - 1) - 1) * 64);
     /* p = 2^20, 40 banks: 61 lines + 4 + 2 * 20 round lines = 105 -> the barrier lines
      * spill into a second control page; the sleepers line, the race's 6 lines and
-     * 40 (K - 1) extra inline lines follow (152 lines, three pages, for K = 2). */
+     * 40 (K - 1) extra inline lines and the 1 + R lines of the small broadcast's
+     * ring follow. */
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 1 << 20, 40, 40, 4096, 2, 64, 4096, 64), 0);
     CHECK_EQ("brounds", l.brounds, 20);
     CHECK_EQ("bctrl_off", l.bctrl_off, 61 * 64);
     CHECK_EQ("iline_off", l.iline_off, 112 * 64);
     CHECK_EQ("ctrl_size", l.ctrl_size,
-             (112 + 40 * (TC_SHM_BCAST_INLINE_LINES - 1) + 63) / 64 * 4096);
+             (112 + 40 * (TC_SHM_BCAST_INLINE_LINES - 1) + 1 + TC_SHM_BCAST_RING + 63) / 64 * 4096);
     /* 63 banks: 1 + 63 + 20 = 84 lines, + 4 + 4 barrier lines, sleepers, the race's
-     * 6 lines, then 63 (K - 1) extra inline lines (162 lines, three control pages,
-     * for K = 2). */
+     * 6 lines, then 63 (K - 1) extra inline lines and the small broadcast's 1 + R
+     * lines. */
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 3, 63, 63, 4096, 2, 1024, 4096, 64), 0);
     CHECK_EQ("ctrl_size", l.ctrl_size,
-             (99 + 63 * (TC_SHM_BCAST_INLINE_LINES - 1) + 63) / 64 * 4096);
+             (99 + 63 * (TC_SHM_BCAST_INLINE_LINES - 1) + 1 + TC_SHM_BCAST_RING + 63) / 64 * 4096);
     CHECK_EQ("region_size", l.region_size, l.ctrl_size + 63 * 4096 + 4096);
     /* Bad reduce areas: one slot, slot not a line multiple. */
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 2, 2, 1, 4096, 1, 1024, 4096, 64),
@@ -159,6 +176,17 @@ int main(void)
                         fprintf(stderr, "FAIL: inline lines p=%d S=%d q=%d i=%d\n", p, S, q, i);
                         failures++;
                     }
+                    /* The small broadcast's ring: after the extra inline lines, inside
+                     * the control block. */
+                    if (tc_shm_layout_bdone(&l, i) !=
+                            tc_shm_layout_region(&l, i) + l.iline_off +
+                                (size_t)q * (TC_SHM_BCAST_INLINE_LINES - 1) * 64 ||
+                        tc_shm_layout_bring(&l, i, 0) != tc_shm_layout_bdone(&l, i) + 64 ||
+                        tc_shm_layout_bring(&l, i, TC_SHM_BCAST_RING - 1) + 64 >
+                            tc_shm_layout_queue(&l, i)) {
+                        fprintf(stderr, "FAIL: ring lines p=%d S=%d q=%d i=%d\n", p, S, q, i);
+                        failures++;
+                    }
                 }
             }
 
@@ -191,9 +219,9 @@ int main(void)
     CHECK_EQ("store_off", l.store_off, 1216);
     CHECK_EQ("store_bytes", l.store_bytes, 16384);
     CHECK_EQ("header_size", l.header_size, 20480);
-    CHECK_EQ("total", l.total, 20480 + 4 * 69632);
-    CHECK_EQ("done(2)", tc_shm_layout_done(&l, 2), 20480 + 2 * 69632);
-    CHECK_EQ("queue(3)", tc_shm_layout_queue(&l, 3), 20480 + 3 * 69632 + 4096);
+    CHECK_EQ("total", l.total, 20480 + 4 * rg1);
+    CHECK_EQ("done(2)", tc_shm_layout_done(&l, 2), 20480 + 2 * rg1);
+    CHECK_EQ("queue(3)", tc_shm_layout_queue(&l, 3), 20480 + 3 * rg1 + c1);
     checks += 10;
     /* Bad sizes leave the layout as it was; (0, 0) removes the store. */
     CHECK_EQ("rc", tc_shm_layout_add_store(&l, 0, 64), (unsigned long long)tc_err(TC_ERR_ARG));
@@ -202,7 +230,7 @@ int main(void)
     CHECK_EQ("header_size", l.header_size, 20480);
     CHECK_EQ("rc", tc_shm_layout_add_store(&l, 0, 0), 0);
     CHECK_EQ("header_size", l.header_size, 4096);
-    CHECK_EQ("total", l.total, 282624);
+    CHECK_EQ("total", l.total, 4096 + 4 * rg1);
     CHECK_EQ("no store", l.store_lock_off + l.store_off + l.store_bytes, 0);
     checks += 7;
     /* p = 1000: leaders[] ends at 8096 -> lock at 8128; no lock bytes and a
@@ -213,7 +241,7 @@ int main(void)
     CHECK_EQ("store_lock_off", l.store_lock_off, 8128);
     CHECK_EQ("store_off", l.store_off, 8128);
     CHECK_EQ("header_size", l.header_size, 12288);
-    CHECK_EQ("total", l.total, 12288 + 1000ull * (4096 + 2 * 4096));
+    CHECK_EQ("total", l.total, 12288 + 1000ull * (l.ctrl_size + 2 * 4096));
     CHECK_EQ("rc", tc_shm_layout_add_store(&l, 64, 130), 0);
     CHECK_EQ("store_bytes", l.store_bytes, 192);
     CHECK_EQ("store_off", l.store_off, 8192);
