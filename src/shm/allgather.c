@@ -41,8 +41,11 @@
  * reads. Scatter: the root writes block j's chunk into bank b of j's queue
  * and announces it in j's ready[j][b] (as a Bcast's parent does), j waits on
  * its own line and copies out; blocks of at most TC_SHM_BCAST_INLINE_MAX
- * bytes ride in j's inline lines. In both, every write into bank b of any queue or any
- * ready line of bank b happens after its writer's bank wait (WS).
+ * bytes ride in j's inline lines, those of at most one line's payload in
+ * j's line of the run-ahead ring instead (ring_lines.h, shared with the
+ * Bcast's small messages: no bank use). In both, every write into bank b of
+ * any queue or any ready line of bank b happens after its writer's bank wait
+ * (WS).
  */
 #include "allgather.h"
 
@@ -51,6 +54,7 @@
 
 #include "inline_lines.h"
 #include "params.h"
+#include "ring_lines.h"
 
 /* WS: every process has finished bank use u - q, so nobody still reads the
  * buffers or ready lines of bank u % q that we are about to write. */
@@ -307,6 +311,32 @@ void tc_shm_scatter(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
     if (sz->max == 0)
         return;
     const int q = s->layout.q;
+    if (sz->max <= TC_SHM_INLINE_MAX) {
+        /* Block j in j's line of the run-ahead ring (ring_lines.h): the
+         * root runs up to TC_SHM_BCAST_RING calls ahead of a slow reader. */
+        const uint64_t r = s->ring_uses;
+        const size_t mine = tc_shm_ag_bytes(sz, me);
+        if (me == root) {
+            for (int d = 1; d < p; d++) {
+                const int j = (me + d) % p;
+                const size_t n = tc_shm_ag_bytes(sz, j);
+                if (n == 0)
+                    continue;
+                /* acquire (WR): pairs with tc_shm_ring_finish() of j. */
+                tc_shm_ring_wait_free(s, j, r, "shm scatter: wait for a ring line to be released");
+                io->put(io->state, j, 0, (char *)(tc_shm_ring_line(s, j, r) + 1), n);
+                /* release (N): pairs with the acquire (W) below in j. */
+                tc_shm_ring_publish(s, j, r);
+            }
+        } else if (mine > 0) {
+            /* acquire (W): pairs with tc_shm_ring_publish() above in the root. */
+            io->get(io->state, me, 0, tc_shm_ring_wait(s, r, "shm scatter: wait for a block", root),
+                    mine);
+        }
+        /* release (A): pairs with WR of the root of ring call r + R. */
+        tc_shm_ring_finish(s);
+        return;
+    }
     if (sz->max <= TC_SHM_BCAST_INLINE_MAX) {
         /* Block j in j's inline lines. */
         const uint64_t u = s->uses;

@@ -28,8 +28,8 @@
  * announcement shm_op is implied by the first fragment's sequence number.
  *
  * Messages of at most TC_SHM_BCAST_INLINE_MAX bytes skip the queue: up to one
- * line's payload they go through a ring of lines of their own, so a root
- * can run further ahead than q bank uses (tc_shm_bcast_ring()); larger ones
+ * line's payload they go through the run-ahead ring (ring_lines.h), so a
+ * root can run further ahead than q bank uses (tc_shm_bcast_ring()); larger ones
  * ride in the reader's ready line and its extra inline lines
  * (tc_shm_bcast_inline_lines(), inline_lines.h).
  */
@@ -37,6 +37,7 @@
 
 #include "inline_lines.h"
 #include "params.h"
+#include "ring_lines.h"
 #include "segment.h"
 
 static inline size_t tc_min_size(size_t a, size_t b)
@@ -111,58 +112,15 @@ static inline uint64_t tc_shm_bcast_wait_ready(tc_shm_comm_t *s, int bank, uint6
 }
 
 /* Small messages (at most one line's payload) go through the run-ahead
- * ring, not the banks: every process i has TC_SHM_BCAST_RING lines
- * bring[k] and one line bdone (layout.h). Ring broadcasts are numbered over
- * the segment (r = 0, 1, 2, ...; every process counts them alike); broadcast
- * r uses line k = r % R of every process but the root, R =
- * TC_SHM_BCAST_RING, with the sequence number r + 1:
- *
- *   parent (root or inner node), for each child c:
- *       wait until bdone[c] >= r - R + 1                              (WR)
- *       bring[c][k] = payload, then seq r + 1 (release)               (N)
- *   child: wait bring[me][k] >= r + 1 (W), forward (N), copy out
- *   everyone: bdone[me] = r + 1                                       (A)
- *
- * A parent waits for its own children only, not for the whole node: the
- * line it overwrites was last written for broadcast r - R, and the child's
- * bdone >= r - R + 1 says the child has read it (A after the copy out;
- * the acquire in WR orders that read before our writes). Successive
- * writers of a line (the child's parents in broadcasts r - R and r) are
- * ordered the same way. So a root is at most R broadcasts ahead of its
- * slowest child, whatever the bank count: on a node with more processes
- * than CPUs the root of many small broadcasts runs ahead while a reader is
- * descheduled, as the MPIs' eager messages do, instead of stopping after q
- * bank uses. A line holding a value >= r + 1 was written for broadcast r
- * (values only grow, by R per use of the line), and nothing else writes
- * these lines.
- *
- * Deadlock freedom as for the banks: a parent in broadcast r waits only for
- * its children to have finished broadcast r - R, which every process
- * reaches after the calls it has already made. */
-static void tc_shm_bcast_ring_wait_free(tc_shm_comm_t *s, const int *children, int nchildren,
-                                        uint64_t r)
-{
-    if (r < (uint64_t)TC_SHM_BCAST_RING)
-        return;
-    const uint64_t need = r - (uint64_t)TC_SHM_BCAST_RING + 1;
-    for (int c = 0; c < nchildren; c++) {
-        const int i = children[c];
-        if (s->seen_bdone[i] >= need)
-            continue;
-        /* acquire: pairs with the publication of bdone (A) in
-         * tc_shm_bcast_ring() of child i: its read of the line we are about
-         * to overwrite happens before our writes. */
-        s->seen_bdone[i] = tc_shm_wait_ge(s, tc_shm_bdone(s, i), i, need,
-                                          "shm bcast: wait for a child to free a ring line", i);
-    }
-}
-
+ * ring (ring_lines.h), not the banks: the parent of each process in the
+ * root's tree writes its line, after that process finished the ring call
+ * that used the line before. So a root is at most TC_SHM_BCAST_RING calls
+ * ahead of its slowest reader, whatever the bank count. Inner nodes forward
+ * before they copy out. */
 static void tc_shm_bcast_ring(tc_shm_comm_t *s, char *buf, size_t nbytes, int root,
                               const tc_shm_copier_t *copier)
 {
     const uint64_t r = s->ring_uses;
-    const int k = (int)(r % (uint64_t)TC_SHM_BCAST_RING);
-    const uint64_t seq = r + 1;
     const int *children = tc_shm_tree_children(&s->tree, root);
     const int nchildren = tc_shm_tree_nchildren(&s->tree, root);
     const char *src = buf;
@@ -174,30 +132,22 @@ static void tc_shm_bcast_ring(tc_shm_comm_t *s, char *buf, size_t nbytes, int ro
             src = staged;
         }
     } else {
-        tc_atomic_u64_t *mine = tc_shm_bring(s, s->rank, k);
-        /* acquire (W): pairs with the publication below (N) of our parent;
-         * publishes the payload written before it. */
-        tc_shm_wait_ge(s, mine, s->rank, seq, "shm bcast: wait for a small message",
-                       tc_shm_tree_parent(&s->tree, root));
-        src = (const char *)(mine + 1);
+        /* acquire (W): pairs with tc_shm_ring_publish() of our parent. */
+        src = tc_shm_ring_wait(s, r, "shm bcast: wait for a small message",
+                               tc_shm_tree_parent(&s->tree, root));
     }
-    tc_shm_bcast_ring_wait_free(s, children, nchildren, r);
     for (int c = 0; c < nchildren; c++) {
-        tc_atomic_u64_t *line = tc_shm_bring(s, children[c], k);
-        memcpy(line + 1, src, nbytes);
-        /* release (N, seq_cst, and a wake if the child sleeps): pairs with
-         * the acquire (W) of the child; publishes the payload just written. */
-        tc_shm_publish(s, line, children[c], seq);
+        const int i = children[c];
+        /* acquire (WR): pairs with tc_shm_ring_finish() of child i. */
+        tc_shm_ring_wait_free(s, i, r, "shm bcast: wait for a child to free a ring line");
+        memcpy(tc_shm_ring_line(s, i, r) + 1, src, nbytes);
+        /* release (N): pairs with the acquire (W) of child i. */
+        tc_shm_ring_publish(s, i, r);
     }
     if (s->rank != root)
         tc_shm_copy_out(copier, buf, 0, src, nbytes);
-    s->ring_uses = seq;
-    /* release (A, seq_cst): pairs with the acquire in
-     * tc_shm_bcast_ring_wait_free() of our parent in broadcast r + R; our
-     * read of the line is done. The root publishes too: bdone counts
-     * broadcasts, not reads, so a parent's wait never depends on who was
-     * root in between. */
-    tc_shm_publish(s, tc_shm_bdone(s, s->rank), s->rank, seq);
+    /* release (A): pairs with WR of our parent in ring call r + R. */
+    tc_shm_ring_finish(s);
 }
 
 /* Inline messages of TC_SHM_INLINE_MAX + 1 to TC_SHM_BCAST_INLINE_MAX bytes,

@@ -55,14 +55,15 @@
  *   Scatter's root, ordered the same way (the bank wait), and by nothing
  *   else, so no payload of another protocol can look like a sequence number
  *   there
- * then the small broadcast's run-ahead ring (bcast_pipelined.c), whose lines
- *   only that protocol writes:
- *   bdone        broadcasts of the ring i has finished (written by i only)
+ * then the run-ahead ring (ring_lines.h: the Bcast's messages and the
+ *   Scatter's blocks of at most one line's payload), whose lines only that
+ *   protocol writes:
+ *   bdone        ring calls i has finished (written by i only)
  *   bring[k]     TC_SHM_BCAST_RING lines: sequence number + payload of the
- *                ring broadcast r with r % TC_SHM_BCAST_RING == k, written by
- *                i's parent in that broadcast's tree, after it saw i's bdone
- *                reach r - TC_SHM_BCAST_RING + 1 (i read the previous
- *                occupant)
+ *                ring call r with r % TC_SHM_BCAST_RING == k, written by
+ *                i's parent in that Bcast's tree or that Scatter's root,
+ *                after it saw i's bdone reach r - TC_SHM_BCAST_RING + 1 (i
+ *                read the previous occupant)
  * and after the broadcast queue, the reduce data of process i:
  *   contrib[k]   reduce_slots slots of reduce_slot_bytes: i's contributions
  *   result[k]    reduce_slots slots: the slices i combined
@@ -101,9 +102,9 @@ enum { TC_SHM_RACE_PUBLISHED, TC_SHM_RACE_CONSUMED, TC_SHM_RACE_RING0 };
 #endif
 _Static_assert(TC_SHM_BCAST_INLINE_LINES >= 1, "ready[b] is line 0");
 
-/* Lines of the small broadcast's ring per process: how many broadcasts of at
- * most one line's payload a parent may run ahead of a child
- * (bcast_pipelined.c). */
+/* Lines of the run-ahead ring per process: how many small Bcasts and
+ * Scatters (at most one line's payload) a writer may run ahead of a reader
+ * (ring_lines.h). */
 #ifndef TC_SHM_BCAST_RING
 #define TC_SHM_BCAST_RING 128
 #endif
@@ -132,7 +133,7 @@ typedef struct tc_shm_layout {
     size_t sleepers_off; /* in a region: the sleepers line (after the barrier lines) */
     size_t race_off;     /* in a region: the race's lines (after the sleepers line) */
     size_t iline_off;    /* in a region: the broadcast's extra inline lines (after the race's) */
-    size_t bring_off;    /* in a region: the small broadcast's bdone line, then its ring */
+    size_t bring_off;    /* in a region: the run-ahead ring's bdone line, then its lines */
     size_t region_size;  /* ctrl_size + S * f + 2 * rslots * rslot_bytes */
     size_t total;        /* whole segment */
 } tc_shm_layout_t;
@@ -236,12 +237,12 @@ static inline size_t tc_shm_layout_iline(const tc_shm_layout_t *l, int i, int ba
            ((size_t)bank * (TC_SHM_BCAST_INLINE_LINES - 1) + (size_t)(j - 1)) * l->line;
 }
 
-/* The small broadcast's bdone line of process @p i. */
+/* The run-ahead ring's bdone line of process @p i (ring_lines.h). */
 static inline size_t tc_shm_layout_bdone(const tc_shm_layout_t *l, int i)
 {
     return tc_shm_layout_region(l, i) + l->bring_off;
 }
-/* Line @p k (< TC_SHM_BCAST_RING) of the small broadcast's ring of process @p i. */
+/* Line @p k (< TC_SHM_BCAST_RING) of the run-ahead ring of process @p i. */
 static inline size_t tc_shm_layout_bring(const tc_shm_layout_t *l, int i, int k)
 {
     return tc_shm_layout_bdone(l, i) + (size_t)(1 + k) * l->line;

@@ -93,8 +93,8 @@ typedef struct tc_shm_comm {
     uint64_t *seen_done;  /* [p]: the last value of done[i] this process read (as a root):
                              done only grows, so a bank wait that this already satisfies
                              needs no read of i's line */
-    /* The small broadcast's ring (bcast_pipelined.c), identical on every process. */
-    uint64_t ring_uses;   /* broadcasts through the ring so far */
+    /* The run-ahead ring (ring_lines.h), identical on every process. */
+    uint64_t ring_uses;   /* ring calls (small Bcasts and Scatters) so far */
     uint64_t *seen_bdone; /* [p]: the last value of bdone[i] this process read (as a
                              parent) */
     /* Reduce protocol state (reduce.c), identical on every process. */
@@ -161,7 +161,7 @@ static inline tc_atomic_u64_t *tc_shm_inline_line(const tc_shm_comm_t *s, int i,
         return tc_shm_ready(s, i, bank);
     return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_iline(&s->layout, i, bank, j));
 }
-/* The small broadcast's bdone line of process @p i, and its ring line @p k. */
+/* The run-ahead ring's bdone line of process @p i, and its line @p k. */
 static inline tc_atomic_u64_t *tc_shm_bdone(const tc_shm_comm_t *s, int i)
 {
     return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_bdone(&s->layout, i));

@@ -21,10 +21,10 @@ static const tc_cfg_desc_t tc_shm_cfg_table[] = {
     [TC_SHM_CFG_BANKS] = {"TC_SHM_BANKS", TC_CFG_TYPE_INT, "16", NULL, 1, 63,
                           "Banks each queue is split into, so the root can fill one bank while "
                           "readers are still copying out of another; more banks let the root run "
-                          "further ahead of slow readers (a small Gather or Scatter, or a Bcast "
-                          "of 57-168 bytes, runs up to this many calls ahead; smaller Bcasts have "
-                          "a ring of 128 of their own; oversubscribed nodes, docs/shm.md) but cut "
-                          "an Allgather or Alltoall into more hand-overs."},
+                          "further ahead of slow readers (a small Gather, or a Bcast or Scatter "
+                          "of 57-168 bytes, runs up to this many calls ahead; smaller Bcasts and "
+                          "Scatters have a ring of 128 of their own; oversubscribed nodes, "
+                          "docs/shm.md) but cut an Allgather or Alltoall into more hand-overs."},
     [TC_SHM_CFG_QUEUE_BYTES] = {"TC_SHM_QUEUE_BYTES", TC_CFG_TYPE_SIZE, "1M", NULL, 4096, GiB,
                                 "Shared-memory budget of each process's queue, used when "
                                 "TC_SHM_QUEUE_LENGTH is auto."},

@@ -20,9 +20,9 @@
  *           queued broadcast (f + 1 bytes) or a TC_Allgather of 8-100 bytes
  *           per process (checked), so inline, queued and Allgather uses of
  *           the banks interleave.
- *   runahead --iters broadcasts of 0-56 bytes in runs from one root, some
- *           readers late, so the root laps the small broadcast's ring, with
- *           larger broadcasts and Allgathers in between (use --pmpi 0).
+ *   runahead --iters broadcasts (and Scatters) of 0-56 bytes in runs from one
+ *           root, some readers late, so the root laps the run-ahead ring,
+ *           with larger broadcasts and Allgathers in between (use --pmpi 0).
  * Options: --roots all|some (some: 0, 1, p/2, p-1), --pmpi N (compare with
  * PMPI_Bcast on about every Nth case, 0 = never; default 1), --comms
  * world,split,dup,rev, --types byte,int,double,vector,struct,c2s,s2c.
@@ -354,11 +354,56 @@ static void mode_inline(size_t f, const char *which_roots, const char *which_typ
     free_comms(comms, ncomms);
 }
 
-/* Runs of small broadcasts from one root, so the root runs ahead of its
- * readers through the small broadcast's ring (TC_SHM_BCAST_RING lines,
- * src/shm/bcast_pipelined.c) and laps it: @p iters broadcasts of 0-56 bytes
- * (one line's payload) on world, then the reversed order (300 calls each),
- * the root changing every 150 calls. At the 6th call of a run every odd rank
+/* A TC_Scatter of @p n bytes per process from @p root on @p c, or, with
+ * @p zero_rank >= 0, a TC_Scatterv in which that rank's block is empty;
+ * every rank checks its block against the pattern. */
+static void run_scatter(const tcomm_t *c, int root, size_t n, int zero_rank, uint64_t id)
+{
+    int p, crank, rc;
+    MPI_Comm_size(c->comm, &p);
+    MPI_Comm_rank(c->comm, &crank);
+    int *counts = tt_xmalloc(sizeof(int) * (size_t)p),
+        *displs = tt_xmalloc(sizeof(int) * (size_t)p);
+    unsigned char *all = tt_xmalloc(n * (size_t)p + 1), *mine = tt_xmalloc(n + 1);
+    for (int j = 0; j < p; j++) {
+        counts[j] = j == zero_rank ? 0 : (int)n;
+        displs[j] = (int)n * j;
+        for (size_t k = 0; k < n; k++)
+            all[(size_t)j * n + k] = (unsigned char)(id * 131 + (uint64_t)j * 31 + k * 7 + 3);
+    }
+    memset(mine, TT_SENTINEL, n + 1);
+    if (zero_rank >= 0)
+        rc = TC_Scatterv(all, counts, displs, MPI_BYTE, mine, counts[crank], MPI_BYTE, root,
+                         c->comm);
+    else
+        rc = TC_Scatter(all, (int)n, MPI_BYTE, mine, (int)n, MPI_BYTE, root, c->comm);
+    if (rc != MPI_SUCCESS)
+        tt_fail("mode=runahead comm=%s scatter%s root=%d bytes=%zu case=%llu: returned %d", c->name,
+                zero_rank >= 0 ? "v" : "", root, n, (unsigned long long)id, rc);
+    for (size_t k = 0; rc == MPI_SUCCESS && k <= n; k++) {
+        const size_t got = (size_t)counts[crank];
+        unsigned char want = k < got ? all[(size_t)crank * n + k] : TT_SENTINEL;
+        if (mine[k] != want) {
+            tt_fail("mode=runahead comm=%s scatter%s root=%d bytes=%zu case=%llu: byte %zu = %d, "
+                    "expected %d",
+                    c->name, zero_rank >= 0 ? "v" : "", root, n, (unsigned long long)id, k, mine[k],
+                    want);
+            break;
+        }
+    }
+    free(counts);
+    free(displs);
+    free(all);
+    free(mine);
+    tt_case_done();
+}
+
+/* Runs of small broadcasts and scatters from one root, so the root runs
+ * ahead of its readers through the run-ahead ring (TC_SHM_BCAST_RING lines,
+ * src/shm/ring_lines.h) and laps it: @p iters calls of 0-56 bytes (one
+ * line's payload; every 5th a Scatter of that many bytes per process, every
+ * 15th a Scatterv with one empty block) on world, then the reversed order
+ * (300 calls each), the root changing every 150 calls. At the 6th call of a run every odd rank
  * that is not the root sleeps 2 ms, so the root and the others run up to
  * the ring's length ahead of it. At the 50th, 100th and 150th come a
  * broadcast of 57-168 bytes from the same root (the banks' inline lines), a
@@ -380,7 +425,10 @@ static void mode_runahead(size_t f, long iters)
         const type_pair_t *tp = &type_pairs[i % 11 == 4 ? 5 : i % 11 == 7 ? 4 : 0];
         if (i % 150 == 5 && crank != root && crank % 2 == 1)
             nanosleep(&nap, NULL);
-        run_case("runahead", c, root, tp, (size_t)(i * 13) % 57, id);
+        if (i % 5 == 2) /* the Scatter's small blocks share the ring */
+            run_scatter(c, root, (size_t)(i * 13) % 57, i % 15 == 7 ? (root + 1) % p : -1, id);
+        else
+            run_case("runahead", c, root, tp, (size_t)(i * 13) % 57, id);
         if (i % 50 == 49) {
             switch ((i / 50) % 3) {
             case 0:
