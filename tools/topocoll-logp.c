@@ -81,6 +81,7 @@
 #include <math.h>
 #include <mpi.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1397,6 +1398,34 @@ static double round4(double v)
     return strtod(buf, NULL);
 }
 
+/* A parameter the measurement could not resolve (0 after the timer's cost
+ * and the clamps, as under heavy load: a burst's best time no longer than
+ * a shorter burst's) is not written as 0, which the model would take as
+ * free: the base's value (the defaults, or the --base file's) is kept, and
+ * said. @p what names the row. */
+static void keep_unresolved(tc_logp_t *x, const tc_logp_t *base, const char *what, bool shm)
+{
+    struct {
+        const char *name;
+        double *v;
+        double keep;
+    } f[] = {{"o_s", &x->o_s, base->o_s}, {"g", &x->g, base->g}, {"G", &x->G, base->G}};
+    for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
+        if (!(*f[k].v > 0)) {
+            printf("note: %s %s not resolved (measured %g): the base's %g kept\n", what, f[k].name,
+                   *f[k].v, f[k].keep);
+            *f[k].v = f[k].keep;
+        }
+    /* The shm row's L may be 0 (a flag hand-over is all overhead); L + o_r
+     * may not. A level's o_r may not be 0 either. */
+    if (shm ? !(x->L + x->o_r > 0) : !(x->o_r > 0)) {
+        printf("note: %s L + o_r not resolved (L %g, o_r %g): the base's %g, %g kept\n", what, x->L,
+               x->o_r, base->L, base->o_r);
+        x->L = base->L;
+        x->o_r = base->o_r;
+    }
+}
+
 /* The X a measured level gets in the file: the median over the
  * repetitions, within [1, 2] (1: the directions overlap; a ratio below it is
  * noise; above 2 the exchange also lost cache or cores); @p keep when no
@@ -1878,6 +1907,7 @@ int main(int argc, char **argv)
                 x->w = round4(fmax(hop - (x->o_s + x->L + x->o_r), 0));
             } else {
                 /* E, rdv measured; w (not measurable here) kept from the base. */
+                const tc_logp_t was = *x;
                 *x = (tc_logp_t){.L = round4(r->med[P_L]),
                                  .o_s = round4(r->med[P_OS]),
                                  .o_r = round4(r->med[P_OR]),
@@ -1887,8 +1917,21 @@ int main(int argc, char **argv)
                                  .rdv = round4(r->rdv),
                                  .w = x->w,
                                  .X = duplex_written(r, x->X)};
+                keep_unresolved(x, &was, tc_model_level_name((tc_model_level_t)l), false);
             }
             t.source[l] = TC_LOGP_SOURCE_FILE;
+        }
+
+        if (shm_measured && !oversub) {
+            const tc_logp_t was = t.shm;
+            t.shm = (tc_logp_t){.L = round4(shres.L_med),
+                                .o_s = round4(shres.med[S_OC]),
+                                .o_r = round4(shres.med[S_OR]),
+                                .g = round4(fmax(shres.gb_pool, shres.med[S_GA])),
+                                .G = round4(shres.G_pool),
+                                .X = t.shm.X};
+            keep_unresolved(&t.shm, &was, TC_LOGP_SHM_NAME, true);
+            t.shm_source = TC_LOGP_SOURCE_FILE;
         }
 
         printf("\n## Summary (medians; written to %s, other levels keep their defaults)\n", o.out);
@@ -1906,13 +1949,6 @@ int main(int argc, char **argv)
         if (shm_measured && oversub) {
             printf("%-8s not written (oversubscribed: the base's row is kept)\n", TC_LOGP_SHM_NAME);
         } else if (shm_measured) {
-            t.shm = (tc_logp_t){.L = round4(shres.L_med),
-                                .o_s = round4(shres.med[S_OC]),
-                                .o_r = round4(shres.med[S_OR]),
-                                .g = round4(fmax(shres.gb_pool, shres.med[S_GA])),
-                                .G = round4(shres.G_pool),
-                                .X = t.shm.X};
-            t.shm_source = TC_LOGP_SOURCE_FILE;
             const tc_logp_t *x = &t.shm;
             printf("%-8s %10.4f %10.4f %10.4f %10.4f %12.7f  (flags in shared memory)\n",
                    TC_LOGP_SHM_NAME, x->L, x->o_s, x->o_r, x->g, x->G);
