@@ -56,24 +56,6 @@
 #include "params.h"
 #include "ring_lines.h"
 
-/* WS: every process has finished bank use u - q, so nobody still reads the
- * buffers or ready lines of bank u % q that we are about to write. */
-static void tc_shm_ag_wait_bank_free(tc_shm_comm_t *s, uint64_t u)
-{
-    const int q = s->layout.q;
-    if (u < (uint64_t)q)
-        return;
-    const uint64_t need = u - (uint64_t)q + 1;
-    for (int i = 0; i < s->p; i++) {
-        if (i == s->rank || s->seen_done[i] >= need)
-            continue;
-        /* acquire: pairs with the publication of done (A) in
-         * tc_shm_allgather() or tc_shm_bcast_pipelined() of process i. */
-        s->seen_done[i] = tc_shm_wait_ge(s, tc_shm_done(s, i), i, need,
-                                         "shm allgather: wait for a bank to be released", i);
-    }
-}
-
 static inline size_t tc_shm_ag_bytes(const tc_shm_ag_sizes_t *sz, int j)
 {
     return sz->bytes ? sz->bytes[j] : sz->uniform;
@@ -99,15 +81,6 @@ void tc_shm_ag_get_nothing(void *state, int j, size_t off, const char *src, size
     (void)off;
     (void)src;
     (void)n;
-}
-
-/* A: this process is done with bank use u. */
-static inline void tc_shm_ag_done(tc_shm_comm_t *s, uint64_t u)
-{
-    s->uses = u + 1;
-    /* release (seq_cst): pairs with the acquire in the bank waits (WS) of
-     * every later writer of this bank; our reads of it are over. */
-    tc_shm_publish(s, tc_shm_done(s, s->rank), s->rank, u + 1);
 }
 
 /* Bytes [at, at + n) of process @p i's inline lines in bank @p bank, line by
@@ -157,7 +130,7 @@ static void tc_shm_ag_inline(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int 
     const int p = s->p, me = s->rank;
     const size_t mine = tc_shm_ag_bytes(sz, me);
     if (me != root && mine > 0) {
-        tc_shm_ag_wait_bank_free(s, u);
+        tc_shm_bank_wait_free(s, u, "shm allgather: wait for a bank to be released");
         tc_shm_ag_lines_put(s, io, me, me, bank, 0, mine);
         /* release (line 0 seq_cst): pairs with the acquires in
          * tc_shm_inline_wait() below in the readers; publishes the payload
@@ -175,7 +148,7 @@ static void tc_shm_ag_inline(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int 
         tc_shm_ag_lines_get(s, io, j, j, bank, 0, n);
     }
     s->bank_frags[bank] = seq;
-    tc_shm_ag_done(s, u);
+    tc_shm_bank_done(s, u);
 }
 
 /* The fragment size and chunk (bytes of a block per bank use) of a call,
@@ -263,7 +236,7 @@ static void tc_shm_ag_queues(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int 
         const int bank = (int)(u % (uint64_t)q);
         const uint64_t base = s->bank_frags[bank];
         if (out.d0 == 1 || (out.d1 == 1 && tc_shm_ag_bytes(sz, me) > done)) {
-            tc_shm_ag_wait_bank_free(s, u);
+            tc_shm_bank_wait_free(s, u, "shm allgather: wait for a bank to be released");
             for (int d = out.d0; d < out.d1; d++) {
                 const int j = (me + d) % p;
                 const size_t m = tc_shm_ag_bytes(sz, j);
@@ -283,7 +256,7 @@ static void tc_shm_ag_queues(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int 
                                    tc_shm_ag_min(m - done, chunk), f);
         }
         s->bank_frags[bank] = base + (uint64_t)((tc_shm_ag_min(sz->max - done, chunk) + f - 1) / f);
-        tc_shm_ag_done(s, u);
+        tc_shm_bank_done(s, u);
     }
 }
 
@@ -344,7 +317,7 @@ void tc_shm_scatter(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
         const uint64_t seq = s->bank_frags[bank] + 1;
         const size_t mine = tc_shm_ag_bytes(sz, me);
         if (me == root) {
-            tc_shm_ag_wait_bank_free(s, u);
+            tc_shm_bank_wait_free(s, u, "shm allgather: wait for a bank to be released");
             for (int d = 1; d < p; d++) {
                 const int j = (me + d) % p;
                 const size_t n = tc_shm_ag_bytes(sz, j);
@@ -363,7 +336,7 @@ void tc_shm_scatter(tc_shm_comm_t *s, const tc_shm_ag_sizes_t *sz, int root,
             tc_shm_ag_lines_get(s, io, me, me, bank, 0, mine);
         }
         s->bank_frags[bank] = seq;
-        tc_shm_ag_done(s, u);
+        tc_shm_bank_done(s, u);
         return;
     }
     /* The root writes every other process's block, every other process reads

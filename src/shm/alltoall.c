@@ -50,34 +50,6 @@
 #include "copy.h"
 #include "inline_lines.h"
 
-/* WS: every process has finished bank use u - q, so nobody still reads the
- * slots or ready lines of bank u % q that we are about to write. (The same
- * wait as allgather.c's.) */
-static inline void tc_shm_a2a_wait_bank_free(tc_shm_comm_t *s, uint64_t u)
-{
-    const int q = s->layout.q;
-    if (u < (uint64_t)q)
-        return;
-    const uint64_t need = u - (uint64_t)q + 1;
-    for (int i = 0; i < s->p; i++) {
-        if (i == s->rank || s->seen_done[i] >= need)
-            continue;
-        /* acquire: pairs with the publication of done (A) in
-         * tc_shm_a2a_done() or the other protocols' of process i. */
-        s->seen_done[i] = tc_shm_wait_ge(s, tc_shm_done(s, i), i, need,
-                                         "shm alltoall: wait for a bank to be released", i);
-    }
-}
-
-/* A: this process is done with bank use u. */
-static inline void tc_shm_a2a_done(tc_shm_comm_t *s, uint64_t u)
-{
-    s->uses = u + 1;
-    /* release (seq_cst): pairs with the acquire in the bank waits (WS) of
-     * every later writer of this bank; our reads of it are over. */
-    tc_shm_publish(s, tc_shm_done(s, s->rank), s->rank, u + 1);
-}
-
 /* Slot of destination @p j in a bank of writer @p i. */
 static inline int tc_shm_a2a_index(int i, int j)
 {
@@ -120,7 +92,7 @@ static void tc_shm_a2a_inline(tc_shm_comm_t *s, size_t m, const tc_shm_ag_io_t *
     const int bank = (int)(u % (uint64_t)s->layout.q);
     const uint64_t seq = s->bank_frags[bank] + 1;
     const int nlines = tc_shm_inline_nlines((size_t)(p - 1) * m);
-    tc_shm_a2a_wait_bank_free(s, u);
+    tc_shm_bank_wait_free(s, u, "shm alltoall: wait for a bank to be released");
     for (int d = 1; d < p; d++) {
         const int j = (me + d) % p;
         tc_shm_ag_lines_put(s, io, j, me, bank, (size_t)tc_shm_a2a_index(me, j) * m, m);
@@ -136,7 +108,7 @@ static void tc_shm_a2a_inline(tc_shm_comm_t *s, size_t m, const tc_shm_ag_io_t *
         tc_shm_ag_lines_get(s, io, i, i, bank, (size_t)tc_shm_a2a_index(i, me) * m, m);
     }
     s->bank_frags[bank] = seq;
-    tc_shm_a2a_done(s, u);
+    tc_shm_bank_done(s, u);
 }
 
 /* tc_shm_a2a_inline() for blocks at sbuf + j m and rbuf + j m: the blocks to
@@ -150,7 +122,7 @@ static void tc_shm_a2a_inline_contig(tc_shm_comm_t *s, const char *sbuf, char *r
     const int bank = (int)(u % (uint64_t)s->layout.q);
     const uint64_t seq = s->bank_frags[bank] + 1;
     const size_t below = (size_t)me * m, all = (size_t)(p - 1) * m;
-    tc_shm_a2a_wait_bank_free(s, u);
+    tc_shm_bank_wait_free(s, u, "shm alltoall: wait for a bank to be released");
     tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
     char *payload = (char *)(line + 1); /* tc_shm_inline_payload(s, me, bank, 0) */
     tc_shm_copy_small(payload, sbuf, below, false);
@@ -170,7 +142,7 @@ static void tc_shm_a2a_inline_contig(tc_shm_comm_t *s, const char *sbuf, char *r
                           false);
     }
     s->bank_frags[bank] = seq;
-    tc_shm_a2a_done(s, u);
+    tc_shm_bank_done(s, u);
 }
 
 /* tc_shm_alltoall_contig() of two processes: one block each way, in the
@@ -191,10 +163,10 @@ static void tc_shm_a2a_pair(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size
         const uint64_t u = s->uses;
         const int bank = (int)(u % (uint64_t)q);
         const uint64_t seq = s->bank_frags[bank] + 1;
-        /* WS of tc_shm_a2a_wait_bank_free(), one peer. */
+        /* WS of tc_shm_bank_wait_free(), one peer. */
         if (u >= (uint64_t)q && s->seen_done[peer] < u - (uint64_t)q + 1)
             /* acquire: pairs with the publication of done (A) in
-             * tc_shm_a2a_done() or the other protocols' of the peer. */
+             * tc_shm_bank_done() of the peer. */
             s->seen_done[peer] =
                 tc_shm_wait_ge(s, tc_shm_done(s, peer), peer, u - (uint64_t)q + 1,
                                "shm alltoall: wait for a bank to be released", peer);
@@ -214,7 +186,7 @@ static void tc_shm_a2a_pair(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size
                               : tc_shm_queue(s, peer) + (size_t)bank * bank_span,
                           n, false);
         s->bank_frags[bank] = seq;
-        tc_shm_a2a_done(s, u);
+        tc_shm_bank_done(s, u);
     }
     if (sbuf != rbuf)
         tc_shm_copy_small(rbuf + (size_t)me * m, sbuf + (size_t)me * m, m, true);
@@ -251,7 +223,7 @@ static inline __attribute__((always_inline)) tc_err_t tc_shm_a2a_banks(tc_shm_co
         const uint64_t u = s->uses;
         const int bank = (int)(u % (uint64_t)q);
         const uint64_t base = s->bank_frags[bank];
-        tc_shm_a2a_wait_bank_free(s, u);
+        tc_shm_bank_wait_free(s, u, "shm alltoall: wait for a bank to be released");
         char *slots = tc_shm_queue(s, me) + (size_t)bank * bank_span;
         for (int d = 1, j = me + 1; d < p; d++, j++) {
             if (j == p)
@@ -294,7 +266,7 @@ static inline __attribute__((always_inline)) tc_err_t tc_shm_a2a_banks(tc_shm_co
                 io->get(io->state, i, done, slot, tc_shm_a2a_min(n - done, w));
         }
         s->bank_frags[bank] = base + 1;
-        tc_shm_a2a_done(s, u);
+        tc_shm_bank_done(s, u);
         if (v && k == 0 && largest > w)
             nuses = (largest + w - 1) / w; /* the same on every process */
     }

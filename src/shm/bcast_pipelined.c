@@ -66,29 +66,6 @@ static inline void tc_shm_copy_out(const tc_shm_copier_t *c, char *data, size_t 
         memcpy(data + off, src, n);
 }
 
-/* WS: every process has finished bank use u - q (the previous use of this
- * bank, whichever root it had), so nobody still reads our buffers in it. */
-static void tc_shm_bcast_wait_bank_free(tc_shm_comm_t *s, uint64_t u)
-{
-    int q = s->layout.q;
-    if (u < (uint64_t)q)
-        return;
-    const uint64_t need = u - (uint64_t)q + 1;
-    for (int i = 0; i < s->p; i++) {
-        if (i == s->rank || s->seen_done[i] >= need)
-            continue;
-        tc_atomic_u64_t *done = tc_shm_done(s, i);
-        /* acquire: pairs with the publication of done in
-         * tc_shm_bcast_pipelined() (A): i's copy-outs of use u - q happen
-         * before we overwrite the buffers. */
-        uint64_t v =
-            tc_shm_wait_ge(s, done, i, need, "shm bcast: wait for a bank to be released", i);
-        /* A later wait satisfied by v needs no read: the acquire above
-         * already ordered i's reads up to v before our writes. */
-        s->seen_done[i] = v;
-    }
-}
-
 static inline void tc_shm_bcast_notify(tc_shm_comm_t *s, const int *children, int nchildren,
                                        int bank, uint64_t seq)
 {
@@ -173,7 +150,7 @@ static void tc_shm_bcast_inline_lines(tc_shm_comm_t *s, char *buf, size_t nbytes
 
     if (s->rank == root) {
         const char *from = buf;
-        tc_shm_bcast_wait_bank_free(s, u);
+        tc_shm_bank_wait_free(s, u, "shm bcast: wait for a bank to be released");
         if (copier) {
             copier->gather(copier->state, staged, nbytes);
             from = staged;
@@ -202,10 +179,8 @@ static void tc_shm_bcast_inline_lines(tc_shm_comm_t *s, char *buf, size_t nbytes
             tc_shm_copy_out(copier, buf, (size_t)j * w, src[j],
                             tc_min_size(w, nbytes - (size_t)j * w));
     s->bank_frags[bank] = seq;
-    s->uses = u + 1;
-    /* release (A, seq_cst): pairs with the acquire in
-     * tc_shm_bcast_wait_bank_free(). */
-    tc_shm_publish(s, tc_shm_done(s, s->rank), s->rank, u + 1);
+    /* release (A): pairs with the bank wait (WS) of later writers. */
+    tc_shm_bank_done(s, u);
 }
 
 void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root,
@@ -259,7 +234,7 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
         char *slots = queue + (size_t)bank * bank_span;
 
         if (s->rank == root) {
-            tc_shm_bcast_wait_bank_free(s, u);
+            tc_shm_bank_wait_free(s, u, "shm bcast: wait for a bank to be released");
             if (u == first_reuse)
                 tc_shm_copy_restart(&how, nbytes - off);
             for (uint64_t k = 0; k < nfrag; k++) {
@@ -283,11 +258,9 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
             }
         }
         s->bank_frags[bank] = base + nfrag;
-        s->uses = u + 1;
-        /* release (A, seq_cst): pairs with the acquire in
-         * tc_shm_bcast_wait_bank_free() of the root of bank use u + q; our
-         * reads of its buffers are done. */
-        tc_shm_publish(s, tc_shm_done(s, s->rank), s->rank, u + 1);
+        /* release (A): pairs with the bank wait (WS) of the root of bank
+         * use u + q; our reads of its buffers are done. */
+        tc_shm_bank_done(s, u);
     }
     tc_shm_copy_end(&how);
 }

@@ -203,6 +203,38 @@ static inline uint64_t tc_shm_fetch_add_publish(const tc_shm_comm_t *s, tc_atomi
     return tc_wait_fetch_add_publish_u64(line, add, tc_shm_sleepers(s, i));
 }
 
+/* The banks' hand-over, the same for every protocol that uses them (the
+ * Bcast, the Allgather family, the Alltoall; bcast_pipelined.c has the
+ * argument). WS: every process has finished bank use u - q (the previous
+ * use of bank u % q, whichever protocol made it), so nobody still reads the
+ * buffers or ready lines of that bank that the caller is about to write;
+ * @p stage names the wait in the timeout message. */
+static inline void tc_shm_bank_wait_free(tc_shm_comm_t *s, uint64_t u, const char *stage)
+{
+    const int q = s->layout.q;
+    if (u < (uint64_t)q)
+        return;
+    const uint64_t need = u - (uint64_t)q + 1;
+    for (int i = 0; i < s->p; i++) {
+        if (i == s->rank || s->seen_done[i] >= need)
+            continue;
+        /* acquire: pairs with the publication of done in
+         * tc_shm_bank_done() of process i: its reads of use u - q happen
+         * before our writes. A later wait satisfied by the value read needs
+         * no read: the acquire already ordered i's reads up to it. */
+        s->seen_done[i] = tc_shm_wait_ge(s, tc_shm_done(s, i), i, need, stage, i);
+    }
+}
+/* A: this process is done with bank use @p u (its reads of the bank are
+ * over); the next bank use is u + 1. */
+static inline void tc_shm_bank_done(tc_shm_comm_t *s, uint64_t u)
+{
+    s->uses = u + 1;
+    /* release (seq_cst): pairs with the acquire in tc_shm_bank_wait_free()
+     * of every later writer of this bank. */
+    tc_shm_publish(s, tc_shm_done(s, s->rank), s->rank, u + 1);
+}
+
 /* Messages up to this many bytes travel inside one control line (a ready
  * line, a line of the broadcast's ring, a reduce inline line), next to the
  * sequence number: one cache line moves instead of two. */
