@@ -204,6 +204,15 @@ int tc_wait_auto_yield(double *first)
     return 1;
 }
 
+bool tc_wait_contended(void)
+{
+    const uint64_t last = tc_load_relaxed_u64(&tc_wait_yield_slice_ns);
+    if (last == 0)
+        return false;
+    const uint64_t now = (uint64_t)(tc_wait_now() * 1e9);
+    return now - last <= 10 * tc_load_relaxed_u64(&tc_wait_yield_holdoff_ns);
+}
+
 /* ---- Futex ------------------------------------------------------------------------ */
 
 _Atomic int tc_wait_asym = -1;

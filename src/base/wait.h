@@ -93,6 +93,7 @@
 #define TC_CORE_WAIT_H
 
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "atomics.h"
@@ -300,6 +301,13 @@ static inline void tc_wait_publish_u32(tc_atomic_u32_t *word, uint32_t value,
     if (atomic_load_explicit(sleepers, memory_order_seq_cst) != 0)
         tc_wait_wake_slow_u32(word);
 }
+
+/* Whether this process's waits have lately met CPU-bound processes: under
+ * TC_WAIT=auto, a yield lost the CPU for a time slice within the last ten
+ * hold-offs (wait.c; the window after which the hold-off starts again from
+ * its minimum). A hint, local to the process: the reductions let a writer
+ * run further ahead while it holds (shm/reduce_slots.c). One clock read. */
+bool tc_wait_contended(void);
 
 /* ---- Statistics (this process, all threads) ---------------------------- */
 

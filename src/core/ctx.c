@@ -223,6 +223,7 @@ enum {
     TC_AGREE_LOCK_SCHEME,
     TC_AGREE_RACE_MIN,
     TC_AGREE_SCAN_TREE_MIN,
+    TC_AGREE_RSLOTS_CONTENDED,
     TC_AGREE_LAST
 };
 static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
@@ -245,7 +246,8 @@ static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
                                                           "TC_SHM_BARRIER_ARITY",
                                                           "TC_LOCK_SCHEME",
                                                           "TC_PMPI_RACE_MIN",
-                                                          "TC_SHM_SCAN_TREE_MIN"};
+                                                          "TC_SHM_SCAN_TREE_MIN",
+                                                          "TC_SHM_REDUCE_SLOTS_CONTENDED"};
 /* This process's machine: a hash of the kernel's boot id, which every
  * process under one kernel shares whatever hostname, container or UTS
  * namespace it runs in; the hostname where /proc does not say. */
@@ -331,6 +333,7 @@ static void tc_ctx_propose(const tc_ctx_t *ctx, const tc_shm_params_t *sp,
     v[TC_AGREE_LOCK_SCHEME] = sp->lock_scheme;
     v[TC_AGREE_RACE_MIN] = tc_config_int(&tc_core_config, TC_CORE_CFG_PMPI_RACE_MIN);
     v[TC_AGREE_SCAN_TREE_MIN] = sp->scan_tree_min;
+    v[TC_AGREE_RSLOTS_CONTENDED] = sp->reduce_slots_contended;
 }
 
 /* One allreduce gives each value's minimum and maximum (MAX over v and -v).
@@ -485,6 +488,7 @@ static tc_err_t tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     sp->reduce_tree_max = (size_t)v[TC_AGREE_RTREE];
     sp->reduce_tree_arity = (int)v[TC_AGREE_RTREE_ARITY];
     sp->scan_tree_min = (int)v[TC_AGREE_SCAN_TREE_MIN];
+    sp->reduce_slots_contended = (int)v[TC_AGREE_RSLOTS_CONTENDED];
     sp->lock_scheme = (tc_lock_scheme_t)v[TC_AGREE_LOCK_SCHEME];
     tc_shm_params_settle(sp);
     bs = (tc_barrier_settings_t){.shm_override = (int)v[TC_AGREE_SHM_BARRIER],

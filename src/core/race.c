@@ -151,7 +151,7 @@ static double *tc_race_ring(const tc_shm_comm_t *s, int i)
 static unsigned tc_race_lag(const tc_shm_comm_t *s, size_t nbytes)
 {
     size_t ring = (size_t)s->layout.S * s->layout.f;
-    const size_t slots = (size_t)s->layout.rslots * s->layout.rslot_bytes;
+    const size_t slots = (size_t)s->layout.rdepth * s->layout.rslot_bytes;
     if (slots > ring)
         ring = slots;
     return nbytes / 2 >= ring ? TC_RACE_LAG_LARGE : TC_RACE_LAG;

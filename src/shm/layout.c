@@ -40,6 +40,8 @@ tc_err_t tc_shm_layout_compute_full(tc_shm_layout_t *l, int p, int S, int q, siz
     l->store_lock_off = l->store_off = l->store_bytes = 0;
     l->header_size = tc_round_up(l->leaders_off + (size_t)p * sizeof(int), page);
     l->rslots = rslots;
+    l->rdepth = rslots;
+    l->ridx_off = 0;
     l->rslot_bytes = rslots ? rslot_bytes : 0;
     l->rctrl_off = (size_t)(1 + q) * line;
     int brounds = 0;
@@ -64,6 +66,22 @@ tc_err_t tc_shm_layout_compute_full(tc_shm_layout_t *l, int p, int S, int q, siz
     /* Regions stay page aligned (placement is per page). */
     l->region_size = tc_round_up(l->region_size, page);
     l->total = l->header_size + (size_t)p * l->region_size;
+    return TC_OK;
+}
+
+tc_err_t tc_shm_layout_set_rdepth(tc_shm_layout_t *l, int rdepth)
+{
+    if (l->rslots == 0 || rdepth < 2 || rdepth > l->rslots)
+        return tc_err(TC_ERR_ARG);
+    l->rdepth = rdepth;
+    l->ridx_off = 0;
+    size_t end = l->rdata_off + 2 * (size_t)l->rslots * l->rslot_bytes;
+    if (rdepth < l->rslots) {
+        l->ridx_off = end;
+        end += (size_t)l->rslots * sizeof(uint32_t);
+    }
+    l->region_size = tc_round_up(end, l->page);
+    l->total = l->header_size + (size_t)l->p * l->region_size;
     return TC_OK;
 }
 

@@ -125,6 +125,8 @@ typedef struct tc_shm_layout {
     size_t header_size;    /* header pages */
     size_t ctrl_size;      /* control block of one process (page multiple) */
     int rslots;            /* reduce slots per process (0: no reduce area) */
+    int rdepth;            /* of which a writer uses at most this many unless contended
+                              (reduce_slots.c); rslots: the fixed ring, slot k % rslots */
     size_t rslot_bytes;    /* bytes per reduce slot (multiple of line) */
     size_t rctrl_off;    /* in a region: the rseq line (then rres, rdone, rdone_inline, inline[]) */
     size_t rdata_off;    /* in a region: contrib[0] (result[0] follows the contrib slots) */
@@ -134,7 +136,8 @@ typedef struct tc_shm_layout {
     size_t race_off;     /* in a region: the race's lines (after the sleepers line) */
     size_t iline_off;    /* in a region: the broadcast's extra inline lines (after the race's) */
     size_t bring_off;    /* in a region: the run-ahead ring's bdone line, then its lines */
-    size_t region_size;  /* ctrl_size + S * f + 2 * rslots * rslot_bytes */
+    size_t ridx_off;     /* in a region: uint32_t slot_of[rslots] (rdepth < rslots), else 0 */
+    size_t region_size;  /* ctrl_size + S * f + 2 * rslots * rslot_bytes (+ slot_of[]) */
     size_t total;        /* whole segment */
 } tc_shm_layout_t;
 
@@ -147,6 +150,14 @@ tc_err_t tc_shm_layout_compute(tc_shm_layout_t *l, int p, int S, int q, size_t f
  * positive multiple of @p line; rslots >= 2, or 0 for none). */
 tc_err_t tc_shm_layout_compute_full(tc_shm_layout_t *l, int p, int S, int q, size_t f, int rslots,
                                     size_t rslot_bytes, size_t page, size_t line);
+
+/* Let a process's writes use at most @p rdepth (2 <= rdepth <= rslots) of its
+ * reduce slots unless contended, each writer choosing its slots
+ * (reduce_slots.c): with rdepth < rslots each region gets slot_of[rslots]
+ * after the result slots, and region_size and total grow. rdepth == rslots
+ * (compute_full's choice) is the fixed ring. Returns TC_OK, or TC_ERR_ARG
+ * (layout unchanged). */
+tc_err_t tc_shm_layout_set_rdepth(tc_shm_layout_t *l, int rdepth);
 
 /* Add the node store to the header of a computed layout: @p lock_bytes of
  * lock memory then @p area_bytes of store area (both rounded up to the line),
@@ -192,6 +203,10 @@ static inline size_t tc_shm_layout_rcontrib(const tc_shm_layout_t *l, int i, int
 static inline size_t tc_shm_layout_rresult(const tc_shm_layout_t *l, int i, int slot)
 {
     return tc_shm_layout_rcontrib(l, i, l->rslots + slot);
+}
+static inline size_t tc_shm_layout_rslot_of(const tc_shm_layout_t *l, int i)
+{
+    return tc_shm_layout_region(l, i) + l->ridx_off;
 }
 
 /* Barrier lines of a control block, in order; round[r] and tround[r] follow. */

@@ -110,6 +110,21 @@ void tc_shm_params_local(tc_shm_params_t *p, int oversubscribed, int node_procs)
         size_t slots = p->reduce_slot_bytes ? ring / p->reduce_slot_bytes : 8;
         p->reduce_slots = (int)(slots < 8 ? 8 : slots > 1024 ? 1024 : slots);
     }
+    /* The ring a contended writer may run ahead through (reduce_slots.c):
+     * auto, only where the node's CPUs are shared by the communicator's own
+     * processes (there a peer is often off its CPU), 4 MiB per process
+     * within 16 MiB per node. */
+    p->reduce_slots_contended = (int)tc_config_int(c, TC_SHM_CFG_REDUCE_SLOTS_CONTENDED);
+    if (p->reduce_slots_contended == 0) {
+        const size_t procs = node_procs > 0 ? (size_t)node_procs : 1;
+        size_t ring = ((size_t)16 << 20) / procs;
+        if (ring > ((size_t)4 << 20))
+            ring = (size_t)4 << 20;
+        size_t slots = p->reduce_slot_bytes ? ring / p->reduce_slot_bytes : 0;
+        p->reduce_slots_contended = oversubscribed ? (int)(slots > 1024 ? 1024 : slots) : 0;
+    }
+    if (p->reduce_slots_contended < p->reduce_slots)
+        p->reduce_slots_contended = p->reduce_slots;
     p->reduce_slice_min = (size_t)tc_config_int(c, TC_SHM_CFG_REDUCE_SLICE_MIN);
     /* The reduction tree pays where its levels run in parallel; oversubscribed
      * (measured: 2 cores, np 4 and 8) a single-fragment Allreduce was 1.2-2x

@@ -224,8 +224,7 @@ static void tc_red_tree_up(tc_shm_comm_t *s, const tc_red_tree_t *t, uint64_t k,
         tc_red_tree_fold(s, t, k, TC_SHM_RLINE_SEQ, own, direct_out, n, op);
         return;
     }
-    tc_red_wait_free(s, k, (uint64_t)s->layout.rslots, TC_SHM_RLINE_DONE, s->seen_rdone);
-    tc_red_tree_fold(s, t, k, TC_SHM_RLINE_SEQ, own, tc_red_contrib(s, s->rank, k), n, op);
+    tc_red_tree_fold(s, t, k, TC_SHM_RLINE_SEQ, own, tc_red_claim(s, k), n, op);
     /* release: pairs with the acquire in the parent's tc_red_tree_partial(),
      * or (rank 0) in the receivers' wait in tc_red_tree_down(). */
     tc_shm_publish(s, tc_red_line(s, s->rank, TC_SHM_RLINE_SEQ), s->rank, k + 1);
@@ -256,11 +255,11 @@ static bool tc_red_peers_reached(const tc_shm_comm_t *s, int which, uint64_t k)
     return true;
 }
 
-/* WF for slot k of the ring without waiting: true when every peer has
- * finished fragment k - slots (then tc_red_publish() will not wait). */
+/* WF for fragment k without waiting: true when every peer has finished
+ * fragment k - depth (then tc_red_publish() will not wait). */
 static bool tc_red_free_now(tc_shm_comm_t *s, uint64_t k)
 {
-    const uint64_t n = (uint64_t)s->layout.rslots;
+    const uint64_t n = s->rdepth_call;
     if (k < n)
         return true;
     const uint64_t need = k - n + 1;
@@ -372,8 +371,12 @@ tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, siz
     }
 
     /* Paper 000's fragment rule, per message: sqrt(m t_w / t), in whole
-     * elements, at most a slot. */
-    const uint64_t slots = (uint64_t)s->layout.rslots;
+     * elements, at most a slot. The blocking run-ahead bounds below are
+     * those of the ring's rdepth slots (all of them on the fixed ring); the
+     * non-blocking ones, and a non-receiver's, may use this call's depth
+     * (reduce_slots.c: deeper while contended). */
+    tc_red_call_begin(s);
+    const uint64_t slots = (uint64_t)s->layout.rdepth, depth = s->rdepth_call;
     size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
     if (f == 0)
         f = e;
@@ -399,8 +402,8 @@ tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, siz
      * fragment j (its WF included) needs only fragments <= j - 1 finished
      * and its children's fragment j, which by induction up from the leaves
      * they publish once everyone has finished j - 1. */
-    uint64_t ahead = receives || slice ? TC_RED_LOOKAHEAD : slots - 1;
-    if (ahead > slots - 1)
+    uint64_t ahead = receives || slice ? TC_RED_LOOKAHEAD : depth - 1;
+    if ((receives || slice) && ahead > slots - 1)
         ahead = slots - 1;
     /* A tree receiver copies fragment j - lag out after its up-sweep of
      * fragment j, and finishes j - lag only then (it read its children's
@@ -433,7 +436,7 @@ tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, siz
     if (!tree && publishes && (receives || slice) && ahead < slots - 1) {
         if (slice && receives)
             out_lag = (slots - 1 - ahead) / 2;
-        ahead_max = slots - 1 - out_lag;
+        ahead_max = depth - 1 - out_lag;
     }
     const uint64_t base = s->red_frags;
     uint64_t published = 0, copied = 0;

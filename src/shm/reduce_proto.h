@@ -19,21 +19,34 @@ static inline tc_atomic_u64_t *tc_red_line(const tc_shm_comm_t *s, int i, int wh
 {
     return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_rline(&s->layout, i, which));
 }
-/* The slot of fragment k, k mod the ring's slots: a mask when they are a
- * power of two (the automatic count's usual case), not a 64-bit division
- * (tens of cycles) on every small call's path. */
-static inline int tc_red_slot(const tc_shm_comm_t *s, uint64_t k)
+/* Fragment k's place in a ring of rslots: k mod rslots, a mask when they
+ * are a power of two (the automatic count's usual case), not a 64-bit
+ * division (tens of cycles) on every small call's path. */
+static inline int tc_red_ring_pos(const tc_shm_comm_t *s, uint64_t k)
 {
     const uint64_t n = (uint64_t)s->layout.rslots;
     return (int)((n & (n - 1)) == 0 ? k & (n - 1) : k % n);
 }
+/* The slot of process i's fragment k: its ring position on the fixed ring
+ * (layout.rdepth == layout.rslots), else the slot i chose and wrote in its
+ * slot_of[] before publishing (reduce_slots.c). Read only between i's
+ * publication of k (acquired) and this process's D of k: i rewrites the
+ * entry only for fragment k + rslots, once every process has finished k. */
+static inline int tc_red_slot(const tc_shm_comm_t *s, int i, uint64_t k)
+{
+    const int pos = tc_red_ring_pos(s, k);
+    if (s->layout.rdepth == s->layout.rslots)
+        return pos;
+    return (int)((const uint32_t *)(const void *)(s->base +
+                                                  tc_shm_layout_rslot_of(&s->layout, i)))[pos];
+}
 static inline char *tc_red_contrib(const tc_shm_comm_t *s, int i, uint64_t k)
 {
-    return s->base + tc_shm_layout_rcontrib(&s->layout, i, tc_red_slot(s, k));
+    return s->base + tc_shm_layout_rcontrib(&s->layout, i, tc_red_slot(s, i, k));
 }
 static inline char *tc_red_result(const tc_shm_comm_t *s, int i, uint64_t k)
 {
-    return s->base + tc_shm_layout_rresult(&s->layout, i, tc_red_slot(s, k));
+    return s->base + tc_shm_layout_rresult(&s->layout, i, tc_red_slot(s, i, k));
 }
 static inline size_t tc_red_min(size_t a, size_t b)
 {
@@ -71,6 +84,35 @@ static inline void tc_red_wait_free(tc_shm_comm_t *s, uint64_t k, uint64_t n, in
     }
 }
 
+/* Writer-chosen slots (reduce_slots.c): the depth of this call, and
+ * the claim of a slot for fragment k. */
+void tc_red_call_begin_slow(tc_shm_comm_t *s);
+int tc_red_claim_slot(tc_shm_comm_t *s, uint64_t k);
+/* Test hook: the depth of the next call (layout.rdepth..layout.rslots),
+ * instead of the contention signal; NULL: the signal. */
+extern uint64_t (*tc_red_test_depth)(const tc_shm_comm_t *s);
+
+/* At the start of every reduction call that uses the slots: how many
+ * fragments this process's writes may keep in flight during it (its
+ * publications' WF waits for fragment k - depth). Fixed ring: all of them. */
+static inline void tc_red_call_begin(tc_shm_comm_t *s)
+{
+    if (s->layout.rdepth != s->layout.rslots)
+        tc_red_call_begin_slow(s);
+}
+
+/* WF, then the slot: where this process writes its fragment k (its
+ * contribution, a partial, a prefix), free of every reader's fragment
+ * k - depth and before. */
+static inline char *tc_red_claim(tc_shm_comm_t *s, uint64_t k)
+{
+    if (s->layout.rdepth == s->layout.rslots) {
+        tc_red_wait_free(s, k, (uint64_t)s->layout.rslots, TC_SHM_RLINE_DONE, s->seen_rdone);
+        return tc_red_contrib(s, s->rank, k);
+    }
+    return s->base + tc_shm_layout_rcontrib(&s->layout, s->rank, tc_red_claim_slot(s, k));
+}
+
 /* D: this process is done with fragment k (every read of peers' slots for
  * it is over). */
 static inline void tc_red_finish(tc_shm_comm_t *s, int which, uint64_t k)
@@ -84,8 +126,7 @@ static inline void tc_red_finish(tc_shm_comm_t *s, int which, uint64_t k)
 static inline void tc_red_publish(tc_shm_comm_t *s, uint64_t k, const char *src, size_t len,
                                   const tc_shm_copy_choice_t *copy)
 {
-    tc_red_wait_free(s, k, (uint64_t)s->layout.rslots, TC_SHM_RLINE_DONE, s->seen_rdone);
-    tc_shm_copy(copy, tc_red_contrib(s, s->rank, k), src, len);
+    tc_shm_copy(copy, tc_red_claim(s, k), src, len);
     /* release: pairs with the acquire in tc_red_contribution(). */
     tc_shm_publish(s, tc_red_line(s, s->rank, TC_SHM_RLINE_SEQ), s->rank, k + 1);
 }

@@ -64,8 +64,7 @@ static inline const char *tc_rs_inline_operand(const tc_shm_comm_t *s, int i, co
 static void tc_rs_publish(tc_shm_comm_t *s, uint64_t k, const char *mine, size_t off, size_t len,
                           size_t skip_lo, size_t skip_hi, const tc_shm_copy_choice_t *copy)
 {
-    tc_red_wait_free(s, k, (uint64_t)s->layout.rslots, TC_SHM_RLINE_DONE, s->seen_rdone);
-    char *slot = tc_red_contrib(s, s->rank, k);
+    char *slot = tc_red_claim(s, k);
     const size_t end = off + len;
     const size_t a = skip_lo > off ? skip_lo : off, b = skip_hi < end ? skip_hi : end;
     if (a >= b) {
@@ -138,6 +137,7 @@ tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recv
         return TC_OK;
     }
 
+    tc_red_call_begin(s);
     const uint64_t base = s->red_frags;
     tc_shm_copy_choice_t copy;
     tc_shm_copy_begin(&copy, s->reduce_copy, TC_SHM_COPY_USE_REDUCE, nbytes);
@@ -155,7 +155,7 @@ tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recv
     }
 
     /* Paper 000's fragment rule, per message, in whole elements (reduce.c). */
-    const uint64_t slots = (uint64_t)s->layout.rslots;
+    const uint64_t slots = s->rdepth_call; /* the ring, or this call's part of it */
     size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
     if (f == 0)
         f = e;

@@ -85,12 +85,14 @@ tc_scan_step_any(tc_shm_comm_t *s, uint64_t k, const char *own, char *out, size_
         prev = in_line ? (const char *)(line + 1) : tc_red_contrib(s, me - 1, k);
     }
     if (!last) {
-        if (in_line)
-            tc_red_wait_free(s, k, TC_SHM_REDUCE_INLINE_SLOTS, done, s->seen_rdone + p);
-        else
-            tc_red_wait_free(s, k, (uint64_t)s->layout.rslots, done, s->seen_rdone);
         tc_atomic_u64_t *line = tc_red_line(s, me, seq);
-        char *mine = in_line ? (char *)(line + 1) : tc_red_contrib(s, me, k);
+        char *mine;
+        if (in_line) {
+            tc_red_wait_free(s, k, TC_SHM_REDUCE_INLINE_SLOTS, done, s->seen_rdone + p);
+            mine = (char *)(line + 1);
+        } else {
+            mine = tc_red_claim(s, k);
+        }
         if (first)
             tc_shm_copy_small(mine, own, len, false);
         else
@@ -146,8 +148,13 @@ tc_scan_tree_any(tc_shm_comm_t *s, const char *own, char *out, size_t n, size_t 
     const char *cur = own; /* T_me */
     bool have = false;     /* Exscan: out holds E_me */
     if (me + 1 < p) {
-        tc_red_wait_free(s, base, ring, done, seen);
-        char *slot = TC_SCAN_SLOT(me, base);
+        char *slot;
+        if (in_line) {
+            tc_red_wait_free(s, base, ring, done, seen);
+            slot = TC_SCAN_SLOT(me, base);
+        } else {
+            slot = tc_red_claim(s, base);
+        }
         memcpy(slot, own, len);
         cur = slot;
     }
@@ -160,8 +167,12 @@ tc_scan_tree_any(tc_shm_comm_t *s, const char *own, char *out, size_t n, size_t 
          * reads it there, else out (Scan), else nowhere (Exscan). */
         char *next = NULL;
         if (me + 2 * d < p && r + 1 < rounds) {
-            tc_red_wait_free(s, k + 1, ring, done, seen);
-            next = TC_SCAN_SLOT(me, k + 1);
+            if (in_line) {
+                tc_red_wait_free(s, k + 1, ring, done, seen);
+                next = TC_SCAN_SLOT(me, k + 1);
+            } else {
+                next = tc_red_claim(s, k + 1);
+            }
         } else if (!exclusive) {
             next = out;
         }
@@ -276,6 +287,8 @@ tc_scan_any(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem, 
             memcpy(out, own, nbytes);
         return TC_OK;
     }
+    if (nbytes > TC_SHM_INLINE_MAX)
+        tc_red_call_begin(s); /* the slots' depth for this call (reduce_slots.c) */
     if (tc_scan_rounds(s, nbytes)) {
         tc_scan_long(s, own, out, nelem, e, op, lp, exclusive, true);
     } else if (nbytes <= TC_SHM_INLINE_MAX) {

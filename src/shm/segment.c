@@ -543,9 +543,14 @@ tc_err_t tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_sh
         s->reduce_copy = params->reduce_copy;
         s->bcast_copy = params->bcast_copy;
         if ((err = tc_shm_layout_compute_full(
-                 &s->layout, p, params->S, params->q, params->f, params->reduce_slots,
+                 &s->layout, p, params->S, params->q, params->f,
+                 params->reduce_slots_contended > params->reduce_slots
+                     ? params->reduce_slots_contended
+                     : params->reduce_slots,
                  params->reduce_slot_bytes / TC_CACHELINE * TC_CACHELINE,
                  (size_t)sysconf(_SC_PAGESIZE), TC_CACHELINE)) != TC_OK ||
+            (params->reduce_slots_contended > params->reduce_slots &&
+             (err = tc_shm_layout_set_rdepth(&s->layout, params->reduce_slots)) != TC_OK) ||
             (err = tc_shm_layout_add_store(&s->layout, tc_shm_store_lock_bytes(p),
                                            TC_SHM_STORE_BYTES)) != TC_OK ||
             (err = tc_shm_tree_build(&s->tree, p, rank, params->tree, params->arity)) != TC_OK)
@@ -555,6 +560,13 @@ tc_err_t tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_sh
                  !(s->seen_bdone = calloc((size_t)p, sizeof *s->seen_bdone)) ||
                  !(s->seen_rdone = calloc(2 * (size_t)p, sizeof *s->seen_rdone)))
             err = tc_err(TC_ERR_NOMEM);
+        else if (s->layout.rdepth < s->layout.rslots &&
+                 (!(s->rq_frag = calloc((size_t)s->layout.rslots, sizeof *s->rq_frag)) ||
+                  !(s->rq_slot = calloc((size_t)s->layout.rslots, sizeof *s->rq_slot)) ||
+                  !(s->rfree = calloc((size_t)s->layout.rslots, sizeof *s->rfree))))
+            err = tc_err(TC_ERR_NOMEM);
+        if (err == TC_OK)
+            s->rdepth_call = (uint64_t)s->layout.rslots;
     }
     if (err == TC_OK && policy->fail)
         err = tc_err(TC_ERR_LIMIT);
@@ -752,5 +764,8 @@ void tc_shm_comm_destroy(tc_shm_comm_t *s)
     free(s->seen_done);
     free(s->seen_bdone);
     free(s->seen_rdone);
+    free(s->rq_frag);
+    free(s->rq_slot);
+    free(s->rfree);
     free(s);
 }

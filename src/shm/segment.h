@@ -54,17 +54,19 @@ typedef struct tc_shm_params {
     double tw_over_t;    /* the model's t_w / t: per-message fragment size */
     size_t stream_bytes; /* TC_SHM_STREAM_BYTES: ring window for messages > the queue */
     /* Reduce/Allreduce area of each region (see reduce.c). */
-    int reduce_slots;         /* TC_SHM_REDUCE_SLOTS: fragment slots per process */
-    size_t reduce_slot_bytes; /* TC_SHM_REDUCE_SLOT_BYTES: bytes per slot (cache-line multiple) */
-    size_t reduce_slice_min;  /* TC_SHM_REDUCE_SLICE_MIN: fragments of at least this many bytes
-                                 are combined slice by slice by all processes (p > 2) */
-    size_t reduce_tree_max;   /* TC_SHM_REDUCE_TREE_MAX: fragments of at most this many bytes
-                                 go up a tree of partial results (p > 2); 0: never */
-    int reduce_tree_arity;    /* TC_SHM_REDUCE_TREE_ARITY: children per process in that tree */
-    int scan_tree_min;        /* TC_SHM_SCAN_TREE_MIN: Scan's rounds from this many processes
-                                 (messages of one slot at most); 0: always the chain */
-    int reduce_copy;          /* TC_SHM_REDUCE_COPY: TC_SHM_COPY_* (local, not agreed) */
-    int bcast_copy;           /* TC_SHM_BCAST_COPY: TC_SHM_COPY_* (local, not agreed) */
+    int reduce_slots;           /* TC_SHM_REDUCE_SLOTS: fragment slots per process */
+    size_t reduce_slot_bytes;   /* TC_SHM_REDUCE_SLOT_BYTES: bytes per slot (cache-line multiple) */
+    int reduce_slots_contended; /* TC_SHM_REDUCE_SLOTS_CONTENDED: slots per process a writer
+                                   may use while contended (>= reduce_slots; reduce_slots.c) */
+    size_t reduce_slice_min;    /* TC_SHM_REDUCE_SLICE_MIN: fragments of at least this many bytes
+                                   are combined slice by slice by all processes (p > 2) */
+    size_t reduce_tree_max;     /* TC_SHM_REDUCE_TREE_MAX: fragments of at most this many bytes
+                                   go up a tree of partial results (p > 2); 0: never */
+    int reduce_tree_arity;      /* TC_SHM_REDUCE_TREE_ARITY: children per process in that tree */
+    int scan_tree_min;          /* TC_SHM_SCAN_TREE_MIN: Scan's rounds from this many processes
+                                   (messages of one slot at most); 0: always the chain */
+    int reduce_copy;            /* TC_SHM_REDUCE_COPY: TC_SHM_COPY_* (local, not agreed) */
+    int bcast_copy;             /* TC_SHM_BCAST_COPY: TC_SHM_COPY_* (local, not agreed) */
     tc_lock_scheme_t lock_scheme; /* TC_LOCK_SCHEME: the node store's lock (store.h) */
 } tc_shm_params_t;
 
@@ -107,6 +109,16 @@ typedef struct tc_shm_comm {
     int scan_tree_min;       /* scan.c: rounds instead of the chain from this p (0: never) */
     int reduce_copy;         /* TC_SHM_COPY_*: this process's publication copy (copy.h) */
     int bcast_copy;          /* TC_SHM_COPY_*: its copy-in as a Bcast root (copy.h) */
+    /* Writer-chosen slots (reduce_slots.c; layout.rdepth < layout.rslots),
+     * this process's own: */
+    uint64_t rdepth_call; /* slots the current reduction's writes may keep in flight */
+    uint64_t *rq_frag;    /* [rslots]: fragments this process claimed a slot for, oldest
+                             first, from rq_head to rq_tail (mod rslots) */
+    int *rq_slot;         /* [rslots]: their slots */
+    uint64_t rq_head, rq_tail;
+    int *rfree;  /* [rslots]: released slots, the last released on top */
+    int rfree_n; /* how many */
+    int rfresh;  /* slots never claimed yet: rfresh .. rslots - 1 */
     /* Barrier state (barrier/shm_barrier.c), identical on every process. */
     uint64_t bar_epoch;   /* barriers (or arrive/release pairs) completed on this segment */
     uint64_t bar_central; /* of which central-counter barriers (the counter's target is

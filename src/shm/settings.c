@@ -84,6 +84,14 @@ static const tc_cfg_desc_t tc_shm_cfg_table[] = {
                                       1024, 16 * MiB,
                                       "Bytes per Reduce/Allreduce fragment slot (rounded down to a "
                                       "multiple of 64, a cache line)."},
+    [TC_SHM_CFG_REDUCE_SLOTS_CONTENDED] =
+        {"TC_SHM_REDUCE_SLOTS_CONTENDED", TC_CFG_TYPE_INT, "auto", NULL, 2, 1024,
+         "Reduction slots a process may run ahead through while its waits meet CPU-bound "
+         "processes (a yield that lost the CPU for a time slice, TC_WAIT=auto), each writer "
+         "then choosing its slots; otherwise it uses TC_SHM_REDUCE_SLOTS of them. auto: on a "
+         "node with more of the communicator's processes than CPUs, 4 MiB of slots per "
+         "process within 16 MiB per node; elsewhere TC_SHM_REDUCE_SLOTS (no extra slots). "
+         "Values below TC_SHM_REDUCE_SLOTS mean TC_SHM_REDUCE_SLOTS."},
     [TC_SHM_CFG_REDUCE_SLICE_MIN] =
         {"TC_SHM_REDUCE_SLICE_MIN", TC_CFG_TYPE_SIZE, "16K", NULL, 0, 16 * MiB,
          "On more than two processes, a Reduce/Allreduce fragment of "

@@ -36,7 +36,9 @@
  * there at root != 0 above ~2 KiB; the second opinion always gets a send
  * buffer.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 
 #include <float.h>
 #include <math.h>

@@ -101,6 +101,27 @@ int main(void)
              4096 + (17 + 4 + 15) * 64);
     CHECK_EQ("rcontrib(1, 3)", tc_shm_layout_rcontrib(&l, 1, 3), 4096 + rg + rd + 3 * 32768);
     CHECK_EQ("rresult(0, 7)", tc_shm_layout_rresult(&l, 0, 7), 4096 + rd + 15 * 32768);
+    CHECK_EQ("rdepth fixed", l.rdepth, 8);
+    CHECK_EQ("ridx_off fixed", l.ridx_off, 0);
+    {
+        /* Writer-chosen slots: 8 slots of which 4 unless contended; slot_of[8]
+         * (32 bytes) after the result slots, the region a page longer. */
+        tc_shm_layout_t w = l;
+        CHECK_EQ("set_rdepth", tc_shm_layout_set_rdepth(&w, 4), 0);
+        CHECK_EQ("rdepth", w.rdepth, 4);
+        CHECK_EQ("ridx_off", w.ridx_off, rg);
+        CHECK_EQ("rslot_of(1)", tc_shm_layout_rslot_of(&w, 1), 4096 + (rg + 4096) + rg);
+        CHECK_EQ("region_size claims", w.region_size, rg + 4096);
+        CHECK_EQ("total claims", w.total, 4096 + 2 * (rg + 4096));
+        CHECK_EQ("rcontrib unchanged", tc_shm_layout_rcontrib(&w, 0, 3), 4096 + rd + 3 * 32768);
+        CHECK_EQ("set_rdepth 8", tc_shm_layout_set_rdepth(&w, 8), 0);
+        CHECK_EQ("back to fixed", w.ridx_off + w.region_size, rg);
+        CHECK_EQ("set_rdepth 1", tc_shm_layout_set_rdepth(&w, 1),
+                 (unsigned long long)tc_err(TC_ERR_ARG));
+        CHECK_EQ("set_rdepth 9", tc_shm_layout_set_rdepth(&w, 9),
+                 (unsigned long long)tc_err(TC_ERR_ARG));
+        checks += 11;
+    }
     /* Barrier lines after the 16 inline lines: line 37; 37 + 4 + 2 = 43 lines. */
     CHECK_EQ("bctrl_off", l.bctrl_off, 37 * 64);
     CHECK_EQ("btround(1, 0)", tc_shm_layout_btround(&l, 1, 0), 4096 + rg + 42 * 64);

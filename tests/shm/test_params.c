@@ -60,8 +60,17 @@ static void test_local(void)
     check("local tree max", (double)p.reduce_tree_max, 16384);
     check("local lock", p.lock_scheme, TC_LOCK_SCHEME_N_MCS);
     check("enabled", tc_shm_params_enabled(), 1);
+    check("local contended slots", p.reduce_slots_contended, 8); /* = slots: off */
     tc_shm_params_local(&p, 1, 2); /* oversubscribed: no reduction tree unless set */
     check("local tree max oversubscribed", (double)p.reduce_tree_max, 0);
+    /* Oversubscribed: 4 MiB of slots per process within 16 MiB per node. */
+    check("contended slots np 2", p.reduce_slots_contended, 128);
+    tc_shm_params_local(&p, 1, 8);
+    check("contended slots np 8", p.reduce_slots_contended, 64);
+    tc_shm_params_local(&p, 1, 64);
+    check("contended slots np 64 (at least slots)", p.reduce_slots_contended, p.reduce_slots);
+    tc_shm_params_local(&p, 0, 8);
+    check("not oversubscribed", p.reduce_slots_contended, p.reduce_slots);
     tc_shm_params_policy(&pol);
     check("policy placement", pol.placement, TC_PLACEMENT_TOUCH);
     check("policy max segment", (double)pol.max_segment, 256.0 * 1024 * 1024);
@@ -79,6 +88,18 @@ static void test_local(void)
     tc_config_reset();
     tc_shm_params_local(&p, 1, 2);
     check("set slots", p.reduce_slots, 5);
+    check("contended auto, small slots: at most 1024", p.reduce_slots_contended, 1024);
+    setenv("TC_SHM_REDUCE_SLOTS_CONTENDED", "40", 1);
+    tc_config_reset();
+    tc_shm_params_local(&p, 0, 2);
+    check("set contended, not oversubscribed", p.reduce_slots_contended, 40);
+    setenv("TC_SHM_REDUCE_SLOTS_CONTENDED", "3", 1);
+    tc_config_reset();
+    tc_shm_params_local(&p, 1, 2);
+    check("set contended below slots", p.reduce_slots_contended, 5);
+    unsetenv("TC_SHM_REDUCE_SLOTS_CONTENDED");
+    tc_config_reset();
+    tc_shm_params_local(&p, 1, 2);
     check("set f", (double)p.f, ceil(5000 / page) * page);
     check("set S", p.S, 7);
     check("set q", p.q, 3);

@@ -1,0 +1,130 @@
+/* Writer-chosen reduction slots (issue 13): a process's ring of reduction
+ * slots may be larger than what it uses, so that it can run far ahead
+ * while its peers are off their CPUs, without paying for the larger ring in
+ * cache when they are not.
+ *
+ * On the fixed ring (layout.rdepth == layout.rslots, every node with at
+ * least a CPU per process unless TC_SHM_REDUCE_SLOTS_CONTENDED says
+ * otherwise) fragment K lives in slot K % rslots of its writer, and a
+ * writer's WF waits for every process to finish K - rslots (reduce.c).
+ * Where layout.rdepth < layout.rslots, each writer chooses its slots:
+ *
+ *   depth:  at the start of each reduction call, d = rslots while this
+ *           process's waits meet CPU-bound processes (tc_wait_contended():
+ *           a yield lost the CPU for a time slice lately), else rdepth; a
+ *           test hook may choose instead. Local: the peers need not agree.
+ *   claim K (before writing fragment K, instead of the fixed ring's WF):
+ *           wait until every other process's rdone >= K - d + 1       (WF)
+ *           release the slots of this process's fragments every process,
+ *           itself included, has finished (rdone read so far, our own rdone)
+ *           take the slot released last (warm in cache), else a slot never
+ *           used; slot_of[K % rslots] = slot
+ *   publish K as before (rseq = K + 1, a release); a reader of K reads
+ *           slot_of[K % rslots] of the writer after acquiring rseq.
+ *
+ * Why it holds:
+ *  - One writer per slot, readers only between the publication and their
+ *    D: a slot is taken again only once every process's rdone passed the
+ *    fragment it held (the acquire of the WF, or of the reread below, pairs
+ *    with the release in tc_red_finish(); our own rdone is program order).
+ *  - slot_of[K % rslots] is rewritten only for fragment K + rslots, whose WF
+ *    (d <= rslots) needs every process to have finished K: nobody reads the
+ *    entry of K any more.
+ *  - A slot is always there: after the WF every process's rdone is at least
+ *    K - d + 1, and so is ours (each caller claims fragment K only once it
+ *    has finished K - rdepth, the bounds of reduce.c, reduce_scatter.c and
+ *    scan.c, with rdepth <= d), so at most d - 1 of our fragments are in
+ *    flight and at least rslots - d + 1 slots are free or never used.
+ *  - Deadlock freedom is the fixed ring's argument with d for rslots: the
+ *    callers' blocking run-ahead bounds (lookaheads, the tree's and the
+ *    slices' lags) are computed from rdepth, which no d is below, and their
+ *    non-blocking extra publications check the WF of this call's d first.
+ *    A depth that changes between calls only changes how long a WF waits
+ *    for fragments of earlier calls, which every process finishes from
+ *    publications already made.
+ *
+ * Cost where it is off: nothing (tc_red_call_begin and tc_red_claim test
+ * one field). Where it is on: one entry of slot_of[] per publication and
+ * per read, and a reread of the peers' rdone when no released slot is at
+ * hand (it keeps the slots in use few when the peers keep up).
+ */
+#include <stdint.h>
+
+#include "base/log.h"
+#include "base/wait.h"
+#include "reduce_proto.h"
+
+uint64_t (*tc_red_test_depth)(const tc_shm_comm_t *s);
+
+void tc_red_call_begin_slow(tc_shm_comm_t *s)
+{
+    const uint64_t lo = (uint64_t)s->layout.rdepth, hi = (uint64_t)s->layout.rslots;
+    uint64_t d = tc_red_test_depth ? tc_red_test_depth(s) : tc_wait_contended() ? hi : lo;
+    s->rdepth_call = d < lo ? lo : d > hi ? hi : d;
+}
+
+/* The lowest rdone of every process: ours from our own line, the others'
+ * as last read, or, with @p reread, read again now. */
+static uint64_t tc_red_done_min(tc_shm_comm_t *s, bool reread)
+{
+    /* relaxed: our own line, written only by this thread of ours. */
+    uint64_t lim = tc_load_relaxed_u64(tc_red_line(s, s->rank, TC_SHM_RLINE_DONE));
+    for (int i = 0; i < s->p; i++) {
+        if (i == s->rank)
+            continue;
+        if (reread) {
+            /* acquire: pairs with the release of rdone in i's
+             * tc_red_finish(): its reads of the slots we release happen
+             * before we rewrite them. */
+            uint64_t v = tc_load_acquire_u64(tc_red_line(s, i, TC_SHM_RLINE_DONE));
+            if (v > s->seen_rdone[i])
+                s->seen_rdone[i] = v;
+        }
+        if (s->seen_rdone[i] < lim)
+            lim = s->seen_rdone[i];
+    }
+    return lim;
+}
+
+/* Our claimed fragments below @p lim (finished by everyone) give their
+ * slots back, oldest first, so the one released last ends on top. */
+static void tc_red_release(tc_shm_comm_t *s, uint64_t lim)
+{
+    const uint64_t n = (uint64_t)s->layout.rslots;
+    while (s->rq_head != s->rq_tail && s->rq_frag[s->rq_head % n] < lim) {
+        s->rfree[s->rfree_n++] = s->rq_slot[s->rq_head % n];
+        s->rq_head++;
+    }
+}
+
+int tc_red_claim_slot(tc_shm_comm_t *s, uint64_t k)
+{
+    const uint64_t n = (uint64_t)s->layout.rslots;
+    tc_red_wait_free(s, k, s->rdepth_call, TC_SHM_RLINE_DONE, s->seen_rdone);
+    tc_red_release(s, tc_red_done_min(s, false));
+    if (s->rfree_n == 0 && s->rq_head != s->rq_tail)
+        tc_red_release(s, tc_red_done_min(s, true));
+    int slot;
+    if (s->rfree_n > 0) {
+        slot = s->rfree[--s->rfree_n];
+    } else if (s->rfresh < (int)n) {
+        slot = s->rfresh++;
+    } else {
+        /* Excluded by the bounds above (header comment): a caller claimed
+         * a fragment rdepth or more past its own rdone. */
+        tc_log(TC_LOG_ERROR,
+               "shm reduce: no free slot for fragment %llu (rank %d, %llu in flight, rdone %llu)",
+               (unsigned long long)k, s->rank, (unsigned long long)(s->rq_tail - s->rq_head),
+               (unsigned long long)tc_red_done_min(s, true));
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+        return 0;
+    }
+    uint32_t *slot_of = (uint32_t *)(void *)(s->base + tc_shm_layout_rslot_of(&s->layout, s->rank));
+    /* Plain store: published by the release of rseq that follows the
+     * fragment's write (tc_red_publish() and the others' publications). */
+    slot_of[tc_red_ring_pos(s, k)] = (uint32_t)slot;
+    s->rq_frag[s->rq_tail % n] = k;
+    s->rq_slot[s->rq_tail % n] = slot;
+    s->rq_tail++;
+    return slot;
+}
