@@ -204,13 +204,23 @@ int tc_wait_auto_yield(double *first)
     return 1;
 }
 
+/* Contended: the hold-off grew to TC_WAIT_CONTENDED_HOLDOFF_NS or more
+ * (three slices, each within ten hold-offs of the one before) and the last
+ * slice is within ten hold-offs. Measured at np 4 on the 2 CPUs: alone, a
+ * process's yields met 0-2 slices in a whole benchmark run (the ranks' own
+ * long folds), which a single-slice rule took for contention (Allreduce
+ * 1-4 MiB 2-3x slower from the deeper run-ahead); beside two busy
+ * processes every probe meets one, the hold-off reaching 1 s. */
+#define TC_WAIT_CONTENDED_HOLDOFF_NS (4 * TC_WAIT_YIELD_HOLDOFF_MIN_NS)
+
 bool tc_wait_contended(void)
 {
-    const uint64_t last = tc_load_relaxed_u64(&tc_wait_yield_slice_ns);
-    if (last == 0)
+    const uint64_t holdoff = tc_load_relaxed_u64(&tc_wait_yield_holdoff_ns);
+    if (holdoff < TC_WAIT_CONTENDED_HOLDOFF_NS)
         return false;
+    const uint64_t last = tc_load_relaxed_u64(&tc_wait_yield_slice_ns);
     const uint64_t now = (uint64_t)(tc_wait_now() * 1e9);
-    return now - last <= 10 * tc_load_relaxed_u64(&tc_wait_yield_holdoff_ns);
+    return now - last <= 10 * holdoff;
 }
 
 /* ---- Futex ------------------------------------------------------------------------ */

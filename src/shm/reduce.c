@@ -371,10 +371,11 @@ tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, siz
     }
 
     /* Paper 000's fragment rule, per message: sqrt(m t_w / t), in whole
-     * elements, at most a slot. The blocking run-ahead bounds below are
-     * those of the ring's rdepth slots (all of them on the fixed ring); the
-     * non-blocking ones, and a non-receiver's, may use this call's depth
-     * (reduce_slots.c: deeper while contended). */
+     * elements, at most a slot. With writer-chosen slots (reduce_slots.c)
+     * the run-ahead bounds below are those of the ring's rdepth slots where
+     * they block, of this call's depth where they do not and for a
+     * non-receiver, and the slices take this call's depth throughout (see
+     * there). On the fixed ring all three are the ring. */
     tc_red_call_begin(s);
     const uint64_t slots = (uint64_t)s->layout.rdepth, depth = s->rdepth_call;
     size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
@@ -436,6 +437,20 @@ tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, siz
     if (!tree && publishes && (receives || slice) && ahead < slots - 1) {
         if (slice && receives)
             out_lag = (slots - 1 - ahead) / 2;
+        ahead_max = depth - 1 - out_lag;
+    }
+    /* The slices: every process publishes every fragment and folds its
+     * slice of each, so none runs ahead of the others by more than its
+     * ahead_max, whatever its WF. There every WF waits for the whole ring
+     * (fragment k - rslots), so the argument above holds for a blocking
+     * copy-out lag as deep as each process's own depth for this call,
+     * whatever the others' depths: beside busy processes a receiver then
+     * waits for a descheduled peer's slice only after its share of the whole
+     * ring, not of rdepth slots. */
+    if (slice) {
+        s->rwf_call = (uint64_t)s->layout.rslots; /* whatever this process's depth */
+        if (receives)
+            out_lag = (depth - 1 - ahead) / 2;
         ahead_max = depth - 1 - out_lag;
     }
     const uint64_t base = s->red_frags;

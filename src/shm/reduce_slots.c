@@ -60,7 +60,7 @@ void tc_red_call_begin_slow(tc_shm_comm_t *s)
 {
     const uint64_t lo = (uint64_t)s->layout.rdepth, hi = (uint64_t)s->layout.rslots;
     uint64_t d = tc_red_test_depth ? tc_red_test_depth(s) : tc_wait_contended() ? hi : lo;
-    s->rdepth_call = d < lo ? lo : d > hi ? hi : d;
+    s->rdepth_call = s->rwf_call = d < lo ? lo : d > hi ? hi : d;
 }
 
 /* The lowest rdone of every process: ours from our own line, the others'
@@ -100,7 +100,7 @@ static void tc_red_release(tc_shm_comm_t *s, uint64_t lim)
 int tc_red_claim_slot(tc_shm_comm_t *s, uint64_t k)
 {
     const uint64_t n = (uint64_t)s->layout.rslots;
-    tc_red_wait_free(s, k, s->rdepth_call, TC_SHM_RLINE_DONE, s->seen_rdone);
+    tc_red_wait_free(s, k, s->rwf_call, TC_SHM_RLINE_DONE, s->seen_rdone);
     tc_red_release(s, tc_red_done_min(s, false));
     if (s->rfree_n == 0 && s->rq_head != s->rq_tail)
         tc_red_release(s, tc_red_done_min(s, true));

@@ -566,7 +566,7 @@ tc_err_t tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_sh
                   !(s->rfree = calloc((size_t)s->layout.rslots, sizeof *s->rfree))))
             err = tc_err(TC_ERR_NOMEM);
         if (err == TC_OK)
-            s->rdepth_call = (uint64_t)s->layout.rslots;
+            s->rdepth_call = s->rwf_call = (uint64_t)s->layout.rslots;
     }
     if (err == TC_OK && policy->fail)
         err = tc_err(TC_ERR_LIMIT);

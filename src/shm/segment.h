@@ -111,7 +111,9 @@ typedef struct tc_shm_comm {
     int bcast_copy;          /* TC_SHM_COPY_*: its copy-in as a Bcast root (copy.h) */
     /* Writer-chosen slots (reduce_slots.c; layout.rdepth < layout.rslots),
      * this process's own: */
-    uint64_t rdepth_call; /* slots the current reduction's writes may keep in flight */
+    uint64_t rdepth_call; /* slots the current reduction may run ahead through */
+    uint64_t rwf_call;    /* a publication's WF waits for fragment k - rwf_call: rdepth_call,
+                             or all slots where the run-ahead has other bounds (reduce.c) */
     uint64_t *rq_frag;    /* [rslots]: fragments this process claimed a slot for, oldest
                              first, from rq_head to rq_tail (mod rslots) */
     int *rq_slot;         /* [rslots]: their slots */
