@@ -305,8 +305,9 @@ static inline void tc_wait_publish_u32(tc_atomic_u32_t *word, uint32_t value,
 /* Whether this process's waits have lately met CPU-bound processes: under
  * TC_WAIT=auto, yields kept losing the CPU for a time slice (the hold-off
  * doubled twice) and the last did so within ten hold-offs (wait.c; the
- * window after which the hold-off starts again from its minimum). A hint, local to the process: the
- * reductions let a writer run further ahead while it holds (shm/reduce_slots.c). One clock read. */
+ * window after which the hold-off starts again from its minimum). A hint,
+ * local to the process: the reductions let a writer run further ahead
+ * while it holds (shm/reduce_slots.c). One clock read. */
 bool tc_wait_contended(void);
 
 /* ---- Statistics (this process, all threads) ---------------------------- */

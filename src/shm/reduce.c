@@ -376,7 +376,7 @@ tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, siz
      * they block, of this call's depth where they do not and for a
      * non-receiver, and the slices take this call's depth throughout (see
      * there). On the fixed ring all three are the ring. */
-    tc_red_call_begin(s);
+    tc_red_call_begin(s, true);
     const uint64_t slots = (uint64_t)s->layout.rdepth, depth = s->rdepth_call;
     size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
     if (f == 0)

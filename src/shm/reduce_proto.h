@@ -5,6 +5,7 @@
 #ifndef TC_SHM_REDUCE_PROTO_H
 #define TC_SHM_REDUCE_PROTO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -86,7 +87,7 @@ static inline void tc_red_wait_free(tc_shm_comm_t *s, uint64_t k, uint64_t n, in
 
 /* Writer-chosen slots (reduce_slots.c): the depth of this call, and
  * the claim of a slot for fragment k. */
-void tc_red_call_begin_slow(tc_shm_comm_t *s);
+void tc_red_call_begin_slow(tc_shm_comm_t *s, bool may_deepen);
 int tc_red_claim_slot(tc_shm_comm_t *s, uint64_t k);
 /* Test hook: the depth of the next call (layout.rdepth..layout.rslots),
  * instead of the contention signal; NULL: the signal. */
@@ -94,11 +95,12 @@ extern uint64_t (*tc_red_test_depth)(const tc_shm_comm_t *s);
 
 /* At the start of every reduction call that uses the slots: how many
  * fragments this process's writes may keep in flight during it (its
- * publications' WF waits for fragment k - depth). Fixed ring: all of them. */
-static inline void tc_red_call_begin(tc_shm_comm_t *s)
+ * publications' WF waits for fragment k - depth), all the slots while
+ * contended if @p may_deepen, else rdepth. Fixed ring: all of them. */
+static inline void tc_red_call_begin(tc_shm_comm_t *s, bool may_deepen)
 {
     if (s->layout.rdepth != s->layout.rslots)
-        tc_red_call_begin_slow(s);
+        tc_red_call_begin_slow(s, may_deepen);
 }
 
 /* WF, then the slot: where this process writes its fragment k (its

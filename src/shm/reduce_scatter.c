@@ -137,7 +137,7 @@ tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recv
         return TC_OK;
     }
 
-    tc_red_call_begin(s);
+    tc_red_call_begin(s, false); /* never deeper: reduce_slots.c */
     const uint64_t base = s->red_frags;
     tc_shm_copy_choice_t copy;
     tc_shm_copy_begin(&copy, s->reduce_copy, TC_SHM_COPY_USE_REDUCE, nbytes);

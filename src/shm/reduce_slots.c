@@ -10,9 +10,13 @@
  * Where layout.rdepth < layout.rslots, each writer chooses its slots:
  *
  *   depth:  at the start of each reduction call, d = rslots while this
- *           process's waits meet CPU-bound processes (tc_wait_contended():
- *           a yield lost the CPU for a time slice lately), else rdepth; a
- *           test hook may choose instead. Local: the peers need not agree.
+ *           process's waits keep meeting CPU-bound processes
+ *           (tc_wait_contended(): yields keep losing the CPU for a time
+ *           slice), else rdepth; a test hook may choose instead. Local: the
+ *           peers need not agree. Reduce_scatter stays at rdepth: on 2 CPUs
+ *           at np 4 its own ranks' long folds alone meet enough slices, and
+ *           deep it took 2-3x the time at 4-16 MiB, where beside busy
+ *           processes it already took at most half the MPI's own.
  *   claim K (before writing fragment K, instead of the fixed ring's WF):
  *           wait until every other process's rdone >= K - d + 1       (WF)
  *           release the slots of this process's fragments every process,
@@ -56,10 +60,12 @@
 
 uint64_t (*tc_red_test_depth)(const tc_shm_comm_t *s);
 
-void tc_red_call_begin_slow(tc_shm_comm_t *s)
+void tc_red_call_begin_slow(tc_shm_comm_t *s, bool may_deepen)
 {
     const uint64_t lo = (uint64_t)s->layout.rdepth, hi = (uint64_t)s->layout.rslots;
-    uint64_t d = tc_red_test_depth ? tc_red_test_depth(s) : tc_wait_contended() ? hi : lo;
+    uint64_t d = tc_red_test_depth                   ? tc_red_test_depth(s)
+                 : may_deepen && tc_wait_contended() ? hi
+                                                     : lo;
     s->rdepth_call = s->rwf_call = d < lo ? lo : d > hi ? hi : d;
 }
 

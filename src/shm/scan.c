@@ -288,7 +288,7 @@ tc_scan_any(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem, 
         return TC_OK;
     }
     if (nbytes > TC_SHM_INLINE_MAX)
-        tc_red_call_begin(s); /* the slots' depth for this call (reduce_slots.c) */
+        tc_red_call_begin(s, true); /* the slots' depth for this call (reduce_slots.c) */
     if (tc_scan_rounds(s, nbytes)) {
         tc_scan_long(s, own, out, nelem, e, op, lp, exclusive, true);
     } else if (nbytes <= TC_SHM_INLINE_MAX) {
