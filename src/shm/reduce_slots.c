@@ -21,8 +21,10 @@
  *           wait until every other process's rdone >= K - d + 1       (WF)
  *           release the slots of this process's fragments every process,
  *           itself included, has finished (rdone read so far, our own rdone)
- *           take the slot released last (warm in cache), else a slot never
- *           used; slot_of[K % rslots] = slot
+ *           take the fixed ring's slot K % rdepth if it is not in flight
+ *           (so a process at rdepth uses the fixed ring's slots, in its
+ *           order), else the slot released last (warm in cache), else a
+ *           slot never used; slot_of[K % rslots] = slot
  *   publish K as before (rseq = K + 1, a release); a reader of K reads
  *           slot_of[K % rslots] of the writer after acquiring rseq.
  *
@@ -92,15 +94,48 @@ static uint64_t tc_red_done_min(tc_shm_comm_t *s, bool reread)
     return lim;
 }
 
+/* A slot's state (s->rstate[slot]): never used, released, or holding a
+ * fragment of ours in flight; STACKED: it is on the stack of released
+ * slots (perhaps taken since: the stack is cleaned as it is popped). */
+enum { TC_RSLOT_NEW = 0, TC_RSLOT_FREE = 1, TC_RSLOT_BUSY = 2, TC_RSLOT_STACKED = 4 };
+
 /* Our claimed fragments below @p lim (finished by everyone) give their
  * slots back, oldest first, so the one released last ends on top. */
 static void tc_red_release(tc_shm_comm_t *s, uint64_t lim)
 {
     const uint64_t n = (uint64_t)s->layout.rslots;
     while (s->rq_head != s->rq_tail && s->rq_frag[s->rq_head % n] < lim) {
-        s->rfree[s->rfree_n++] = s->rq_slot[s->rq_head % n];
+        const int slot = s->rq_slot[s->rq_head % n];
+        if (s->rstate[slot] & TC_RSLOT_STACKED) {
+            s->rstate[slot] = TC_RSLOT_STACKED | TC_RSLOT_FREE;
+        } else {
+            s->rstate[slot] = TC_RSLOT_STACKED | TC_RSLOT_FREE;
+            s->rfree[s->rfree_n++] = slot;
+        }
         s->rq_head++;
     }
+}
+
+/* A released (or never used) slot for fragment k: first the fixed ring's
+ * slot k % rdepth, so a process that stays at rdepth uses exactly the
+ * fixed ring's slots in its order; else the slot released last (warm in
+ * cache); with @p fresh, else one never used. -1: none. */
+static int tc_red_take(tc_shm_comm_t *s, uint64_t k, bool fresh)
+{
+    const uint64_t d = (uint64_t)s->layout.rdepth;
+    const int pref = (int)((d & (d - 1)) == 0 ? k & (d - 1) : k % d);
+    if ((s->rstate[pref] & 3) != TC_RSLOT_BUSY)
+        return pref;
+    while (s->rfree_n > 0) {
+        const int slot = s->rfree[--s->rfree_n];
+        s->rstate[slot] &= (unsigned char)~TC_RSLOT_STACKED;
+        if ((s->rstate[slot] & 3) == TC_RSLOT_FREE)
+            return slot;
+    }
+    for (; fresh && s->rfresh < s->layout.rslots; s->rfresh++)
+        if (s->rstate[s->rfresh] == TC_RSLOT_NEW)
+            return s->rfresh++;
+    return -1;
 }
 
 int tc_red_claim_slot(tc_shm_comm_t *s, uint64_t k)
@@ -108,14 +143,14 @@ int tc_red_claim_slot(tc_shm_comm_t *s, uint64_t k)
     const uint64_t n = (uint64_t)s->layout.rslots;
     tc_red_wait_free(s, k, s->rwf_call, TC_SHM_RLINE_DONE, s->seen_rdone);
     tc_red_release(s, tc_red_done_min(s, false));
-    if (s->rfree_n == 0 && s->rq_head != s->rq_tail)
+    int slot = tc_red_take(s, k, false);
+    if (slot < 0) {
+        /* Before a slot never used (cold, and more of them in cache): have
+         * the peers finished more since we last read? */
         tc_red_release(s, tc_red_done_min(s, true));
-    int slot;
-    if (s->rfree_n > 0) {
-        slot = s->rfree[--s->rfree_n];
-    } else if (s->rfresh < (int)n) {
-        slot = s->rfresh++;
-    } else {
+        slot = tc_red_take(s, k, true);
+    }
+    if (slot < 0) {
         /* Excluded by the bounds above (header comment): a caller claimed
          * a fragment rdepth or more past its own rdone. */
         tc_log(TC_LOG_ERROR,
@@ -125,6 +160,7 @@ int tc_red_claim_slot(tc_shm_comm_t *s, uint64_t k)
         PMPI_Abort(MPI_COMM_WORLD, 1);
         return 0;
     }
+    s->rstate[slot] = (unsigned char)((s->rstate[slot] & TC_RSLOT_STACKED) | TC_RSLOT_BUSY);
     uint32_t *slot_of = (uint32_t *)(void *)(s->base + tc_shm_layout_rslot_of(&s->layout, s->rank));
     /* Plain store: published by the release of rseq that follows the
      * fragment's write (tc_red_publish() and the others' publications). */

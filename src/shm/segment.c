@@ -563,7 +563,8 @@ tc_err_t tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_sh
         else if (s->layout.rdepth < s->layout.rslots &&
                  (!(s->rq_frag = calloc((size_t)s->layout.rslots, sizeof *s->rq_frag)) ||
                   !(s->rq_slot = calloc((size_t)s->layout.rslots, sizeof *s->rq_slot)) ||
-                  !(s->rfree = calloc((size_t)s->layout.rslots, sizeof *s->rfree))))
+                  !(s->rfree = calloc((size_t)s->layout.rslots, sizeof *s->rfree)) ||
+                  !(s->rstate = calloc((size_t)s->layout.rslots, sizeof *s->rstate))))
             err = tc_err(TC_ERR_NOMEM);
         if (err == TC_OK)
             s->rdepth_call = s->rwf_call = (uint64_t)s->layout.rslots;
@@ -767,5 +768,6 @@ void tc_shm_comm_destroy(tc_shm_comm_t *s)
     free(s->rq_frag);
     free(s->rq_slot);
     free(s->rfree);
+    free(s->rstate);
     free(s);
 }

@@ -118,9 +118,10 @@ typedef struct tc_shm_comm {
                              first, from rq_head to rq_tail (mod rslots) */
     int *rq_slot;         /* [rslots]: their slots */
     uint64_t rq_head, rq_tail;
-    int *rfree;  /* [rslots]: released slots, the last released on top */
-    int rfree_n; /* how many */
-    int rfresh;  /* slots never claimed yet: rfresh .. rslots - 1 */
+    int *rfree;            /* [rslots]: released slots, the last released on top */
+    int rfree_n;           /* how many */
+    int rfresh;            /* slots below it have been used (or are the fixed ring's) */
+    unsigned char *rstate; /* [rslots]: each slot's state (reduce_slots.c) */
     /* Barrier state (barrier/shm_barrier.c), identical on every process. */
     uint64_t bar_epoch;   /* barriers (or arrive/release pairs) completed on this segment */
     uint64_t bar_central; /* of which central-counter barriers (the counter's target is
