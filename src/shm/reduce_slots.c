@@ -18,7 +18,8 @@
  *           deep it took 2-3x the time at 4-16 MiB, where beside busy
  *           processes it already took at most half the MPI's own.
  *   claim K (before writing fragment K, instead of the fixed ring's WF):
- *           wait until every other process's rdone >= K - d + 1       (WF)
+ *           wait until every other process's rdone >= K - w + 1       (WF)
+ *           (w = d, or rslots in reduce.c's slice scheme, see below)
  *           release the slots of this process's fragments every process,
  *           itself included, has finished (rdone read so far, our own rdone)
  *           take the fixed ring's slot K % rdepth if it is not in flight
@@ -37,14 +38,17 @@
  *    (d <= rslots) needs every process to have finished K: nobody reads the
  *    entry of K any more.
  *  - A slot is always there: after the WF every process's rdone is at least
- *    K - d + 1, and so is ours (each caller claims fragment K only once it
- *    has finished K - rdepth, the bounds of reduce.c, reduce_scatter.c and
- *    scan.c, with rdepth <= d), so at most d - 1 of our fragments are in
- *    flight and at least rslots - d + 1 slots are free or never used.
- *  - Deadlock freedom is the fixed ring's argument with d for rslots: the
- *    callers' blocking run-ahead bounds (lookaheads, the tree's and the
- *    slices' lags) are computed from rdepth, which no d is below, and their
- *    non-blocking extra publications check the WF of this call's d first.
+ *    K - w + 1, and so is ours (each caller claims fragment K only once it
+ *    has finished K - w: the bounds of reduce.c, reduce_scatter.c and
+ *    scan.c), so at most w - 1 of our fragments are in flight and at least
+ *    rslots - w + 1 slots are free or never used.
+ *  - Deadlock freedom is the fixed ring's argument with w for rslots: the
+ *    callers' blocking run-ahead bounds (lookaheads, the tree's lag) are
+ *    computed from rdepth, which no d is below, and their non-blocking
+ *    extra publications check the WF of this call's d first. The slice
+ *    scheme's bounds (lookahead, copy-out lag, extra publications) follow
+ *    each process's own d, and there every WF waits for the whole ring:
+ *    each process's bounds stay within rslots - 1 whatever the others'.
  *    A depth that changes between calls only changes how long a WF waits
  *    for fragments of earlier calls, which every process finishes from
  *    publications already made.

@@ -254,6 +254,7 @@ static void test_table(void)
                  {"TC_SHM_STREAM_BYTES", "TC_SHM_STREAM_BYTES"},
                  {"TC_SHM_REDUCE_SLOTS", "TC_SHM_REDUCE_SLOTS"},
                  {"TC_SHM_REDUCE_SLOT_BYTES", "TC_SHM_REDUCE_SLOT_BYTES"},
+                 {"TC_SHM_REDUCE_SLOTS_CONTENDED", "TC_SHM_REDUCE_SLOTS_CONTENDED"},
                  {"TC_SHM_REDUCE_SLICE_MIN", "TC_SHM_REDUCE_SLICE_MIN"},
                  {"TC_SHM_REDUCE_TREE_MAX", "TC_SHM_REDUCE_TREE_MAX"},
                  {"TC_SHM_REDUCE_TREE_ARITY", "TC_SHM_REDUCE_TREE_ARITY"},
@@ -326,6 +327,7 @@ static void test_defaults(void)
                 {"TC_SHM_STREAM_BYTES", 128 * 1024},
                 {"TC_SHM_REDUCE_SLOTS", 0},
                 {"TC_SHM_REDUCE_SLOT_BYTES", 32 * 1024},
+                {"TC_SHM_REDUCE_SLOTS_CONTENDED", 0},
                 {"TC_SHM_REDUCE_SLICE_MIN", 16 * 1024},
                 {"TC_HIER", 1},
                 {"TC_HIER_SHM_LEVEL", TC_HIER_SHM_LEVEL_AUTO},
@@ -584,6 +586,9 @@ static void test_hier_enums(void)
     expect_int("TC_SHM_REDUCE_SLOTS", "auto", 0);
     expect_bad("TC_SHM_REDUCE_SLOTS", "1", "an integer in 2..1024");
     expect_bad("TC_SHM_REDUCE_SLOTS", "1025", "an integer in 2..1024");
+    expect_int("TC_SHM_REDUCE_SLOTS_CONTENDED", "auto", 0);
+    expect_int("TC_SHM_REDUCE_SLOTS_CONTENDED", "128", 128);
+    expect_bad("TC_SHM_REDUCE_SLOTS_CONTENDED", "1", "an integer in 2..1024");
     expect_int("TC_HIER_LARGE", "0", 0);
     expect_int("TC_HIER_SEGMENT", "4K", 4096);
     /* Barrier choices: 0 = auto, then the algorithms in tc_barrier_alg_t order + 1. */
