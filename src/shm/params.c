@@ -72,6 +72,20 @@ void tc_shm_params_geometry(size_t m, double tw_over_t, size_t slot, size_t queu
     *frag = f;
 }
 
+/* The automatic reduction rings: slots of @p slot_bytes for up to
+ * @p per_process bytes a process, within 16 MiB of rings per node of
+ * @p node_procs processes; at least @p min (also when @p slot_bytes is 0),
+ * at most 1024. */
+static int tc_shm_params_ring_slots(size_t per_process, int node_procs, size_t slot_bytes, int min)
+{
+    const size_t procs = node_procs > 0 ? (size_t)node_procs : 1;
+    size_t ring = ((size_t)16 << 20) / procs;
+    if (ring > per_process)
+        ring = per_process;
+    const size_t slots = slot_bytes ? ring / slot_bytes : (size_t)min;
+    return (int)(slots < (size_t)min ? (size_t)min : slots > 1024 ? 1024 : slots);
+}
+
 void tc_shm_params_local(tc_shm_params_t *p, int oversubscribed, int node_procs)
 {
     tc_cfg_module_t *c = &tc_shm_config;
@@ -103,12 +117,8 @@ void tc_shm_params_local(tc_shm_params_t *p, int oversubscribed, int node_procs)
         /* auto: a ring of up to 1 MiB per process, so a 1 MiB contribution
          * goes in without waiting for the readers (docs/shm.md), within 16 MiB
          * of rings per node; never fewer than 8 slots. */
-        const size_t procs = node_procs > 0 ? (size_t)node_procs : 1;
-        size_t ring = ((size_t)16 << 20) / procs;
-        if (ring > ((size_t)1 << 20))
-            ring = (size_t)1 << 20;
-        size_t slots = p->reduce_slot_bytes ? ring / p->reduce_slot_bytes : 8;
-        p->reduce_slots = (int)(slots < 8 ? 8 : slots > 1024 ? 1024 : slots);
+        p->reduce_slots =
+            tc_shm_params_ring_slots((size_t)1 << 20, node_procs, p->reduce_slot_bytes, 8);
     }
     /* The ring a contended writer may run ahead through (reduce_slots.c):
      * auto, only where the node's CPUs are shared by the communicator's own
@@ -116,12 +126,10 @@ void tc_shm_params_local(tc_shm_params_t *p, int oversubscribed, int node_procs)
      * within 16 MiB per node. */
     p->reduce_slots_contended = (int)tc_config_int(c, TC_SHM_CFG_REDUCE_SLOTS_CONTENDED);
     if (p->reduce_slots_contended == 0) {
-        const size_t procs = node_procs > 0 ? (size_t)node_procs : 1;
-        size_t ring = ((size_t)16 << 20) / procs;
-        if (ring > ((size_t)4 << 20))
-            ring = (size_t)4 << 20;
-        size_t slots = p->reduce_slot_bytes ? ring / p->reduce_slot_bytes : 0;
-        p->reduce_slots_contended = oversubscribed ? (int)(slots > 1024 ? 1024 : slots) : 0;
+        p->reduce_slots_contended =
+            oversubscribed
+                ? tc_shm_params_ring_slots((size_t)4 << 20, node_procs, p->reduce_slot_bytes, 0)
+                : 0;
     }
     if (p->reduce_slots_contended < p->reduce_slots)
         p->reduce_slots_contended = p->reduce_slots;
