@@ -1957,9 +1957,13 @@ int main(int argc, char **argv)
             printf("note: level top measured but not written: no model level above the known "
                    "ones is free\n");
 
+        /* A comment line of the file: the MPI's version string and the
+         * base's path are cut at 160 bytes each (MPICH's version buffer is
+         * 8 KiB: gcc's -Wformat-truncation at -O0 counts all of it). */
         char origin[512];
-        snprintf(origin, sizeof origin, "topocoll-logp, np=%d, %s, %s, %d repetitions%s%s%s", p,
-                 lib, date, pl.reps, o.quick ? " (--quick)" : "",
+        snprintf(origin, sizeof origin,
+                 "topocoll-logp, np=%d, %.160s, %s, %d repetitions%s%s%.160s", p, lib, date,
+                 pl.reps, o.quick ? " (--quick)" : "",
                  oversub ? ", oversubscribed: w measured, the rest from " : "",
                  oversub ? (base_from_file ? base_path : "the defaults") : "");
         if (write_file(o.out, &t, origin, from, res, shm_measured && !oversub ? &shres : NULL) != 0)
