@@ -306,8 +306,9 @@ static inline void tc_wait_publish_u32(tc_atomic_u32_t *word, uint32_t value,
  * TC_WAIT=auto, yields kept losing the CPU for a time slice (the hold-off
  * doubled twice) and the last did so within ten hold-offs (wait.c; the
  * window after which the hold-off starts again from its minimum). A hint,
- * local to the process: the reductions let a writer run further ahead
- * while it holds (shm/reduce_slots.c). One clock read. */
+ * local to the process: the reductions (shm/reduce_slots.c) and the
+ * Alltoall (shm/alltoall.c) let a writer run further ahead while it holds.
+ * One clock read. */
 bool tc_wait_contended(void);
 
 /* ---- Statistics (this process, all threads) ---------------------------- */

@@ -450,16 +450,22 @@ static __attribute__((noinline)) int tc_a2a_dispatch(tc_ctx_t *ctx, tc_a2a_call_
         return tc_a2a_single(c, ctx->comm);
     }
     if (ctx->bcast_path == TC_PATH_SHM) {
-        /* Alltoall: large messages take the library's path or the MPI's
-         * own, whichever the race (race.h) has measured faster (the bytes
-         * are the same). Alltoallv never races: each process knows only its
-         * own blocks, and all must decide alike. */
+        /* Large messages take the library's path or the MPI's own,
+         * whichever the race (race.h) has measured faster. Alltoall: on the
+         * bytes received (the same everywhere). Alltoallv: each process
+         * knows only its own blocks and all must decide alike, so it races
+         * on the last Alltoallv's largest block (agreed in its first bank
+         * use, shm/alltoall.c) times p: applications repeat their
+         * exchanges, and a call whose sizes changed is still right on
+         * either path. The first Alltoallv does not race. */
         tc_race_call_t race;
         tc_race_impl_t impl = TC_RACE_TC;
+        const size_t race_bytes =
+            c->v ? (size_t)ctx->shm->a2av_largest * (size_t)c->size : c->total;
         /* A call below the agreed threshold (tc_race_begin's own test, agreed
          * values only) skips the race's bookkeeping altogether. */
-        const bool raced = !c->v && ctx->race.min != 0 && c->total >= ctx->race.min;
-        if (raced && (rc = tc_race_begin(&ctx->race, ctx->shm, ctx->priv, c->op, c->total, true,
+        const bool raced = ctx->race.min != 0 && race_bytes >= ctx->race.min;
+        if (raced && (rc = tc_race_begin(&ctx->race, ctx->shm, ctx->priv, c->op, race_bytes, true,
                                          &race, &impl)) != MPI_SUCCESS)
             return rc;
         if (impl == TC_RACE_PMPI) {

@@ -26,8 +26,10 @@ static const tc_cfg_desc_t tc_core_cfg_table[] = {
          "one. Reductions race only when every algorithm gives the same bits: integer and "
          "logical operations, and on two processes sums and products of floats and "
          "doubles; other floating-point reductions always take the library's path. "
-         "TC_Gatherv and TC_Scatterv never race (only the root knows their size), nor "
-         "TC_Alltoallv (each process knows only its own blocks). 0: never race."},
+         "TC_Gatherv and TC_Scatterv never race (only the root knows their size); "
+         "TC_Alltoallv, whose blocks each process knows only of its own, races on the "
+         "previous TC_Alltoallv's largest block times the number of processes (agreed "
+         "inside a node; the first call does not race). 0: never race."},
 };
 TC_CFG_MODULE(tc_core_config, "core", tc_core_cfg_table, TC_CORE_CFG_LAST, NULL);
 

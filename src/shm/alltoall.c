@@ -31,6 +31,29 @@
  * every other's line in that use, so after it all know the largest block of
  * all. A process with nothing to send or receive still makes the uses.
  *
+ * Run-ahead (issue 13): while this process's waits keep meeting CPU-bound
+ * processes (tc_wait_contended()), a call of several bank uses publishes up
+ * to q - 1 uses ahead of the one it reads, so a peer that was off its CPU
+ * finds up to a whole queue waiting instead of one bank, and the call costs
+ * one hand-over per queue, not one per bank. Otherwise it publishes use k
+ * just before reading it, as above (the whole queue in flight costs cache:
+ * the lockstep keeps a chunk warm between its copy in and out). Local: the
+ * peers need not agree, since it holds for any ahead <= q - 1:
+ *
+ *   publish use x (x <= k + ahead, ahead <= q - 1, k the use read next):
+ *       WS for x needs done[i] >= x - q + 1 <= k for every i;
+ *       bank x % q was last used in x - q < k, done by this process, so
+ *       bank_frags[x % q] is the base of x, as for the readers of x.
+ *   deadlock freedom: let d be the lowest done of all, process P at d.
+ *       P publishing any x <= d + q - 1 waits for done >= x - q + 1 <= d:
+ *       never blocks. P reading use d from R: R publishes use d before it
+ *       reads it, and its WS for d needs done >= d - q + 1: satisfied, so
+ *       R can always publish d. So the lowest process always moves.
+ *
+ * Alltoallv learns the number of uses in the first, so it runs ahead only
+ * from the second on. The ahead value comes from tc_shm_a2a_ahead() (a
+ * test hook may choose it instead: the tests cannot make contention).
+ *
  * Alltoall with (p - 1) blocks of at most TC_SHM_INLINE_MAX bytes in all:
  * the blocks ride in the writer's ready line, back to back in slot order
  * (tc_shm_a2a_inline() is written for its inline lines, inline_lines.h, but
@@ -47,6 +70,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/wait.h"
 #include "copy.h"
 #include "inline_lines.h"
 
@@ -81,6 +105,22 @@ size_t tc_shm_a2a_slot(const tc_shm_comm_t *s)
         return 0;
     return (tc_shm_a2a_bank_span(s) / (size_t)(s->p - 1)) &
            ~(s->layout.line - 1); /* a power of two */
+}
+
+uint64_t (*tc_shm_a2a_test_ahead)(const tc_shm_comm_t *s);
+
+/* Bank uses a call of @p nuses uses publishes ahead of the one it reads
+ * (the header's run-ahead): q - 1 while this process's waits keep meeting
+ * CPU-bound processes, else 0. */
+static uint64_t tc_shm_a2a_ahead(const tc_shm_comm_t *s, uint64_t nuses)
+{
+    const uint64_t most = (uint64_t)s->layout.q - 1;
+    if (nuses < 2 || most == 0)
+        return 0;
+    const uint64_t ahead = tc_shm_a2a_test_ahead ? tc_shm_a2a_test_ahead(s)
+                           : tc_wait_contended() ? most
+                                                 : 0;
+    return ahead < most ? ahead : most;
 }
 
 /* Alltoall, every block of this process in its inline lines (m bytes each,
@@ -158,24 +198,33 @@ static void tc_shm_a2a_pair(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size
     const size_t w = inl ? m : tc_shm_a2a_slot(s);
     const char *out = sbuf + (size_t)peer * m;
     char *in = rbuf + (size_t)peer * m;
-    for (size_t done = 0; done < m; done += w) {
-        const size_t n = tc_shm_a2a_min(m - done, w);
-        const uint64_t u = s->uses;
+    const uint64_t u0 = s->uses, nuses = (m + w - 1) / w;
+    const uint64_t ahead = tc_shm_a2a_ahead(s, nuses);
+    uint64_t published = 0;
+    for (uint64_t k = 0; k < nuses; k++) {
+        for (; published < nuses && published <= k + ahead; published++) {
+            const uint64_t u = u0 + published;
+            const int bank = (int)(u % (uint64_t)q);
+            const size_t done = (size_t)published * w;
+            /* WS of tc_shm_bank_wait_free(), one peer. */
+            if (u >= (uint64_t)q && s->seen_done[peer] < u - (uint64_t)q + 1)
+                /* acquire: pairs with the publication of done (A) in
+                 * tc_shm_bank_done() of the peer. */
+                s->seen_done[peer] =
+                    tc_shm_wait_ge(s, tc_shm_done(s, peer), peer, u - (uint64_t)q + 1,
+                                   "shm alltoall: wait for a bank to be released", peer);
+            tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
+            tc_shm_copy_small(inl ? (char *)(line + 1)
+                                  : tc_shm_queue(s, me) + (size_t)bank * bank_span,
+                              out + done, tc_shm_a2a_min(m - done, w), false);
+            /* release (seq_cst): pairs with the acquire below in the peer;
+             * publishes the payload or the slot written just above. */
+            tc_shm_publish(s, line, me, s->bank_frags[bank] + 1);
+        }
+        const uint64_t u = u0 + k;
         const int bank = (int)(u % (uint64_t)q);
         const uint64_t seq = s->bank_frags[bank] + 1;
-        /* WS of tc_shm_bank_wait_free(), one peer. */
-        if (u >= (uint64_t)q && s->seen_done[peer] < u - (uint64_t)q + 1)
-            /* acquire: pairs with the publication of done (A) in
-             * tc_shm_bank_done() of the peer. */
-            s->seen_done[peer] =
-                tc_shm_wait_ge(s, tc_shm_done(s, peer), peer, u - (uint64_t)q + 1,
-                               "shm alltoall: wait for a bank to be released", peer);
-        tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
-        tc_shm_copy_small(inl ? (char *)(line + 1) : tc_shm_queue(s, me) + (size_t)bank * bank_span,
-                          out + done, n, false);
-        /* release (seq_cst): pairs with the acquire below in the peer;
-         * publishes the payload or the slot written just above. */
-        tc_shm_publish(s, line, me, seq);
+        const size_t done = (size_t)k * w;
         tc_atomic_u64_t *theirs = tc_shm_ready(s, peer, bank);
         /* acquire: pairs with the publication above in the peer. */
         tc_shm_wait_ge(s, theirs, peer, seq,
@@ -184,7 +233,7 @@ static void tc_shm_a2a_pair(tc_shm_comm_t *s, const char *sbuf, char *rbuf, size
         tc_shm_copy_small(in + done,
                           inl ? (const char *)(theirs + 1)
                               : tc_shm_queue(s, peer) + (size_t)bank * bank_span,
-                          n, false);
+                          tc_shm_a2a_min(m - done, w), false);
         s->bank_frags[bank] = seq;
         tc_shm_bank_done(s, u);
     }
@@ -217,32 +266,40 @@ static inline __attribute__((always_inline)) tc_err_t tc_shm_a2a_banks(tc_shm_co
         if (j != me && sz->send[j] > largest)
             largest = sz->send[j];
     const uint64_t mine_largest = largest;
+    const uint64_t u0 = s->uses;
     uint64_t nuses = v ? 1 : (largest + w - 1) / w;
+    uint64_t ahead = v ? 0 : tc_shm_a2a_ahead(s, nuses), published = 0;
     for (uint64_t k = 0; k < nuses; k++) {
+        /* Publish uses up to k + ahead (the header: never past q - 1). */
+        for (; published < nuses && published <= k + ahead; published++) {
+            const size_t done = (size_t)published * w;
+            const uint64_t u = u0 + published;
+            const int bank = (int)(u % (uint64_t)q);
+            tc_shm_bank_wait_free(s, u, "shm alltoall: wait for a bank to be released");
+            char *slots = tc_shm_queue(s, me) + (size_t)bank * bank_span;
+            for (int d = 1, j = me + 1; d < p; d++, j++) {
+                if (j == p)
+                    j = 0;
+                const size_t n = tc_shm_a2a_send(sz, j);
+                char *slot = slots + (size_t)tc_shm_a2a_index(me, j) * w;
+                if (!io)
+                    tc_shm_copy_small(slot, sbuf + (size_t)j * m + done,
+                                      tc_shm_a2a_min(m - done, w), false);
+                else if (n > done)
+                    io->put(io->state, j, done, slot, tc_shm_a2a_min(n - done, w));
+            }
+            tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
+            if (v && published == 0)
+                memcpy((char *)(line + 1), &mine_largest, sizeof mine_largest);
+            /* release (seq_cst): pairs with the acquire below in the readers;
+             * publishes the slots (and, first use of an Alltoallv, the size in
+             * the line) written above. */
+            tc_shm_publish(s, line, me, s->bank_frags[bank] + 1);
+        }
         const size_t done = (size_t)k * w;
-        const uint64_t u = s->uses;
+        const uint64_t u = u0 + k;
         const int bank = (int)(u % (uint64_t)q);
         const uint64_t base = s->bank_frags[bank];
-        tc_shm_bank_wait_free(s, u, "shm alltoall: wait for a bank to be released");
-        char *slots = tc_shm_queue(s, me) + (size_t)bank * bank_span;
-        for (int d = 1, j = me + 1; d < p; d++, j++) {
-            if (j == p)
-                j = 0;
-            const size_t n = tc_shm_a2a_send(sz, j);
-            char *slot = slots + (size_t)tc_shm_a2a_index(me, j) * w;
-            if (!io)
-                tc_shm_copy_small(slot, sbuf + (size_t)j * m + done, tc_shm_a2a_min(m - done, w),
-                                  false);
-            else if (n > done)
-                io->put(io->state, j, done, slot, tc_shm_a2a_min(n - done, w));
-        }
-        tc_atomic_u64_t *line = tc_shm_ready(s, me, bank);
-        if (v && k == 0)
-            memcpy((char *)(line + 1), &mine_largest, sizeof mine_largest);
-        /* release (seq_cst): pairs with the acquire below in the readers;
-         * publishes the slots (and, first use of an Alltoallv, the size in
-         * the line) written above. */
-        tc_shm_publish(s, line, me, base + 1);
         /* W: starting after us, so that the processes do not all read the
          * same queue at once. */
         for (int d = 1, i = me + 1; d < p; d++, i++) {
@@ -267,8 +324,13 @@ static inline __attribute__((always_inline)) tc_err_t tc_shm_a2a_banks(tc_shm_co
         }
         s->bank_frags[bank] = base + 1;
         tc_shm_bank_done(s, u);
-        if (v && k == 0 && largest > w)
-            nuses = (largest + w - 1) / w; /* the same on every process */
+        if (v && k == 0) {
+            s->a2av_largest = largest; /* the same on every process */
+            if (largest > w) {
+                nuses = (largest + w - 1) / w;
+                ahead = tc_shm_a2a_ahead(s, nuses);
+            }
+        }
     }
     return TC_OK;
 }

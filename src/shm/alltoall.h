@@ -8,6 +8,7 @@
 #define TC_SHM_ALLTOALL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "allgather.h"
 #include "base/err.h"
@@ -48,5 +49,10 @@ tc_err_t tc_shm_alltoall_contig(tc_shm_comm_t *s, const char *sbuf, char *rbuf, 
  * whole cache lines (0: not possible, or p < 2). For the model: uses =
  * ceil(block / slot). */
 size_t tc_shm_a2a_slot(const tc_shm_comm_t *s);
+
+/* Test hook: when set, how many bank uses ahead of the one it reads a call
+ * publishes (alltoall.c's run-ahead; clamped to q - 1), instead of the
+ * contention signal. Tests only (tests/core/a2a_ahead.c). */
+extern uint64_t (*tc_shm_a2a_test_ahead)(const tc_shm_comm_t *s);
 
 #endif /* TC_SHM_ALLTOALL_H */

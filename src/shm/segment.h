@@ -95,6 +95,10 @@ typedef struct tc_shm_comm {
     uint64_t *seen_done;  /* [p]: the last value of done[i] this process read (as a root):
                              done only grows, so a bank wait that this already satisfies
                              needs no read of i's line */
+    /* The largest block of the last Alltoallv through the segment, agreed in
+     * its first bank use (alltoall.c), the same on every process; 0 before
+     * the first. What the next one races on (core/alltoall.c). */
+    uint64_t a2av_largest;
     /* The run-ahead ring (ring_lines.h), identical on every process. */
     uint64_t ring_uses;   /* ring calls (small Bcasts and Scatters) so far */
     uint64_t *seen_bdone; /* [p]: the last value of bdone[i] this process read (as a

@@ -22,7 +22,9 @@
  * or reversed displacements with gaps. Communicators: world, a duplicate, a
  * split in two, and world reversed.
  *
- * Options: --quick 1 (fewer sizes: the slow oversubscribed runs); --v-only 1
+ * Options: --quick 1 (fewer sizes: the slow oversubscribed runs); --slots N
+ * (the largest block N slots and 1000 bytes instead of 3: more bank uses
+ * than banks, for the run-ahead of shm/alltoall.c); --v-only 1
  * (Alltoallv only, blocks around TC_HIER_A2A_AGGREGATE: the aggregation
  * across nodes, where one call mixes blocks through the node leaders and
  * blocks sent straight); --inline 1 (only blocks around the inline lines'
@@ -200,17 +202,19 @@ static void case_kinds(ccase_t *cc, int uniform, int rank)
     }
 }
 
-static void run_comm(MPI_Comm comm, const char *cname, size_t bank, int quick)
+static void run_comm(MPI_Comm comm, const char *cname, size_t bank, int quick, long slots)
 {
     int rank, p;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
     /* Bytes per block: 0, 1, (p - 1) blocks filling the inline line and one
      * byte more, a slot (the library's: a bank in p - 1 line-aligned parts)
-     * and around it, several slots. */
+     * and around it, several slots (@p slots of them with --slots: more bank
+     * uses than banks, for the run-ahead). */
     const size_t slot = p > 1 ? bank / (size_t)(p - 1) / 64 * 64 : bank;
     const size_t inl = p > 1 ? 56 / (size_t)(p - 1) : 56;
-    size_t bsizes[] = {0, 1, inl, inl + 1, slot - 1, slot, slot + 1, 3 * slot + 1000};
+    const size_t many = (size_t)(slots > 0 ? slots : 3) * slot + 1000;
+    size_t bsizes[] = {0, 1, inl, inl + 1, slot - 1, slot, slot + 1, many};
     int nb = (int)(sizeof bsizes / sizeof bsizes[0]);
     uint64_t cid = 1;
     for (int fam = 0; fam < TT_FAM_LAST; fam++) {
@@ -624,6 +628,7 @@ int main(int argc, char **argv)
     size_t f, S;
     tt_init(&argc, &argv, "test_alltoall", 4096, 256, &f, &S);
     int quick = tt_arg_long(argc, argv, "--quick", 0) != 0;
+    const long slots = tt_arg_long(argc, argv, "--slots", 0);
     const int inl = tt_arg_long(argc, argv, "--inline", 0) != 0;
     const char *qenv = getenv("TC_SHM_BANKS");
     long q = qenv && atol(qenv) > 0 ? atol(qenv) : 16;
@@ -651,10 +656,10 @@ int main(int argc, char **argv)
         run_inline(MPI_COMM_WORLD, "world");
         run_inline(split, "split");
     } else {
-        run_comm(MPI_COMM_WORLD, "world", bank, quick);
-        run_comm(rev, "reversed", bank, 1);
-        run_comm(split, "split", bank, 1);
-        run_comm(dup, "dup", bank, 1);
+        run_comm(MPI_COMM_WORLD, "world", bank, quick, slots);
+        run_comm(rev, "reversed", bank, 1, slots);
+        run_comm(split, "split", bank, 1, slots);
+        run_comm(dup, "dup", bank, 1, slots);
         run_mixed(MPI_COMM_WORLD, bank);
         run_mixed(split, bank);
         run_errors();
