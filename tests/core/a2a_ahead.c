@@ -8,20 +8,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "shm/alltoall.h"
+#include "tt_xorshift.h"
 
 static uint64_t tt_ahead_state;
 
 static uint64_t tt_ahead_random(const tc_shm_comm_t *s)
 {
-    /* xorshift64: independent per process (seeded by the pid). */
-    uint64_t x = tt_ahead_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    tt_ahead_state = x;
+    const uint64_t x = tt_xorshift_next(&tt_ahead_state);
     const uint64_t most = (uint64_t)s->layout.q - 1;
     switch (x % 4) {
     case 0:
@@ -38,8 +33,6 @@ __attribute__((constructor)) static void tt_ahead_install(void)
     const char *v = getenv("TT_A2A_AHEAD");
     if (!v || strcmp(v, "random") != 0)
         return;
-    tt_ahead_state = 0x9e3779b97f4a7c15ull ^ ((uint64_t)getpid() << 17);
-    if (tt_ahead_state == 0)
-        tt_ahead_state = 1;
+    tt_ahead_state = tt_xorshift_seed();
     tc_shm_a2a_test_ahead = tt_ahead_random;
 }

@@ -11,20 +11,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "shm/reduce_proto.h"
+#include "tt_xorshift.h"
 
 static uint64_t tt_depth_state;
 
 static uint64_t tt_depth_random(const tc_shm_comm_t *s)
 {
-    /* xorshift64: independent per process (seeded by pid and rank). */
-    uint64_t x = tt_depth_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    tt_depth_state = x;
+    const uint64_t x = tt_xorshift_next(&tt_depth_state);
     const uint64_t lo = (uint64_t)s->layout.rdepth, hi = (uint64_t)s->layout.rslots;
     switch (x % 4) {
     case 0:
@@ -41,8 +36,6 @@ __attribute__((constructor)) static void tt_depth_install(void)
     const char *v = getenv("TT_RED_DEPTH");
     if (!v || strcmp(v, "random") != 0)
         return;
-    tt_depth_state = 0x9e3779b97f4a7c15ull ^ ((uint64_t)getpid() << 17);
-    if (tt_depth_state == 0)
-        tt_depth_state = 1;
+    tt_depth_state = tt_xorshift_seed();
     tc_red_test_depth = tt_depth_random;
 }
