@@ -48,7 +48,8 @@ Options:
   --results D   output directory (default results/ under the repository root)
   --build-root D  where build-openmpi/ and build-mpich/ go (default the repository root)
   --contend N   N CPU-bound helper processes per node beside the ranks during every
-                run (topocoll-bench --contend N; default 0)
+                run (topocoll-bench --contend N, whose blocks then last 50 ms or
+                more, many time slices: docs/bench.md; default 0)
   -h, --help    this help
 EOF
 }

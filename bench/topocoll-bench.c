@@ -2,13 +2,21 @@
  * topocoll-bench: TC_* collectives against the MPI's own, OSU-style output.
  *
  * For every message size the two implementations run in alternating blocks
- * (TC, MPI, TC, MPI, ...; with --raw a third block of the raw copy pipeline
- * between ranks 0 and 1 follows each pair), so slow drifts of the machine
- * (frequency, other load) hit both alike. Each block starts after a
+ * (TC, MPI, MPI, TC, TC, MPI, ...: the pair's order flips every block, so
+ * neither always follows the other; with --raw a third block of the raw copy
+ * pipeline between ranks 0 and 1 follows each pair), so slow drifts of the
+ * machine (frequency, other load) hit both alike. Each block starts after a
  * PMPI_Barrier and times ITER back-to-back calls; a block's time is the
  * largest over ranks of the per-rank mean time per call (IMB's t_max). The
  * reported value is the median over blocks, with the minimum over blocks in
  * the *_min columns.
+ *
+ * Beside busy processes (--contend, or a shared machine) a block must last
+ * many scheduler time slices: a block shorter than one either lost a slice
+ * (several ms) or did not, and the median over blocks then tells which of
+ * the two happened more often, not what a call costs. --block-time grows
+ * ITER (the same on every rank) until the faster implementation's block
+ * lasts that long; it defaults to 50 ms with --contend, off without.
  *
  * Operations: bcast (MPI_BYTE), reduce (root -r, default 0) and allreduce on
  * --type float|double|int with --op sum|max; a size is bytes, the count is
@@ -626,8 +634,13 @@ typedef struct bench_opts {
     int model;      /* --model */
     int nlist;      /* --sizes: how many (0: -m decides) */
     size_t list[MAX_SIZES];
-    long contend; /* --contend: busy helper processes per node */
+    long contend;  /* --contend: busy helper processes per node */
+    long block_ms; /* --block-time: least block duration (0: off; -1: the default) */
 } bench_opts_t;
+
+/* --block-time's default with --contend: about ten of the time slices (4-5 ms
+ * here) that a busy process takes from a rank at a time. */
+#define BENCH_CONTENDED_BLOCK_MS 50
 
 enum {
     OPT_ROOT_SHIFT = 1000,
@@ -645,6 +658,7 @@ enum {
     OPT_MODEL,
     OPT_SIZES,
     OPT_CONTEND,
+    OPT_BLOCK_TIME,
 };
 
 static void usage(FILE *f, const char *prog)
@@ -700,11 +714,16 @@ static void usage(FILE *f, const char *prog)
             "                  the node's lowest rank, pinned round-robin to the CPUs its\n"
             "                  ranks may run on), started before the first size and\n"
             "                  killed after the last (and on any exit of that rank)\n"
+            "  --block-time MS ITER grows (doubling at most eightfold a step, the same on\n"
+            "                  every rank) until the faster implementation's block lasts\n"
+            "                  MS ms, so that each block holds many scheduler time slices\n"
+            "                  (default %d with --contend, else 0: off; -i or --check\n"
+            "                  without --block-time: off)\n"
             "  -h              this help\n"
             "Output: '#' comment lines, then per size: size_bytes tc_us mpi_us tc/mpi\n"
             "tc_min_us mpi_min_us iters [raw_us raw_min_us tc_bw/raw] [model_us model_err].\n"
             "Times are us per call.\n",
-            TC_BENCH_RING_FRAG_DEFAULT, TC_BENCH_RING_SLOTS_DEFAULT);
+            TC_BENCH_RING_FRAG_DEFAULT, TC_BENCH_RING_SLOTS_DEFAULT, BENCH_CONTENDED_BLOCK_MS);
 }
 
 static int parse_long(const char *s, long lo, long hi, long *out)
@@ -721,23 +740,25 @@ static int parse_long(const char *s, long lo, long hi, long *out)
  * rank 0 prints; every rank parses the same argv and reaches the same verdict. */
 static int parse_options(int argc, char **argv, int rank, bench_opts_t *o)
 {
-    static const struct option longopts[] = {{"root-shift", no_argument, NULL, OPT_ROOT_SHIFT},
-                                             {"off-cache", no_argument, NULL, OPT_OFF_CACHE},
-                                             {"blocks", required_argument, NULL, OPT_BLOCKS},
-                                             {"csv", required_argument, NULL, OPT_CSV},
-                                             {"plot", required_argument, NULL, OPT_PLOT},
-                                             {"check", no_argument, NULL, OPT_CHECK},
-                                             {"raw", no_argument, NULL, OPT_RAW},
-                                             {"raw-frag", required_argument, NULL, OPT_RAW_FRAG},
-                                             {"raw-slots", required_argument, NULL, OPT_RAW_SLOTS},
-                                             {"type", required_argument, NULL, OPT_TYPE},
-                                             {"op", required_argument, NULL, OPT_OP},
-                                             {"rma-alg", required_argument, NULL, OPT_RMA_ALG},
-                                             {"model", no_argument, NULL, OPT_MODEL},
-                                             {"sizes", required_argument, NULL, OPT_SIZES},
-                                             {"contend", required_argument, NULL, OPT_CONTEND},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"root-shift", no_argument, NULL, OPT_ROOT_SHIFT},
+        {"off-cache", no_argument, NULL, OPT_OFF_CACHE},
+        {"blocks", required_argument, NULL, OPT_BLOCKS},
+        {"csv", required_argument, NULL, OPT_CSV},
+        {"plot", required_argument, NULL, OPT_PLOT},
+        {"check", no_argument, NULL, OPT_CHECK},
+        {"raw", no_argument, NULL, OPT_RAW},
+        {"raw-frag", required_argument, NULL, OPT_RAW_FRAG},
+        {"raw-slots", required_argument, NULL, OPT_RAW_SLOTS},
+        {"type", required_argument, NULL, OPT_TYPE},
+        {"op", required_argument, NULL, OPT_OP},
+        {"rma-alg", required_argument, NULL, OPT_RMA_ALG},
+        {"model", no_argument, NULL, OPT_MODEL},
+        {"sizes", required_argument, NULL, OPT_SIZES},
+        {"contend", required_argument, NULL, OPT_CONTEND},
+        {"block-time", required_argument, NULL, OPT_BLOCK_TIME},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     FILE *err = rank == 0 ? stderr : NULL;
     long v;
     int c;
@@ -757,6 +778,7 @@ static int parse_options(int argc, char **argv, int rank, bench_opts_t *o)
     o->max = (size_t)4 << 20;
     o->warmup = -1;
     o->blocks = 10;
+    o->block_ms = -1;
     o->raw_frag = TC_BENCH_RING_FRAG_DEFAULT;
     o->raw_slots = TC_BENCH_RING_SLOTS_DEFAULT;
     opterr = 0;
@@ -885,6 +907,10 @@ static int parse_options(int argc, char **argv, int rank, bench_opts_t *o)
             if (parse_long(optarg, 0, 1024, &o->contend) != 0)
                 BAD("--contend '%s': expected 0..1024 helper processes per node", optarg);
             break;
+        case OPT_BLOCK_TIME:
+            if (parse_long(optarg, 0, 600000, &o->block_ms) != 0)
+                BAD("--block-time '%s': expected 0..600000 ms", optarg);
+            break;
         case 'h':
             if (rank == 0)
                 usage(stdout, argv[0]);
@@ -897,6 +923,8 @@ static int parse_options(int argc, char **argv, int rank, bench_opts_t *o)
     }
     if (optind < argc)
         BAD("unexpected argument '%s' (-h for help)", argv[optind]);
+    if (o->block_ms < 0)
+        o->block_ms = o->contend > 0 && o->iters == 0 && !o->check ? BENCH_CONTENDED_BLOCK_MS : 0;
 #undef BAD
     return 0;
 }
@@ -1171,6 +1199,32 @@ static double run_block(bench_run_t *r, int impl, size_t n, long iters, long cal
     return t / (double)iters;
 }
 
+/* --block-time: run TC and MPI blocks of @p iters calls, and grow @p iters until
+ * the faster of the two (max over ranks) lasts @p secs. Every rank takes the
+ * same steps: the decision is on the Allreduce'd time. Call numbers restart at
+ * 0, as the warm-up's. */
+static long grow_iters(bench_run_t *r, size_t n, long iters, double secs)
+{
+    const long most = 100000000;
+    for (;;) {
+        double fastest = 0.0, slowest_rank;
+        for (int impl = 0; impl < IMPL_RAW; impl++) {
+            PMPI_Barrier(MPI_COMM_WORLD);
+            double t = run_block(r, impl, n, iters, 0) * (double)iters;
+            if (impl == 0 || t < fastest)
+                fastest = t;
+        }
+        PMPI_Allreduce(&fastest, &slowest_rank, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (slowest_rank >= secs || iters >= most)
+            return iters;
+        /* Aim 20% past the target; at least double, at most eightfold a step
+         * (a step that fell into a quiet moment must not overshoot far). */
+        double want = slowest_rank > 0.0 ? secs * 1.2 / slowest_rank : 8.0;
+        long factor = want < 2.0 ? 2 : want > 8.0 ? 8 : (long)want + 1;
+        iters = iters > most / factor ? most : iters * factor;
+    }
+}
+
 /* ---- output ------------------------------------------------------------------------ */
 
 typedef struct bench_row {
@@ -1402,6 +1456,8 @@ int main(int argc, char **argv)
         printf(" blocks=%ld root=%d root_shift=%s off_cache=%s check=%s raw=%s model=%s", o.blocks,
                o.root, o.root_shift ? "on" : "off", o.off_cache ? "on" : "off",
                o.check ? "on" : "off", o.raw ? "on" : "off", o.model ? "on" : "off");
+        if (o.block_ms > 0)
+            printf(" block_time=%ldms", o.block_ms);
         if (o.raw)
             printf(" raw_frag=%zu raw_slots=%ld", o.raw_frag, o.raw_slots);
         if (o.op->reduces)
@@ -1491,8 +1547,12 @@ int main(int argc, char **argv)
             if (warm > 0)
                 run_block(&r, impl, n, warm, 0);
         }
+        if (o.block_ms > 0)
+            iters = grow_iters(&r, n, iters, (double)o.block_ms * 1e-3);
         for (long b = 0; b < o.blocks; b++) {
-            for (int impl = 0; impl < nimpl; impl++) {
+            for (int k = 0; k < nimpl; k++) {
+                /* TC, MPI in even blocks, MPI, TC in odd ones; raw last. */
+                int impl = k < IMPL_RAW && (b & 1) ? IMPL_MPI - k : k;
                 PMPI_Barrier(MPI_COMM_WORLD);
                 local[b * IMPL_LAST + impl] = run_block(&r, impl, n, iters, (b + 1) * iters);
             }
