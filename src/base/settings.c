@@ -31,6 +31,16 @@ static const tc_cfg_desc_t tc_base_cfg_table[] = {
                           "then sleeps on a futex the peer wakes (yields when polling RMA); spin "
                           "never gives the CPU away; yield spins then calls sched_yield() (the "
                           "former behaviour); futex sleeps after TC_SPIN_COUNT polls."},
+    [TC_BASE_CFG_SPIN_CONTENDED] =
+        {"TC_SPIN_CONTENDED_US", TC_CFG_TYPE_INT, "100", NULL, 0, 1000000,
+         "TC_WAIT=auto, while this process's yields meet CPU-bound processes "
+         "(a yield lost the CPU for a time slice lately): microseconds a wait "
+         "keeps spinning after TC_SPIN_COUNT polls before it sleeps, counted "
+         "again whenever the peer makes progress. A peer that runs publishes "
+         "within microseconds, and a sleep costs a wake-up that may wait for a "
+         "busy process's time slice. 0: sleep at once (the former behaviour); "
+         "off where TC_SPIN_COUNT is 0 (more of a communicator's processes on "
+         "a node than CPUs)."},
 };
 
 /* TC_VERBOSE takes effect as soon as it is loaded. */
@@ -47,4 +57,5 @@ void tc_base_settings_wait(tc_wait_info_t *info)
     info->timeout_s = tc_config_double(c, TC_BASE_CFG_WAIT_TIMEOUT);
     info->spin_polls = (uint32_t)tc_config_int(c, TC_BASE_CFG_SPIN_COUNT);
     info->policy = (int)tc_config_int(c, TC_BASE_CFG_WAIT);
+    info->contended_spin_s = (double)tc_config_int(c, TC_BASE_CFG_SPIN_CONTENDED) * 1e-6;
 }

@@ -9,11 +9,12 @@
 #include "config.h"
 
 typedef enum {
-    TC_BASE_CFG_VERBOSE,      /* TC_VERBOSE */
-    TC_BASE_CFG_STATS,        /* TC_STATS */
-    TC_BASE_CFG_WAIT_TIMEOUT, /* TC_WAIT_TIMEOUT */
-    TC_BASE_CFG_SPIN_COUNT,   /* TC_SPIN_COUNT */
-    TC_BASE_CFG_WAIT,         /* TC_WAIT */
+    TC_BASE_CFG_VERBOSE,        /* TC_VERBOSE */
+    TC_BASE_CFG_STATS,          /* TC_STATS */
+    TC_BASE_CFG_WAIT_TIMEOUT,   /* TC_WAIT_TIMEOUT */
+    TC_BASE_CFG_SPIN_COUNT,     /* TC_SPIN_COUNT */
+    TC_BASE_CFG_WAIT,           /* TC_WAIT */
+    TC_BASE_CFG_SPIN_CONTENDED, /* TC_SPIN_CONTENDED_US */
     TC_BASE_CFG_LAST
 } tc_base_cfg_id_t;
 
@@ -24,7 +25,8 @@ extern tc_cfg_module_t tc_base_config;
 
 struct tc_wait_info;
 /* The waits' settings into @p info: timeout_s = TC_WAIT_TIMEOUT, spin_polls =
- * TC_SPIN_COUNT, policy = TC_WAIT; the other fields are left alone. */
+ * TC_SPIN_COUNT, policy = TC_WAIT, contended_spin_s = TC_SPIN_CONTENDED_US; the
+ * other fields are left alone. */
 void tc_base_settings_wait(struct tc_wait_info *info);
 
 #endif /* TC_BASE_SETTINGS_H */

@@ -160,7 +160,20 @@ double tc_wait_now(void)
  * that stay, a probe costs one time slice a second at most), and starts again
  * from the minimum when no slice was seen for ten hold-offs. One wait yields
  * for at most TC_WAIT_YIELD_BUDGET_S, then sleeps (a peer that computes for
- * long: no need to burn the CPU it could use). */
+ * long: no need to burn the CPU it could use).
+ *
+ * During a hold-off a wait spins info->contended_spin_s (TC_SPIN_CONTENDED_US)
+ * before it sleeps, from the end of its polls or the peer's last progress. A
+ * peer on its CPU publishes within microseconds, while a sleeper's wake-up
+ * costs the writer a FUTEX_WAKE and the sleeper the wait for its CPU, which a
+ * busy process may hold to the end of its slice; a sleep at once after
+ * TC_SPIN_COUNT polls (4 us here) turned almost every hand-over of a small
+ * Allreduce, Allgather(v), Alltoall(v), Reduce_scatter_block or Barrier into
+ * one: measured 2026-11-27 at np 2 beside two busy processes, 50 ms blocks,
+ * 4 B and 1 KiB: 0.64-3.79x the MPI's own sleeping at once, 0.19-0.56x with
+ * the spin, both MPIs (docs/measurements/contended-waits-2026-11-27.md). Not
+ * where spin_polls is 0 (the job's own ranks share the CPUs: the peer may
+ * need ours). */
 /* 0.5 ms: the job's own yielding ranks (8 on 2 cores, the TCP progress of an
  * emulated cluster) now and then take 0.2-0.5 ms to hand the CPU back; a busy
  * process's time slice is 0.75 ms or more (CFS's minimum granularity). */
@@ -176,15 +189,18 @@ static tc_atomic_u64_t tc_wait_yield_off_until_ns; /* sleep, not yield, until th
 static tc_atomic_u64_t tc_wait_yield_holdoff_ns;   /* the last hold-off (0: none yet) */
 static tc_atomic_u64_t tc_wait_yield_slice_ns;     /* when the last slice was seen */
 
-int tc_wait_auto_yield(double *first)
+tc_wait_next_t tc_wait_auto_next(const tc_wait_info_t *info, double *first)
 {
     double now = tc_wait_now();
-    if ((uint64_t)(now * 1e9) < tc_load_relaxed_u64(&tc_wait_yield_off_until_ns))
-        return 0;
     if (*first == 0.0)
         *first = now;
-    else if (now - *first > TC_WAIT_YIELD_BUDGET_S)
-        return 0;
+    if ((uint64_t)(now * 1e9) < tc_load_relaxed_u64(&tc_wait_yield_off_until_ns)) {
+        if (info->spin_polls > 0 && now - *first < info->contended_spin_s)
+            return TC_WAIT_NEXT_SPIN;
+        return TC_WAIT_NEXT_SLEEP;
+    }
+    if (now - *first > TC_WAIT_YIELD_BUDGET_S)
+        return TC_WAIT_NEXT_SLEEP;
     sched_yield();
     double after = tc_wait_now();
     if (after - now > TC_WAIT_YIELD_SLICE_S) {
@@ -201,7 +217,13 @@ int tc_wait_auto_yield(double *first)
         tc_store_relaxed_u64(&tc_wait_yield_off_until_ns, after_ns + holdoff);
         tc_wait_count_add(&tc_wait_total.yield_slices, 1);
     }
-    return 1;
+    return TC_WAIT_NEXT_YIELDED;
+}
+
+void tc_wait_test_holdoff(double secs)
+{
+    const uint64_t until = secs > 0.0 ? (uint64_t)((tc_wait_now() + secs) * 1e9) : 0;
+    tc_store_relaxed_u64(&tc_wait_yield_off_until_ns, until);
 }
 
 /* Contended: the hold-off grew to TC_WAIT_CONTENDED_HOLDOFF_NS or more
@@ -376,6 +398,7 @@ tc_err_t tc_wait_word_slow(tc_wait_word_t *ww, tc_atomic_u32_t *word, tc_wait_un
         policy = TC_WAIT_YIELD;
     uint32_t yields = 0, sleeps = 0;
     double yield_first = 0.0;
+    tc_wait_next_t next;
     tc_err_t rc = TC_OK;
     for (;;) {
         /* acquire: pairs with the writer's tc_wait_publish_u32() (named by
@@ -389,8 +412,10 @@ tc_err_t tc_wait_word_slow(tc_wait_word_t *ww, tc_atomic_u32_t *word, tc_wait_un
         /* auto: the word moves (e.g. other writers pass a gate): the parties
          * run, keep spinning. */
         if (v != ww->last) {
-            if (policy == TC_WAIT_AUTO)
+            if (policy == TC_WAIT_AUTO) {
                 ww->w.polls = 0;
+                yield_first = 0.0;
+            }
             ww->last = v;
         }
         if (ww->w.polls < info->spin_polls) {
@@ -410,7 +435,12 @@ tc_err_t tc_wait_word_slow(tc_wait_word_t *ww, tc_atomic_u32_t *word, tc_wait_un
              * locks' cadence before they used this helper). */
             if ((ww->slows++ & 15u) == 0 && (rc = tc_wait_word_check(ww)) != TC_OK)
                 break;
-        } else if (policy == TC_WAIT_AUTO && tc_wait_auto_yield(&yield_first)) {
+        } else if (policy == TC_WAIT_AUTO &&
+                   (next = tc_wait_auto_next(info, &yield_first)) != TC_WAIT_NEXT_SLEEP) {
+            if (next == TC_WAIT_NEXT_SPIN) {
+                tc_cpu_relax();
+                continue;
+            }
             yields++;
             if ((ww->slows++ & 15u) == 0 && (rc = tc_wait_word_check(ww)) != TC_OK)
                 break;

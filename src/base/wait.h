@@ -8,10 +8,12 @@
  *   auto   spin (cpu relax) while the peer makes progress: TC_SPIN_COUNT polls,
  *          counted again from zero each time the watched word moves; then
  *          sched_yield() while yielding does not give the CPU away for a time
- *          slice (tc_wait_auto_yield() in wait.c), for 1 ms at most; then, on
- *          a word in shared memory, sleep on a futex that the writer wakes
- *          (only if a sleeper has announced itself); on a word we can only
- *          poll (RMA), sched_yield().
+ *          slice (tc_wait_auto_next() in wait.c), for 1 ms at most; while it
+ *          does (CPU-bound processes beside us), spin on for
+ *          TC_SPIN_CONTENDED_US instead; then, on a word in shared memory,
+ *          sleep on a futex that the writer wakes (only if a sleeper has
+ *          announced itself); on a word we can only poll (RMA),
+ *          sched_yield().
  *   spin   never give the CPU away (until the timeout).
  *   yield  TC_SPIN_COUNT polls, then sched_yield() (the library's former
  *          behaviour, for comparison).
@@ -126,6 +128,9 @@ typedef struct tc_wait_info {
     const int *peer_ranks;         /* a waiter's peer index -> rank in comm_name's communicator (a
                                       group of it, e.g. a node's segment under the hierarchy), or
                                       NULL when the indices are those ranks */
+    double contended_spin_s;       /* TC_SPIN_CONTENDED_US: auto, while yields meet CPU-bound
+                                      processes, spin this long past spin_polls before a sleep
+                                      (0: sleep at once; wait.c) */
 } tc_wait_info_t;
 
 /* ---- Polling waits ------------------------------------------------------ */

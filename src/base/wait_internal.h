@@ -31,10 +31,20 @@ void tc_wait_count_add(_Atomic uint64_t *c, uint64_t v);
 void tc_wait_account(const char *stage, uint32_t yields, uint32_t sleeps, double secs);
 /* CLOCK_MONOTONIC in seconds. */
 double tc_wait_now(void);
-/* auto, between the spin and the futex (wait.c): one sched_yield() if
- * yielding still pays, returning 1; 0 when this wait should sleep instead.
- * @p first: the wait's first yield (0.0 before it). */
-int tc_wait_auto_yield(double *first);
+/* auto, between the spin and the futex (wait.c): what the wait does next. */
+typedef enum {
+    TC_WAIT_NEXT_SLEEP,   /* sleep on the futex */
+    TC_WAIT_NEXT_YIELDED, /* it yielded once (yielding still pays) */
+    TC_WAIT_NEXT_SPIN     /* poll again: CPU-bound processes around, the spin goes on */
+} tc_wait_next_t;
+/* @p first: the clock when the wait went past its polls, or last saw the
+ * peer progress (0.0: not yet; the caller resets it on progress). */
+tc_wait_next_t tc_wait_auto_next(const tc_wait_info_t *info, double *first);
+/* Tests: begin a hold-off of @p secs now, as a yield that met a time slice
+ * would (auto then spins info->contended_spin_s and sleeps, never yields,
+ * until it ends); 0 ends it. The contention hint (tc_wait_contended()) is
+ * left alone. */
+void tc_wait_test_holdoff(double secs);
 /* The kernel offers the expedited global membarrier (the sleepers' side, R1b). */
 int tc_wait_membarrier_supported(void);
 /* The futex word of a 64-bit counter: its low 32 bits. */

@@ -125,8 +125,10 @@ uint64_t tc_wait_ge_slow_u64(tc_atomic_u64_t *word, uint64_t want, tc_atomic_u64
         }
         /* auto: the peer is making progress (it runs), so keep spinning. */
         if (v != last) {
-            if (policy == TC_WAIT_AUTO)
+            if (policy == TC_WAIT_AUTO) {
                 w.polls = 0;
+                yield_first = 0.0;
+            }
             last = v;
         }
         if (w.polls < info->spin_polls) {
@@ -147,11 +149,18 @@ uint64_t tc_wait_ge_slow_u64(tc_atomic_u64_t *word, uint64_t want, tc_atomic_u64
             yields++;
             break;
         default: /* auto, futex */
-            if (policy == TC_WAIT_AUTO && tc_wait_auto_yield(&yield_first)) {
-                if (yields == 0 || (yields & 255u) == 0)
-                    tc_waiter_check_clock(&w);
-                yields++;
-                break;
+            if (policy == TC_WAIT_AUTO) {
+                const tc_wait_next_t next = tc_wait_auto_next(info, &yield_first);
+                if (next == TC_WAIT_NEXT_SPIN) {
+                    tc_cpu_relax();
+                    break;
+                }
+                if (next == TC_WAIT_NEXT_YIELDED) {
+                    if (yields == 0 || (yields & 255u) == 0)
+                        tc_waiter_check_clock(&w);
+                    yields++;
+                    break;
+                }
             }
             /* Every sleep reads the clock: a sleep costs a system call and a
              * context switch anyway. */

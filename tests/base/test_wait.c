@@ -3,7 +3,11 @@
  * anonymous shared mapping (the FUTEX_WAIT/FUTEX_WAKE pair is not the _PRIVATE
  * one); every policy completes the same hand-overs; a wait that can never
  * finish calls the timeout handler with its stage and peer, from a futex
- * sleep and from a polling wait.
+ * sleep and from a polling wait. Auto's choice past its polls: yield outside
+ * a hold-off (1 ms at most), and inside one (CPU-bound processes beside us)
+ * never yield: spin TC_SPIN_CONTENDED_US from the end of the polls or the
+ * peer's last progress, then sleep; sleep at once with no contended spin or
+ * no polls (the job's own ranks share the CPUs).
  *
  * How a lost wake-up is detected without timing anything: each sleep is
  * bounded by info.sleep_max_ns, set here to 20 s; a sleep that ends by that
@@ -22,6 +26,7 @@
 #include <pthread.h>
 
 #include "base/wait.h"
+#include "base/wait_internal.h"
 
 #include "tc_unit.h"
 
@@ -49,6 +54,9 @@ static long iterations = 1000;
 static long iterations = 5000;
 #endif
 
+/* TC_SPIN_CONTENDED_US of the next info_for() (0: the struct's zero). */
+static double contended_spin_s;
+
 static tc_wait_info_t info_for(int policy, uint32_t spin)
 {
     tc_wait_info_t w;
@@ -57,6 +65,7 @@ static tc_wait_info_t info_for(int policy, uint32_t spin)
     w.timeout_s = 120;
     w.spin_polls = spin;
     w.policy = policy;
+    w.contended_spin_s = contended_spin_s;
     w.sleep_max_ns = 20L * 1000 * 1000 * 1000;
     return w;
 }
@@ -137,6 +146,59 @@ static void test_threads(int policy, uint32_t spin)
            (unsigned long long)st.sleeps, (unsigned long long)st.wakes,
            (unsigned long long)st.yields);
     free(pp);
+}
+
+/* tc_wait_auto_next(), each branch, with @p first set by hand (no timing). */
+static void test_auto_next(void)
+{
+    tc_wait_info_t info = info_for(TC_WAIT_AUTO, 200);
+    double first = 0.0;
+    info.contended_spin_s = 10.0;
+    tc_wait_test_holdoff(600.0);
+    CHECK(tc_wait_auto_next(&info, &first) == TC_WAIT_NEXT_SPIN,
+          "hold-off, contended spin 10 s: the first call after the polls spins");
+    CHECK(first > 0.0, "the first call sets the wait's start");
+    first = tc_wait_now() - 9.0;
+    CHECK(tc_wait_auto_next(&info, &first) == TC_WAIT_NEXT_SPIN, "hold-off, 9 s of 10: spins");
+    first = tc_wait_now() - 11.0;
+    CHECK(tc_wait_auto_next(&info, &first) == TC_WAIT_NEXT_SLEEP, "hold-off, 11 s of 10: sleeps");
+    info.spin_polls = 0;
+    first = 0.0;
+    CHECK(tc_wait_auto_next(&info, &first) == TC_WAIT_NEXT_SLEEP,
+          "hold-off, TC_SPIN_COUNT 0 (own ranks share the CPUs): sleeps at once");
+    info.spin_polls = 200;
+    info.contended_spin_s = 0.0;
+    first = 0.0;
+    CHECK(tc_wait_auto_next(&info, &first) == TC_WAIT_NEXT_SLEEP,
+          "hold-off, TC_SPIN_CONTENDED_US 0: sleeps at once");
+    /* Outside a hold-off: yield (a yield that meets a slice here would begin a
+     * real hold-off; end it before the next case). */
+    tc_wait_test_holdoff(0.0);
+    info.contended_spin_s = 10.0;
+    first = 0.0;
+    CHECK(tc_wait_auto_next(&info, &first) == TC_WAIT_NEXT_YIELDED, "no hold-off: yields");
+    tc_wait_test_holdoff(0.0);
+    first = tc_wait_now() - 2e-3;
+    CHECK(tc_wait_auto_next(&info, &first) == TC_WAIT_NEXT_SLEEP,
+          "no hold-off, 2 ms of yields (1 ms budget): sleeps, does not spin");
+}
+
+/* Hand-overs inside a hold-off: auto never yields there, with or without the
+ * contended spin, and loses no sleeper. */
+static void test_holdoff_handovers(void)
+{
+    static const double spins[] = {0.0, 1e-3};
+    for (int i = 0; i < 2; i++) {
+        contended_spin_s = spins[i];
+        tc_wait_test_holdoff(600.0);
+        test_threads(TC_WAIT_AUTO, 200);
+        tc_wait_stats_t st;
+        tc_wait_stats_get(&st);
+        CHECK(st.yields == 0, "hold-off, contended spin %g s: %llu yields", spins[i],
+              (unsigned long long)st.yields);
+    }
+    contended_spin_s = 0.0;
+    tc_wait_test_holdoff(0.0);
 }
 
 static void test_processes(int policy, uint32_t spin)
@@ -248,6 +310,8 @@ int main(int argc, char **argv)
     test_processes(TC_WAIT_FUTEX, 0);
     test_processes(TC_WAIT_AUTO, 200);
     test_processes(TC_WAIT_YIELD, 0);
+    test_auto_next();
+    test_holdoff_handovers();
     printf("writers' ordering: %s\n", atomic_load(&tc_wait_asym) == 1
                                           ? "release store, sleepers' membarrier (asymmetric)"
                                           : "seq_cst store");
