@@ -237,6 +237,7 @@ static void test_table(void)
                  {"TC_WAIT_TIMEOUT", "TC_WAIT_TIMEOUT"},
                  {"TC_SPIN_COUNT", "TC_SPIN_COUNT"},
                  {"TC_WAIT", "TC_WAIT"},
+                 {"TC_SPIN_CONTENDED_US", "TC_SPIN_CONTENDED_US"},
                  {"TC_SHM", "TC_SHM"},
                  {"TC_SHM_FRAGMENT_SIZE", "TC_SHM_FRAGMENT_SIZE"},
                  {"TC_SHM_QUEUE_LENGTH", "TC_SHM_QUEUE_LENGTH"},
@@ -309,6 +310,7 @@ static void test_defaults(void)
                 {"TC_STATS", 0},
                 {"TC_WAIT_TIMEOUT", 600},
                 {"TC_SPIN_COUNT", 200},
+                {"TC_SPIN_CONTENDED_US", 100},
                 {"TC_SHM", 1},
                 {"TC_SHM_FRAGMENT_SIZE", 0},
                 {"TC_SHM_QUEUE_LENGTH", 0},
@@ -375,6 +377,8 @@ static void test_int(void)
     expect_int("TC_SHM_BANKS", "007", 7);
     expect_int("TC_SPIN_COUNT", "10000000", 10 * 1000 * 1000);
     expect_int("TC_SPIN_COUNT", "0", 0);
+    expect_int("TC_SPIN_CONTENDED_US", "0", 0);
+    expect_int("TC_SPIN_CONTENDED_US", "1000000", 1000 * 1000);
     expect_int("TC_SHM_TREE_ARITY", "2", 2);
 
     expect_bad("TC_SHM_BANKS", "0", "an integer in 1..63");
@@ -391,6 +395,8 @@ static void test_int(void)
     expect_bad("TC_SHM_BANKS", "99999999999999999999", "an integer in 1..63");
     expect_bad("TC_VERBOSE", "4", "an integer in 0..3");
     expect_bad("TC_SPIN_COUNT", "10000001", "an integer in 0..10000000");
+    expect_bad("TC_SPIN_CONTENDED_US", "1000001", "an integer in 0..1000000");
+    expect_bad("TC_SPIN_CONTENDED_US", "-1", "an integer in 0..1000000");
     expect_bad("TC_SHM_TREE_ARITY", "1", "an integer in 2..64");
 
     /* auto field: auto/0 = 0, explicit values 1..65536 */
