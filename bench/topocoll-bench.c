@@ -1207,20 +1207,20 @@ static long grow_iters(bench_run_t *r, size_t n, long iters, double secs)
 {
     const long most = 100000000;
     for (;;) {
-        double fastest = 0.0, slowest_rank;
+        double fastest = 0.0, block; /* this rank's faster block; its max over ranks */
         for (int impl = 0; impl < IMPL_RAW; impl++) {
             PMPI_Barrier(MPI_COMM_WORLD);
             double t = run_block(r, impl, n, iters, 0) * (double)iters;
             if (impl == 0 || t < fastest)
                 fastest = t;
         }
-        PMPI_Allreduce(&fastest, &slowest_rank, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        if (slowest_rank >= secs || iters >= most)
+        PMPI_Allreduce(&fastest, &block, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (block >= secs || iters >= most)
             return iters;
         /* Aim 20% past the target; at least double, at most eightfold a step
          * (a step that fell into a quiet moment must not overshoot far). */
-        double want = slowest_rank > 0.0 ? secs * 1.2 / slowest_rank : 8.0;
-        long factor = want < 2.0 ? 2 : want > 8.0 ? 8 : (long)want + 1;
+        double want = block > 0.0 ? secs * 1.2 / block : 8.0;
+        long factor = want >= 7.0 ? 8 : want < 2.0 ? 2 : (long)want + 1; /* 2..8 */
         iters = iters > most / factor ? most : iters * factor;
     }
 }
