@@ -15,7 +15,8 @@
  *   rseq         data fragments i has published in its contribution slots
  *   rres         data fragments whose slice i has combined into its result slots
  *   rdone        data fragments i has finished with (read all it needed)
- *   rdone_inline inline fragments i has finished with
+ *   rdone_inline inline fragments i has finished with (a Reduce to a root
+ *                publishes it at every eighth: shm/reduce_proto.h)
  *   inline[k]    TC_SHM_REDUCE_INLINE_SLOTS lines: sequence number + payload
  * then the barrier lines (see barrier/shm_barrier.c), present in every block
  * whether or not the segment has a reduce area; values are barrier epochs

@@ -66,9 +66,11 @@
  *
  * Messages of at most TC_SHM_INLINE_MAX bytes travel inside a cache line next
  * to their sequence number (a ring of TC_SHM_REDUCE_INLINE_SLOTS lines per
- * process, recycled under rdone_inline like the slots under rdone): a
- * receiver moves one line per peer (direct), or, on the tree, each process
- * moves one line per child and receivers one line from rank 0.
+ * process, recycled under rdone_inline like the slots under rdone, which a
+ * Reduce to a root publishes only at every eighth inline fragment: see
+ * tc_red_finish_inline()): a receiver moves one line per peer (direct), or,
+ * on the tree, each process moves one line per child and receivers one line
+ * from rank 0.
  *
  * What the root of a Reduce does not need, it skips: it never publishes its
  * own contribution in the direct scheme (it reads its send buffer), except
@@ -207,7 +209,10 @@ static void tc_red_inline_tree(tc_shm_comm_t *s, const char *mine, char *recvbuf
         }
     }
     s->red_inline = k + 1;
-    tc_red_finish(s, TC_SHM_RLINE_DONE_INLINE, k);
+    if (root >= 0)
+        tc_red_finish_inline(s, k);
+    else
+        tc_red_finish(s, TC_SHM_RLINE_DONE_INLINE, k);
 }
 
 /* Up-sweep of fragment k (@p n elements) on the tree, after a leaf's own
@@ -342,7 +347,10 @@ static void tc_red_inline(tc_shm_comm_t *s, const char *mine, char *recvbuf, siz
         memcpy(recvbuf, acc, nbytes);
     }
     s->red_inline = k + 1;
-    tc_red_finish(s, TC_SHM_RLINE_DONE_INLINE, k);
+    if (root >= 0)
+        tc_red_finish_inline(s, k);
+    else
+        tc_red_finish(s, TC_SHM_RLINE_DONE_INLINE, k);
 }
 
 tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,

@@ -123,6 +123,37 @@ static inline void tc_red_finish(tc_shm_comm_t *s, int which, uint64_t k)
     tc_shm_publish(s, tc_red_line(s, s->rank, which), s->rank, k + 1);
 }
 
+/* How often a Reduce to a root publishes its D of the inline lines: after
+ * every TC_RED_INLINE_DONE_EVERY-th inline fragment (k + 1 a multiple of it),
+ * not after each. Its writers (the non-roots) run ahead of its reader (the
+ * root, which folds); once they are the ring's TC_SHM_REDUCE_INLINE_SLOTS
+ * fragments ahead, each reads the root's rdone_inline at every call, and
+ * every store the root then makes to it is one more cache-line transfer on
+ * the slower side's path. Published every eighth fragment, it moves once per
+ * eight calls (np 2, 4-56 B, both MPIs: 0.87-1.00x the time alone, 0.85-0.90x
+ * beside busy processes but one noisy cell; in
+ * docs/measurements/five-runs-2026-11-27.md). The other users of the inline
+ * lines (Allreduce, Reduce_scatter, the scans) publish after every
+ * fragment: more often is always allowed, and there it measured no faster. A writer of fragment k
+ * waits (WF) for rdone_inline >= k - n + 1 (n the ring): a process that has
+ * finished every fragment before k has published at least the multiple of E
+ * at or below k, i.e. >= k - E + 1 >= k - n + 1 for E <= n, so a wait never
+ * needs a fragment the writer has not yet published, and the ring's deadlock
+ * argument holds; the scans' tree asks for fragment k + 1's WF during
+ * fragment k (scan.c), hence E < n. */
+#define TC_RED_INLINE_DONE_EVERY 8
+_Static_assert(TC_RED_INLINE_DONE_EVERY >= 1 &&
+                   TC_RED_INLINE_DONE_EVERY < TC_SHM_REDUCE_INLINE_SLOTS,
+               "a reader's published inline D must reach every writer's WF bound");
+
+/* D of inline fragment k of a Reduce to a root: published at every
+ * TC_RED_INLINE_DONE_EVERY-th. */
+static inline void tc_red_finish_inline(tc_shm_comm_t *s, uint64_t k)
+{
+    if ((k + 1) % TC_RED_INLINE_DONE_EVERY == 0)
+        tc_red_finish(s, TC_SHM_RLINE_DONE_INLINE, k);
+}
+
 /* P: fragment k of this process's contribution into its slot, copied as
  * @p copy chose (copy.h). */
 static inline void tc_red_publish(tc_shm_comm_t *s, uint64_t k, const char *src, size_t len,

@@ -21,6 +21,9 @@
  *            one type signature
  *   errors   bad arguments -> MPI error classes, buffers untouched
  *   shmcheck a few MPI_INT sums (run with TC_STATS=1 by the *_shm_used tests)
+ *   runahead small reductions (one line's payload at most) in runs from one
+ *            root whose root is late, so the others run the inline ring's
+ *            length ahead and wrap it (run with --pmpi 0)
  * --quick shrinks the matrix (MPICH with np > 2 on 2 cores; --all-roots keeps
  * every root in part sizes), --pmpi N runs the second opinion on every N-th
  * case (0: never; the non-commutative op always), --big BYTES sizes the big
@@ -48,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <topocoll.h>
 #include <unistd.h>
 
@@ -1290,6 +1294,44 @@ static void part_errors(void)
     MPI_Comm_free(&c);
 }
 
+/* Run-ahead through the inline lines: 900 (--quick 450) reductions of at
+ * most one line's payload (1-14 ints, 1-7 doubles, 1-3 2x2 products), in
+ * runs of 150 with one root. Before calls 5, 42, 79 and 116 of a run the
+ * root sleeps 2 ms, so the others' contributions run the inline ring's
+ * length ahead of it and wait for its published D (every eighth inline
+ * fragment, reduce_proto.h) to reuse a line; every call here is one inline
+ * fragment, so the late fragment falls on every residue mod 8 over the
+ * runs. A D published too rarely deadlocks here; one published before the
+ * read, or a wait one fragment short, lets a line be overwritten under the
+ * root (a wrong result). Allreduces (in place
+ * on every other call), MAX and the non-commutative product between. With
+ * --pmpi 0 (a second opinion every call would hold the writers back; the
+ * product always gets one). */
+static void part_runahead(MPI_Comm comm)
+{
+    int n, rank;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &rank);
+    const spec_t *isum = spec_find("MPI_SUM int"), *dmax = spec_find("MPI_MAX double"),
+                 *mat = spec_find("user NON-commutative 2x2 uint32 product");
+    const struct timespec nap = {0, 2000000};
+    const long iters = opt.quick ? 450 : 900;
+    for (long i = 0; i < iters; i++) {
+        const int root = (int)((i / 150) % n), at = (int)(i % 150);
+        const uint64_t seed = 140000u + (uint64_t)i;
+        if (at % 37 == 5 && rank == root)
+            nanosleep(&nap, NULL);
+        if (at == 149)
+            run_case(comm, mat, 1 + (int)(i / 150 % 3), root, 0, seed);
+        else if (at >= 100 && at < 120)
+            run_case(comm, isum, 1 + (int)(i * 5 % 14), -1, (int)(i & 1), seed);
+        else if (i % 7 == 3)
+            run_case(comm, dmax, 1 + (int)(i / 7 % 7), root, (int)(i / 7 & 1), seed);
+        else
+            run_case(comm, isum, 1 + (int)(i * 7 % 14), root, i % 3 == 0, seed);
+    }
+}
+
 /* Enough MPI_INT sums that the stats lines say which path they took. */
 static void part_shmcheck(MPI_Comm comm)
 {
@@ -1364,6 +1406,8 @@ int main(int argc, char **argv)
         part_errors();
     if (in_list(parts, "shmcheck"))
         part_shmcheck(MPI_COMM_WORLD);
+    if (in_list(parts, "runahead"))
+        part_runahead(MPI_COMM_WORLD);
 
     types_free();
     local[0] = tt_failures();
