@@ -21,9 +21,9 @@
  *            one type signature
  *   errors   bad arguments -> MPI error classes, buffers untouched
  *   shmcheck a few MPI_INT sums (run with TC_STATS=1 by the *_shm_used tests)
- *   runahead small reductions (one line's payload at most) in runs from one
- *            root whose root is late, so the others run the inline ring's
- *            length ahead and wrap it (run with --pmpi 0)
+ *   runahead small reductions (one line's payload at most) in runs of one
+ *            root that is late now and then, so the others run the inline
+ *            ring's length ahead and wrap it (run with --pmpi 0)
  * --quick shrinks the matrix (MPICH with np > 2 on 2 cores; --all-roots keeps
  * every root in part sizes), --pmpi N runs the second opinion on every N-th
  * case (0: never; the non-commutative op always), --big BYTES sizes the big
@@ -1303,10 +1303,9 @@ static void part_errors(void)
  * fragment, so the late fragment falls on every residue mod 8 over the
  * runs. A D published too rarely deadlocks here; one published before the
  * read, or a wait one fragment short, lets a line be overwritten under the
- * root (a wrong result). Allreduces (in place
- * on every other call), MAX and the non-commutative product between. With
- * --pmpi 0 (a second opinion every call would hold the writers back; the
- * product always gets one). */
+ * root (a wrong result). Allreduces (in place on every other call), MAX
+ * and the non-commutative product between. With --pmpi 0 (a second opinion
+ * every call would hold the writers back; the product always gets one). */
 static void part_runahead(MPI_Comm comm)
 {
     int n, rank;
