@@ -209,10 +209,7 @@ static void tc_red_inline_tree(tc_shm_comm_t *s, const char *mine, char *recvbuf
         }
     }
     s->red_inline = k + 1;
-    if (root >= 0)
-        tc_red_finish_inline(s, k);
-    else
-        tc_red_finish(s, TC_SHM_RLINE_DONE_INLINE, k);
+    tc_red_finish_inline(s, k, root >= 0);
 }
 
 /* Up-sweep of fragment k (@p n elements) on the tree, after a leaf's own
@@ -347,10 +344,7 @@ static void tc_red_inline(tc_shm_comm_t *s, const char *mine, char *recvbuf, siz
         memcpy(recvbuf, acc, nbytes);
     }
     s->red_inline = k + 1;
-    if (root >= 0)
-        tc_red_finish_inline(s, k);
-    else
-        tc_red_finish(s, TC_SHM_RLINE_DONE_INLINE, k);
+    tc_red_finish_inline(s, k, root >= 0);
 }
 
 tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,

@@ -134,23 +134,24 @@ static inline void tc_red_finish(tc_shm_comm_t *s, int which, uint64_t k)
  * beside busy processes but one noisy cell; in
  * docs/measurements/five-runs-2026-11-27.md). The other users of the inline
  * lines (Allreduce, Reduce_scatter, the scans) publish after every
- * fragment: more often is always allowed, and there it measured no faster. A writer of fragment k
- * waits (WF) for rdone_inline >= k - n + 1 (n the ring): a process that has
- * finished every fragment before k has published at least the multiple of E
- * at or below k, i.e. >= k - E + 1 >= k - n + 1 for E <= n, so a wait never
- * needs a fragment the writer has not yet published, and the ring's deadlock
- * argument holds; the scans' tree asks for fragment k + 1's WF during
- * fragment k (scan.c), hence E < n. */
+ * fragment: more often is always allowed, and there it measured no faster.
+ * A writer of fragment k waits (WF) for rdone_inline >= k - n + 1 (n the
+ * ring): a process that has finished every fragment before k has published
+ * at least the multiple of E at or below k, i.e. >= k - E + 1 >= k - n + 1
+ * for E <= n, so a wait never needs a fragment the writer has not yet
+ * published, and the ring's deadlock argument holds; the scans' tree asks
+ * for fragment k + 1's WF during fragment k (scan.c), hence E < n. */
 #define TC_RED_INLINE_DONE_EVERY 8
 _Static_assert(TC_RED_INLINE_DONE_EVERY >= 1 &&
                    TC_RED_INLINE_DONE_EVERY < TC_SHM_REDUCE_INLINE_SLOTS,
                "a reader's published inline D must reach every writer's WF bound");
 
-/* D of inline fragment k of a Reduce to a root: published at every
- * TC_RED_INLINE_DONE_EVERY-th. */
-static inline void tc_red_finish_inline(tc_shm_comm_t *s, uint64_t k)
+/* D of inline fragment k of a Reduce or Allreduce: a Reduce to a root
+ * (@p rooted) publishes it at every TC_RED_INLINE_DONE_EVERY-th fragment,
+ * an Allreduce at every one. */
+static inline void tc_red_finish_inline(tc_shm_comm_t *s, uint64_t k, bool rooted)
 {
-    if ((k + 1) % TC_RED_INLINE_DONE_EVERY == 0)
+    if (!rooted || (k + 1) % TC_RED_INLINE_DONE_EVERY == 0)
         tc_red_finish(s, TC_SHM_RLINE_DONE_INLINE, k);
 }
 
