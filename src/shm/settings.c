@@ -28,9 +28,11 @@ static const tc_cfg_desc_t tc_shm_cfg_table[] = {
     [TC_SHM_CFG_QUEUE_BYTES] = {"TC_SHM_QUEUE_BYTES", TC_CFG_TYPE_SIZE, "1M", NULL, 4096, GiB,
                                 "Shared-memory budget of each process's queue, used when "
                                 "TC_SHM_QUEUE_LENGTH is auto."},
-    [TC_SHM_CFG_DESIGN_SIZE] = {"TC_SHM_DESIGN_SIZE", TC_CFG_TYPE_SIZE, "1M", NULL, 1, GiB,
-                                "Message size in bytes that the automatic fragment size is "
-                                "tuned for."},
+    [TC_SHM_CFG_DESIGN_SIZE] = {"TC_SHM_DESIGN_SIZE", TC_CFG_TYPE_SIZE, "100K", NULL, 1, GiB,
+                                "Message size in bytes that the automatic fragment buffer is "
+                                "tuned for: sqrt(100 KiB x 10000) gives 32 KiB buffers; each "
+                                "message is cut for its own size, larger ones into whole "
+                                "buffers."},
     [TC_SHM_CFG_TREE] = {"TC_SHM_TREE", TC_CFG_TYPE_ENUM, "kary", "flat,chain,kary,knomial", 0, 0,
                          "Shape of the tree that passes fragment notifications between the "
                          "processes of a node."},
@@ -65,10 +67,11 @@ static const tc_cfg_desc_t tc_shm_cfg_table[] = {
                               "= a /dev/shm/topocoll-<pid>-<random> file unlinked once every "
                               "process has opened it, auto = memfd where every process of the "
                               "node can open it, else named (said once at TC_VERBOSE=1)."},
-    [TC_SHM_CFG_TW_RATIO] = {"TC_SHM_TW_RATIO", TC_CFG_TYPE_INT, "1000", NULL, 1, 1000000,
+    [TC_SHM_CFG_TW_RATIO] = {"TC_SHM_TW_RATIO", TC_CFG_TYPE_INT, "10000", NULL, 1, 1000000,
                              "The model's t_w / t: a fragment notification's wait in units of "
                              "one byte's copy time; fragments are sqrt(m t_w / t) bytes (the "
-                             "paper used 50; 1000-4000 measured on a 2-core KVM guest)."},
+                             "paper used 50; on a 2-core KVM guest a notification costs about "
+                             "10000 in-cache byte copies, docs/shm.md)."},
     [TC_SHM_CFG_STREAM_BYTES] = {"TC_SHM_STREAM_BYTES", TC_CFG_TYPE_SIZE, "128K", NULL, 0, GiB,
                                  "A message larger than the whole queue streams through only "
                                  "this many bytes of it (all banks), in fragments of a quarter "

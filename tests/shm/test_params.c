@@ -35,16 +35,19 @@ static void test_local(void)
     for (int id = 0; id < tc_shm_config.count; id++)
         unsetenv(tc_shm_config.table[id].name);
     unsetenv("TC_LOCK_SCHEME");
-    /* Defaults: f for TC_SHM_DESIGN_SIZE = 1M and TC_SHM_TW_RATIO = 1000, S from
+    /* Defaults: f for TC_SHM_DESIGN_SIZE = 100K and TC_SHM_TW_RATIO = 10000
+     * (sqrt(1024000000) = 32000 -> 32 KiB with 4 KiB pages), S from
      * TC_SHM_QUEUE_BYTES = 1M with 16 banks. */
     tc_config_reset();
     tc_shm_params_local(&p, 0, 2);
-    const double f = ceil(sqrt(1048576.0 * 1000) / page) * page;
+    const double f = ceil(sqrt(102400.0 * 10000) / page) * page;
     check("local f", (double)p.f, f);
+    if (page == 4096)
+        check("local f 32K", (double)p.f, 32768);
     check("local S", p.S, tc_shm_params_queue_length(1 << 20, (size_t)f, 16));
     check("local q", p.q, 16);
     check("local tree", p.tree, TC_TREE_KARY);
-    check("local tw", p.tw_over_t, 1000);
+    check("local tw", p.tw_over_t, 10000);
     check("local slot bytes", (double)p.reduce_slot_bytes, 32768);
     /* auto slots: 1 MiB of 32 KiB slots per process up to 16 processes on the
      * node, 16 MiB per node beyond, never fewer than 8. */
@@ -155,8 +158,19 @@ int main(void)
           up_to_line(8095.4));
     check("fm(100,1000)", (double)tc_shm_params_fragment_for(100, 1000, 36864), 1024);
     check("fm(16M,1000)", (double)tc_shm_params_fragment_for(16 << 20, 1000, 36864), 36864);
-    /* The default segment: m = 1 MiB, t_w/t = 1000: sqrt(1048576000) = 32381.6 -> 8 pages. */
+    /* The segment before TC_SHM_TW_RATIO 10000: m = 1 MiB, t_w/t = 1000:
+     * sqrt(1048576000) = 32381.6 -> 8 pages; the default now, m = 100 KiB and
+     * 10000: sqrt(1024000000) = 32000 -> the same 8 pages. */
     check("f(1MiB,1000)", (double)tc_shm_params_fragment(1 << 20, 1000.0, 4096), 32768);
+    check("f(100KiB,10000)", (double)tc_shm_params_fragment(100 << 10, 10000.0, 4096), 32768);
+    /* Per message at the default ratio: 8 KiB whole (9051.0 -> 9088 > m: one
+     * fragment), 64 KiB in 25600-byte fragments (25599.9... -> 25600), 1 MiB
+     * at the buffer. */
+    check("fm(8K,10000)", (double)tc_shm_params_fragment_for(8192, 10000, 32768),
+          up_to_line(9050.97));
+    check("fm(64K,10000)", (double)tc_shm_params_fragment_for(65536, 10000, 32768),
+          up_to_line(25600.0));
+    check("fm(1M,10000)", (double)tc_shm_params_fragment_for(1 << 20, 10000, 32768), 32768);
 
     /* Geometry: a 16 MiB message in a 1 MiB queue (q = 2, 32 KiB buffers) with a
      * 128 KiB stream window: banks of 64 KiB, fragments of 16 KiB (a quarter). */
