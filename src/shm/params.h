@@ -8,9 +8,12 @@
  * S comes from a per-process queue budget (TC_SHM_QUEUE_BYTES): S = budget / f
  * rounded down to a multiple of the banks q (at least q). The paper's model
  * parameters were t = 1 ns/byte, t_w = 50 t; on a 2-core KVM guest a
- * notification (a cache-line handoff, 0.1-0.45 µs) costs 1000-4000 byte
- * copies, hence the default TC_SHM_TW_RATIO = 1000. The same formula cuts
- * each message: sqrt(m t_w / t) for its own m, at most the buffer size.
+ * notification (a cache-line handoff, 0.1-0.45 µs, about 0.3 µs per extra
+ * fragment measured) costs about 10000 in-cache byte copies, hence the
+ * default TC_SHM_TW_RATIO = 10000 (1000 until 2026-11-27), with the design
+ * size 100 KiB so that the buffers stay 32 KiB (docs/shm.md). The same
+ * formula cuts each message: sqrt(m t_w / t) for its own m, at most the
+ * buffer size.
  */
 #ifndef TC_SHM_PARAMS_H
 #define TC_SHM_PARAMS_H

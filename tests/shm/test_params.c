@@ -164,7 +164,7 @@ int main(void)
     check("f(1MiB,1000)", (double)tc_shm_params_fragment(1 << 20, 1000.0, 4096), 32768);
     check("f(100KiB,10000)", (double)tc_shm_params_fragment(100 << 10, 10000.0, 4096), 32768);
     /* Per message at the default ratio: 8 KiB whole (9051.0 -> 9088 > m: one
-     * fragment), 64 KiB in 25600-byte fragments (25599.9... -> 25600), 1 MiB
+     * fragment), 64 KiB in 25600-byte fragments (sqrt is exactly 25600), 1 MiB
      * at the buffer. */
     check("fm(8K,10000)", (double)tc_shm_params_fragment_for(8192, 10000, 32768),
           up_to_line(9050.97));
