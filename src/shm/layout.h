@@ -65,6 +65,15 @@
  *                i's parent in that Bcast's tree or that Scatter's root,
  *                after it saw i's bdone reach r - TC_SHM_BCAST_RING + 1 (i
  *                read the previous occupant)
+ * then, with a reduce area only, the packed ring (reduce.c: a Reduce to a
+ *   root of at most TC_SHM_PACKED_MAX bytes on the direct scheme), all
+ *   written by i only:
+ *   pdone        packed calls i has finished, published every
+ *                TC_RED_PACKED_DONE_EVERY-th (reduce_proto.h)
+ *   pring[j]     TC_SHM_REDUCE_PACKED_LINES lines of TC_SHM_PACKED_PER_LINE
+ *                entries of TC_SHM_PACKED_ENTRY bytes: a sequence number
+ *                and the payload of packed call c, c % (lines x per line)
+ *                == the entry's index, written when i is not c's root
  * and after the broadcast queue, the reduce data of process i:
  *   contrib[k]   reduce_slots slots of reduce_slot_bytes: i's contributions
  *   result[k]    reduce_slots slots: the slices i combined
@@ -84,6 +93,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/atomics.h" /* TC_CACHELINE: the segment's line */
 #include "base/err.h"
 
 #define TC_SHM_MAGIC 0x746f706f636f6c6cULL /* "topocoll" */
@@ -94,6 +104,16 @@ enum { TC_SHM_RACE_PUBLISHED, TC_SHM_RACE_CONSUMED, TC_SHM_RACE_RING0 };
 
 /* Inline slots of the reduce (payload <= one line minus the sequence number). */
 #define TC_SHM_REDUCE_INLINE_SLOTS 16
+
+/* The packed ring of the small Reduce to a root: entries of a sequence
+ * number and at most TC_SHM_PACKED_MAX payload bytes, several to a line, so
+ * a root that its peers have run ahead of moves one line per
+ * TC_SHM_PACKED_PER_LINE calls instead of one per call. */
+#define TC_SHM_REDUCE_PACKED_LINES 16
+#define TC_SHM_PACKED_ENTRY        16
+#define TC_SHM_PACKED_MAX          (TC_SHM_PACKED_ENTRY - sizeof(uint64_t))
+#define TC_SHM_PACKED_PER_LINE     (TC_CACHELINE / TC_SHM_PACKED_ENTRY)
+#define TC_SHM_PACKED_RING         (TC_SHM_REDUCE_PACKED_LINES * TC_SHM_PACKED_PER_LINE)
 
 /* Lines an inline message may take: ready[b] and TC_SHM_BCAST_INLINE_LINES - 1
  * extra lines per bank (inline_lines.h: the Bcast, the Allgather family, the
@@ -137,6 +157,8 @@ typedef struct tc_shm_layout {
     size_t race_off;     /* in a region: the race's lines (after the sleepers line) */
     size_t iline_off;    /* in a region: the broadcast's extra inline lines (after the race's) */
     size_t bring_off;    /* in a region: the run-ahead ring's bdone line, then its lines */
+    size_t pring_off;    /* in a region: the packed ring's pdone line, then its lines (after
+                            the run-ahead ring's; 0: no reduce area) */
     size_t ridx_off;     /* in a region: uint32_t slot_of[rslots] (rdepth < rslots), else 0 */
     size_t region_size;  /* ctrl_size + S * f + 2 * rslots * rslot_bytes (+ slot_of[]) */
     size_t total;        /* whole segment */
@@ -262,6 +284,19 @@ static inline size_t tc_shm_layout_bdone(const tc_shm_layout_t *l, int i)
 static inline size_t tc_shm_layout_bring(const tc_shm_layout_t *l, int i, int k)
 {
     return tc_shm_layout_bdone(l, i) + (size_t)(1 + k) * l->line;
+}
+
+/* The packed ring's pdone line of process @p i (a layout with a reduce area). */
+static inline size_t tc_shm_layout_pdone(const tc_shm_layout_t *l, int i)
+{
+    return tc_shm_layout_region(l, i) + l->pring_off;
+}
+/* Entry @p c (< TC_SHM_PACKED_RING) of the packed ring of process @p i:
+ * line c / TC_SHM_PACKED_PER_LINE, consecutive calls side by side. */
+static inline size_t tc_shm_layout_pentry(const tc_shm_layout_t *l, int i, int c)
+{
+    return tc_shm_layout_pdone(l, i) + (size_t)(1 + c / TC_SHM_PACKED_PER_LINE) * l->line +
+           (size_t)(c % TC_SHM_PACKED_PER_LINE) * TC_SHM_PACKED_ENTRY;
 }
 
 #endif /* TC_SHM_LAYOUT_H */

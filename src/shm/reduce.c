@@ -70,7 +70,11 @@
  * Reduce to a root publishes only at every eighth inline fragment: see
  * tc_red_finish_inline()): a receiver moves one line per peer (direct), or,
  * on the tree, each process moves one line per child and receivers one line
- * from rank 0.
+ * from rank 0. A Reduce to a root of at most TC_SHM_PACKED_MAX bytes on the
+ * direct scheme (one int, float, double) uses the packed ring instead
+ * (layout.h): TC_SHM_PACKED_PER_LINE calls' entries share a line, so a root
+ * whose peers ran ahead moves one line per peer every four calls, not every
+ * call (a point-to-point fast box packs two such messages to a line).
  *
  * What the root of a Reduce does not need, it skips: it never publishes its
  * own contribution in the direct scheme (it reads its send buffer), except
@@ -298,20 +302,36 @@ static void tc_red_slices_out(tc_shm_comm_t *s, uint64_t k, char *out, size_t n,
     tc_red_finish(s, TC_SHM_RLINE_DONE, k);
 }
 
-/* Messages of at most one line's payload. */
+/* Where process i's operand of small call k lies: after the sequence
+ * number of its inline line (ring of TC_SHM_REDUCE_INLINE_SLOTS lines) or of
+ * its packed entry. */
+static tc_atomic_u64_t *tc_red_small_at(const tc_shm_comm_t *s, int i, uint64_t k, bool packed)
+{
+    return packed ? tc_red_pentry(s, i, k)
+                  : tc_red_line(s, i, TC_SHM_RLINE_INLINE0 + (int)(k % TC_SHM_REDUCE_INLINE_SLOTS));
+}
+
+/* Messages of at most one line's payload, direct: every process but a
+ * Reduce's root publishes its operand, the receivers fold them in rank
+ * order. @p packed (a Reduce to a root of at most TC_SHM_PACKED_MAX bytes):
+ * in the packed ring, its own sequence of calls, instead of the inline
+ * lines. */
 static void tc_red_inline(tc_shm_comm_t *s, const char *mine, char *recvbuf, size_t nelem,
-                          const tc_redop_t *op, int root)
+                          const tc_redop_t *op, int root, bool packed)
 {
     const int p = s->p, me = s->rank;
     const size_t nbytes = nelem * op->elem;
-    const uint64_t k = s->red_inline;
-    const int which = TC_SHM_RLINE_INLINE0 + (int)(k % TC_SHM_REDUCE_INLINE_SLOTS);
+    const uint64_t k = packed ? s->red_packed : s->red_inline;
     const bool receives = root < 0 || me == root;
 
     if (!(root >= 0 && me == root)) {
-        tc_red_wait_free(s, k, TC_SHM_REDUCE_INLINE_SLOTS, TC_SHM_RLINE_DONE_INLINE,
-                         s->seen_rdone + p);
-        tc_atomic_u64_t *line = tc_red_line(s, me, which);
+        if (packed)
+            tc_red_wait_free_at(s, k, TC_SHM_PACKED_RING, s->layout.pring_off,
+                                s->seen_rdone + 2 * p);
+        else
+            tc_red_wait_free(s, k, TC_SHM_REDUCE_INLINE_SLOTS, TC_SHM_RLINE_DONE_INLINE,
+                             s->seen_rdone + p);
+        tc_atomic_u64_t *line = tc_red_small_at(s, me, k, packed);
         memcpy(line + 1, mine, nbytes);
         /* release: pairs with the acquire in the receivers' wait below;
          * publishes the payload written just above. */
@@ -325,7 +345,7 @@ static void tc_red_inline(tc_shm_comm_t *s, const char *mine, char *recvbuf, siz
             if (i == me) {
                 d[j] = mine;
             } else {
-                tc_atomic_u64_t *line = tc_red_line(s, i, which);
+                tc_atomic_u64_t *line = tc_red_small_at(s, i, k, packed);
                 /* acquire (in tc_red_wait): pairs with i's release above. */
                 tc_red_wait(s, line, i, k + 1, "shm reduce: wait for a peer's contribution", i);
                 d[j] = (const char *)(line + 1);
@@ -335,7 +355,7 @@ static void tc_red_inline(tc_shm_comm_t *s, const char *mine, char *recvbuf, siz
         for (int i = p - 3; i >= 0; i--) {
             const char *src = mine;
             if (i != me) {
-                tc_atomic_u64_t *line = tc_red_line(s, i, which);
+                tc_atomic_u64_t *line = tc_red_small_at(s, i, k, packed);
                 tc_red_wait(s, line, i, k + 1, "shm reduce: wait for a peer's contribution", i);
                 src = (const char *)(line + 1);
             }
@@ -343,8 +363,13 @@ static void tc_red_inline(tc_shm_comm_t *s, const char *mine, char *recvbuf, siz
         }
         memcpy(recvbuf, acc, nbytes);
     }
-    s->red_inline = k + 1;
-    tc_red_finish_inline(s, k, root >= 0);
+    if (packed) {
+        s->red_packed = k + 1;
+        tc_red_finish_packed(s, k);
+    } else {
+        s->red_inline = k + 1;
+        tc_red_finish_inline(s, k, root >= 0);
+    }
 }
 
 tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
@@ -368,7 +393,8 @@ tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, siz
         if (tree_ok && nbytes <= s->reduce_tree_max)
             tc_red_inline_tree(s, mine, recvbuf, nelem, op, root);
         else
-            tc_red_inline(s, mine, recvbuf, nelem, op, root);
+            tc_red_inline(s, mine, recvbuf, nelem, op, root,
+                          root >= 0 && nbytes <= TC_SHM_PACKED_MAX);
         return TC_OK;
     }
 

@@ -65,11 +65,11 @@ static inline uint64_t tc_red_wait(const tc_shm_comm_t *s, tc_atomic_u64_t *line
 }
 
 /* WF: slot k of a ring of n may be rewritten once every other process has
- * finished fragment k - n (@p which: the rdone or rdone_inline line; @p seen:
- * the values last read, so a satisfied wait needs no read of the peer's
- * line). */
-static inline void tc_red_wait_free(tc_shm_comm_t *s, uint64_t k, uint64_t n, int which,
-                                    uint64_t *seen)
+ * finished fragment k - n, as each published in its line at @p off in its
+ * region (rdone, rdone_inline, pdone; @p seen: the values last read, so a
+ * satisfied wait needs no read of the peer's line). */
+static inline void tc_red_wait_free_at(tc_shm_comm_t *s, uint64_t k, uint64_t n, size_t off,
+                                       uint64_t *seen)
 {
     if (k < n)
         return;
@@ -78,11 +78,19 @@ static inline void tc_red_wait_free(tc_shm_comm_t *s, uint64_t k, uint64_t n, in
         if (i == s->rank || seen[i] >= need)
             continue;
         /* acquire (in tc_red_wait): pairs with the release of rdone /
-         * rdone_inline in tc_red_finish(): i's reads of our slot happen
-         * before we overwrite it. */
-        seen[i] = tc_red_wait(s, tc_red_line(s, i, which), i, need,
-                              "shm reduce: wait for a slot to be released", i);
+         * rdone_inline in tc_red_finish(), or of pdone in
+         * tc_red_finish_packed(): i's reads of our slot happen before we
+         * overwrite it. */
+        tc_atomic_u64_t *done =
+            (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_region(&s->layout, i) + off);
+        seen[i] = tc_red_wait(s, done, i, need, "shm reduce: wait for a slot to be released", i);
     }
+}
+/* The same for the rdone (@p which TC_SHM_RLINE_DONE) or rdone_inline line. */
+static inline void tc_red_wait_free(tc_shm_comm_t *s, uint64_t k, uint64_t n, int which,
+                                    uint64_t *seen)
+{
+    tc_red_wait_free_at(s, k, n, s->layout.rctrl_off + (size_t)which * s->layout.line, seen);
 }
 
 /* Writer-chosen slots (reduce_slots.c): the depth of this call, and
@@ -153,6 +161,32 @@ static inline void tc_red_finish_inline(tc_shm_comm_t *s, uint64_t k, bool roote
 {
     if (!rooted || (k + 1) % TC_RED_INLINE_DONE_EVERY == 0)
         tc_red_finish(s, TC_SHM_RLINE_DONE_INLINE, k);
+}
+
+/* The packed ring (layout.h): process i's entry for packed call k, and D
+ * of packed call k, published at every TC_RED_PACKED_DONE_EVERY-th call: a
+ * writer of call k waits (WF) for pdone >= k - TC_SHM_PACKED_RING + 1, and
+ * a process that has finished every call before k has published at least
+ * the multiple of E at or below k, >= k - E + 1, enough for E <= the ring
+ * (the argument of TC_RED_INLINE_DONE_EVERY). Published every 16th call,
+ * the root's pdone line moves once per four entry lines it reads. */
+#define TC_RED_PACKED_DONE_EVERY 16
+_Static_assert(TC_RED_PACKED_DONE_EVERY >= 1 && TC_RED_PACKED_DONE_EVERY <= TC_SHM_PACKED_RING,
+               "a published packed D must reach every writer's WF bound");
+static inline tc_atomic_u64_t *tc_red_pentry(const tc_shm_comm_t *s, int i, uint64_t k)
+{
+    return (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_pentry(
+                                                     &s->layout, i, (int)(k % TC_SHM_PACKED_RING)));
+}
+static inline void tc_red_finish_packed(tc_shm_comm_t *s, uint64_t k)
+{
+    if ((k + 1) % TC_RED_PACKED_DONE_EVERY != 0)
+        return;
+    tc_atomic_u64_t *pdone =
+        (tc_atomic_u64_t *)(void *)(s->base + tc_shm_layout_pdone(&s->layout, s->rank));
+    /* release: pairs with the acquire in tc_red_wait_free_at() of a writer of
+     * the packed ring. */
+    tc_shm_publish(s, pdone, s->rank, k + 1);
 }
 
 /* P: fragment k of this process's contribution into its slot, copied as

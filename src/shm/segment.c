@@ -558,7 +558,7 @@ tc_err_t tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_sh
         else if (!(s->bank_frags = calloc((size_t)params->q, sizeof *s->bank_frags)) ||
                  !(s->seen_done = calloc((size_t)p, sizeof *s->seen_done)) ||
                  !(s->seen_bdone = calloc((size_t)p, sizeof *s->seen_bdone)) ||
-                 !(s->seen_rdone = calloc(2 * (size_t)p, sizeof *s->seen_rdone)))
+                 !(s->seen_rdone = calloc(3 * (size_t)p, sizeof *s->seen_rdone)))
             err = tc_err(TC_ERR_NOMEM);
         else if (s->layout.rdepth < s->layout.rslots &&
                  (!(s->rq_frag = calloc((size_t)s->layout.rslots, sizeof *s->rq_frag)) ||

@@ -106,7 +106,8 @@ typedef struct tc_shm_comm {
     /* Reduce protocol state (reduce.c), identical on every process. */
     uint64_t red_frags;      /* data fragments so far */
     uint64_t red_inline;     /* inline fragments so far */
-    uint64_t *seen_rdone;    /* [2p]: last rdone / rdone_inline of each process read */
+    uint64_t red_packed;     /* packed calls (small Reduces to a root) so far */
+    uint64_t *seen_rdone;    /* [3p]: last rdone / rdone_inline / pdone of each process read */
     size_t reduce_slice_min; /* slice-combine fragments of at least this (p > 2) */
     size_t reduce_tree_max;  /* tree-combine fragments of at most this (p > 2); 0: never */
     int reduce_tree_arity;   /* children per process in the reduction tree */

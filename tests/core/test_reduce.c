@@ -23,7 +23,8 @@
  *   shmcheck a few MPI_INT sums (run with TC_STATS=1 by the *_shm_used tests)
  *   runahead small reductions (one line's payload at most) in runs of one
  *            root that is late now and then, so the others run the inline
- *            ring's length ahead and wrap it (run with --pmpi 0)
+ *            ring's length ahead and wrap it, then the same with only
+ *            messages of at most 8 bytes (the packed ring; run with --pmpi 0)
  * --quick shrinks the matrix (MPICH with np > 2 on 2 cores; --all-roots keeps
  * every root in part sizes), --pmpi N runs the second opinion on every N-th
  * case (0: never; the non-commutative op always), --big BYTES sizes the big
@@ -1328,6 +1329,23 @@ static void part_runahead(MPI_Comm comm)
             run_case(comm, dmax, 1 + (int)(i / 7 % 7), root, (int)(i / 7 & 1), seed);
         else
             run_case(comm, isum, 1 + (int)(i * 7 % 14), root, i % 3 == 0, seed);
+    }
+    /* The packed ring (a Reduce to a root of at most 8 bytes on the direct
+     * scheme, reduce.c): the same runs with only such calls (1-2 ints, one
+     * double's MAX), so the others run its TC_SHM_PACKED_RING entries ahead
+     * of the late root and wait for its pdone (every 16th packed call,
+     * reduce_proto.h). The root is late every 17th call, so the late call
+     * falls on every residue mod 16 within two runs, wherever the packed
+     * calls of the first part left the count. */
+    for (long i = 0; i < iters; i++) {
+        const int root = (int)((i / 150 + 1) % n), at = (int)(i % 150);
+        const uint64_t seed = 150000u + (uint64_t)i;
+        if (at % 17 == 5 && rank == root)
+            nanosleep(&nap, NULL);
+        if (i % 5 == 2)
+            run_case(comm, dmax, 1, root, (int)(i / 5 & 1), seed);
+        else
+            run_case(comm, isum, 1 + (int)(i & 1), root, i % 3 == 0, seed);
     }
 }
 

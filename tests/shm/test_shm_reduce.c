@@ -18,6 +18,8 @@
  *    Allreduce result gathered and compared with rank 0's (bitwise identity).
  *  - the non-commutative matrix product checks that the tree keeps rank
  *    order (a subtree out of order or a swapped operand changes the result).
+ *  - the packed ring (run_packed()): inputs that change with the call, the
+ *    sums and the rank-order composition of affine maps computed here.
  * PMPI_Reduce on the same inputs is a second opinion for the integer cases.
  *
  * Options: --slots N --slot-bytes B --slice-min B --tree-max B --tree-arity K
@@ -321,6 +323,118 @@ static void run_case(tc_shm_comm_t *s, int kind, size_t n, int root, int in_plac
     free(want);
 }
 
+/* The packed ring (reduce.c: a Reduce to a root of at most
+ * TC_SHM_PACKED_MAX bytes): three rings and then some of consecutive calls,
+ * roots rotating, some in place, every seventh followed by an inline
+ * Allreduce and every eleventh by a multi-fragment Reduce (the sequences
+ * interleave), on int sums (4 and 8 bytes), a double sum and a
+ * non-commutative 8-byte op (affine maps x -> a x + b mod 2^32 composed in
+ * rank order). The inputs change with the call, so an entry left from a ring
+ * ago would show. Returns the calls made. */
+static MPI_Op aff_op;
+static MPI_Datatype aff_type;
+
+/* inout = in o inout: (a1, b1) o (a2, b2) = (a1 a2, a1 b2 + b1). */
+static void aff_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const uint32_t *x = in;
+    uint32_t *y = inout;
+    for (int i = 0; i < *len; i++) {
+        const uint32_t a = x[2 * i] * y[2 * i], b = x[2 * i] * y[2 * i + 1] + x[2 * i + 1];
+        y[2 * i] = a;
+        y[2 * i + 1] = b;
+    }
+}
+
+static int32_t packed_int(int r, uint64_t c, size_t i)
+{
+    return (int32_t)((c * 131u + (uint64_t)r * 17u + i * 5u) % 20001u) - 10000;
+}
+
+static int run_packed(tc_shm_comm_t *s, int *cases)
+{
+    const uint64_t calls = 3 * (uint64_t)TC_SHM_PACKED_RING + 5;
+    int made = 0;
+    for (uint64_t c = 0; c < calls; c++) {
+        const int root = (int)(c % (uint64_t)np), form = (int)(c % 4);
+        const int in_place = c % 5 == 0;
+        size_t n = 1;
+        tc_redop_t op;
+        int rc = 0;
+        unsigned char send[8], recv[8 + 16], want[8];
+        if (form == 0 || form == 1) {
+            /* int sum of one (4 B) or two (8 B) elements */
+            n = (size_t)form + 1;
+            rc = tc_redop_init(&op, (int)n, MPI_INT, MPI_SUM);
+            for (size_t i = 0; i < n; i++) {
+                int32_t v = packed_int(me, c, i), w = 0;
+                for (int r = 0; r < np; r++)
+                    w += packed_int(r, c, i);
+                memcpy(send + 4 * i, &v, 4);
+                memcpy(want + 4 * i, &w, 4);
+            }
+        } else if (form == 2) {
+            rc = tc_redop_init(&op, 1, MPI_DOUBLE, MPI_SUM);
+            double v = (double)packed_int(me, c, 0), w = 0;
+            for (int r = 0; r < np; r++)
+                w += (double)packed_int(r, c, 0); /* small integers: exact in any order */
+            memcpy(send, &v, 8);
+            memcpy(want, &w, 8);
+        } else {
+            rc = tc_redop_init(&op, 1, aff_type, aff_op);
+            uint32_t v[2], w[2] = {1, 0};
+            for (int r = np - 1; r >= 0; r--) {
+                const uint32_t a = 2u * (uint32_t)(c + (uint64_t)r) + 1u,
+                               b = (uint32_t)(c * 7u) + (uint32_t)r * 3u + 1u;
+                if (r == me) {
+                    v[0] = a;
+                    v[1] = b;
+                }
+                /* w = (a, b) o w, the lower rank on the left */
+                const uint32_t na = a * w[0], nb = a * w[1] + b;
+                w[0] = na;
+                w[1] = nb;
+            }
+            memcpy(send, v, 8);
+            memcpy(want, w, 8);
+        }
+        const size_t nbytes = form == 0 ? 4 : 8;
+        if (rc != 0) {
+            tt_fail("packed ring: tc_redop_init refused form %d", form);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        memset(recv, 0x5a, sizeof recv);
+        const void *sb = send;
+        if (in_place && me == root) {
+            memcpy(recv, send, nbytes);
+            sb = NULL;
+        }
+        if (tc_shm_reduce(s, sb, recv, n, &op, root) != 0)
+            tt_fail("packed ring call %llu: tc_shm_reduce refused", (unsigned long long)c);
+        else if (me == root && memcmp(recv, want, nbytes) != 0)
+            tt_fail("packed ring call %llu form %d root %d in_place %d: wrong result",
+                    (unsigned long long)c, form, root, in_place);
+        else if (me == root)
+            for (size_t b = nbytes; b < sizeof recv; b++)
+                if (recv[b] != 0x5a) {
+                    tt_fail("packed ring call %llu: wrote past the end", (unsigned long long)c);
+                    break;
+                }
+        tc_redop_free(&op);
+        made++;
+        if (c % 7 == 6) {
+            run_case(s, K_INT_SUM, 1, -1, 0); /* inline lines */
+            (*cases)++;
+        }
+        if (c % 11 == 10) {
+            run_case(s, K_INT_SUM, 5000, root, 0); /* data fragments */
+            (*cases)++;
+        }
+    }
+    return made;
+}
+
 /* One message of @p n elements of @p kind at every root (--quick: 0 and the
  * last) and as an Allreduce (root -1), in place and not; counts the cases and
  * those that go up the tree. */
@@ -383,6 +497,9 @@ int main(int argc, char **argv)
     MPI_Type_contiguous(4, MPI_UINT32_T, &mat_type);
     MPI_Type_commit(&mat_type);
     MPI_Op_create(mat_fn, 0, &mat_op);
+    MPI_Type_contiguous(2, MPI_UINT32_T, &aff_type);
+    MPI_Type_commit(&aff_type);
+    MPI_Op_create(aff_fn, 0, &aff_op);
 
     tc_shm_policy_t policy = {.placement = TC_PLACEMENT_TOUCH,
                               .max_segment = (size_t)1 << 34,
@@ -442,6 +559,7 @@ int main(int argc, char **argv)
             run_roots(s, kind, n, quick, &cases, &tree_cases);
         }
     }
+    const int packed_calls = run_packed(s, &cases);
     /* A second opinion for the integer sum at one size. */
     {
         const size_t n = 5000;
@@ -466,9 +584,12 @@ int main(int argc, char **argv)
     long total = tt_failures_all();
     if (me == 0)
         printf("shm reduce np=%d slots=%d slot=%zu slice_min=%zu tree_max=%zu arity=%d: %d cases "
-               "(%d on the tree), %ld failures\n",
+               "(%d on the tree), %d small rooted calls in a row, %ld failures\n",
                np, params.reduce_slots, params.reduce_slot_bytes, params.reduce_slice_min,
-               params.reduce_tree_max, params.reduce_tree_arity, cases, tree_cases, total);
+               params.reduce_tree_max, params.reduce_tree_arity, cases, tree_cases, packed_calls,
+               total);
+    MPI_Op_free(&aff_op);
+    MPI_Type_free(&aff_type);
     MPI_Op_free(&mat_op);
     MPI_Type_free(&mat_type);
     MPI_Finalize();
