@@ -1334,9 +1334,10 @@ static void part_runahead(MPI_Comm comm)
      * scheme, reduce.c): the same runs with only such calls (1-2 ints, one
      * double's MAX), so the others run its TC_SHM_PACKED_RING entries ahead
      * of the late root and wait for its pdone (every 16th packed call,
-     * reduce_proto.h). The root is late every 17th call, so the late call
-     * falls on every residue mod 16 within two runs, wherever the packed
-     * calls of the first part left the count. */
+     * reduce_proto.h). The root is late every 17th call (nine a run), so
+     * the late call falls on nine consecutive residues mod 16 a run, and on
+     * all sixteen within three runs (a run moves them by 150 = 6 mod 16),
+     * wherever the packed calls of the first part left the count. */
     for (long i = 0; i < iters; i++) {
         const int root = (int)((i / 150 + 1) % n), at = (int)(i % 150);
         const uint64_t seed = 150000u + (uint64_t)i;
