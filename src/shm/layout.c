@@ -62,7 +62,7 @@ tc_err_t tc_shm_layout_compute_full(tc_shm_layout_t *l, int p, int S, int q, siz
     ctrl_lines += 1 + (size_t)TC_SHM_BCAST_RING;
     l->pring_off = rslots ? ctrl_lines * line : 0;
     if (rslots)
-        ctrl_lines += 1 + (size_t)TC_SHM_REDUCE_PACKED_LINES;
+        ctrl_lines += 1 + tc_shm_layout_plines(line);
     l->ctrl_size = tc_round_up(ctrl_lines * line, page);
     l->rdata_off = l->ctrl_size + (size_t)S * f;
     l->region_size = l->rdata_off + 2 * (size_t)l->rslots * l->rslot_bytes;

@@ -70,10 +70,11 @@
  *   written by i only:
  *   pdone        packed calls i has finished, published every
  *                TC_RED_PACKED_DONE_EVERY-th (reduce_proto.h)
- *   pring[j]     TC_SHM_REDUCE_PACKED_LINES lines of TC_SHM_PACKED_PER_LINE
- *                entries of TC_SHM_PACKED_ENTRY bytes: a sequence number
- *                and the payload of packed call c, c % (lines x per line)
- *                == the entry's index, written when i is not c's root
+ *   pring[c]     from the next line on, TC_SHM_PACKED_RING entries of
+ *                TC_SHM_PACKED_ENTRY bytes side by side (16 lines of 64 B):
+ *                a sequence number and the payload of packed call c' with
+ *                c' % TC_SHM_PACKED_RING == c, written when i is not the
+ *                root of c'
  * and after the broadcast queue, the reduce data of process i:
  *   contrib[k]   reduce_slots slots of reduce_slot_bytes: i's contributions
  *   result[k]    reduce_slots slots: the slices i combined
@@ -93,7 +94,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/atomics.h" /* TC_CACHELINE: the segment's line */
 #include "base/err.h"
 
 #define TC_SHM_MAGIC 0x746f706f636f6c6cULL /* "topocoll" */
@@ -105,15 +105,14 @@ enum { TC_SHM_RACE_PUBLISHED, TC_SHM_RACE_CONSUMED, TC_SHM_RACE_RING0 };
 /* Inline slots of the reduce (payload <= one line minus the sequence number). */
 #define TC_SHM_REDUCE_INLINE_SLOTS 16
 
-/* The packed ring of the small Reduce to a root: entries of a sequence
- * number and at most TC_SHM_PACKED_MAX payload bytes, several to a line, so
- * a root that its peers have run ahead of moves one line per
- * TC_SHM_PACKED_PER_LINE calls instead of one per call. */
-#define TC_SHM_REDUCE_PACKED_LINES 16
-#define TC_SHM_PACKED_ENTRY        16
-#define TC_SHM_PACKED_MAX          (TC_SHM_PACKED_ENTRY - sizeof(uint64_t))
-#define TC_SHM_PACKED_PER_LINE     (TC_CACHELINE / TC_SHM_PACKED_ENTRY)
-#define TC_SHM_PACKED_RING         (TC_SHM_REDUCE_PACKED_LINES * TC_SHM_PACKED_PER_LINE)
+/* The packed ring of the small Reduce to a root: TC_SHM_PACKED_RING entries
+ * of a sequence number and at most TC_SHM_PACKED_MAX payload bytes, side by
+ * side (four to a 64-byte line), so a root that its peers have run ahead of
+ * moves one line per line / TC_SHM_PACKED_ENTRY calls instead of one per
+ * call. */
+#define TC_SHM_PACKED_RING  64
+#define TC_SHM_PACKED_ENTRY 16
+#define TC_SHM_PACKED_MAX   (TC_SHM_PACKED_ENTRY - sizeof(uint64_t))
 
 /* Lines an inline message may take: ready[b] and TC_SHM_BCAST_INLINE_LINES - 1
  * extra lines per bank (inline_lines.h: the Bcast, the Allgather family, the
@@ -291,12 +290,16 @@ static inline size_t tc_shm_layout_pdone(const tc_shm_layout_t *l, int i)
 {
     return tc_shm_layout_region(l, i) + l->pring_off;
 }
+/* Lines the packed ring's entries take (after its pdone line). */
+static inline size_t tc_shm_layout_plines(size_t line)
+{
+    return (TC_SHM_PACKED_RING * TC_SHM_PACKED_ENTRY + line - 1) / line;
+}
 /* Entry @p c (< TC_SHM_PACKED_RING) of the packed ring of process @p i:
- * line c / TC_SHM_PACKED_PER_LINE, consecutive calls side by side. */
+ * consecutive calls side by side from the line after pdone. */
 static inline size_t tc_shm_layout_pentry(const tc_shm_layout_t *l, int i, int c)
 {
-    return tc_shm_layout_pdone(l, i) + (size_t)(1 + c / TC_SHM_PACKED_PER_LINE) * l->line +
-           (size_t)(c % TC_SHM_PACKED_PER_LINE) * TC_SHM_PACKED_ENTRY;
+    return tc_shm_layout_pdone(l, i) + l->line + (size_t)c * TC_SHM_PACKED_ENTRY;
 }
 
 #endif /* TC_SHM_LAYOUT_H */

@@ -72,7 +72,7 @@
  * on the tree, each process moves one line per child and receivers one line
  * from rank 0. A Reduce to a root of at most TC_SHM_PACKED_MAX bytes on the
  * direct scheme (one int, float, double) uses the packed ring instead
- * (layout.h): TC_SHM_PACKED_PER_LINE calls' entries share a line, so a root
+ * (layout.h): four calls' entries share a 64-byte line, so a root
  * whose peers ran ahead moves one line per peer every four calls, not every
  * call (a point-to-point fast box packs two such messages to a line).
  *

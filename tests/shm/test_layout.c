@@ -86,12 +86,12 @@ int main(void)
      * sleepers line (44) and 16 (K - 1) extra broadcast inline lines, K =
      * TC_SHM_BCAST_INLINE_LINES, then 1 + R lines of the small broadcast's ring
      * (R = TC_SHM_BCAST_RING), then the packed ring's pdone line and its P
-     * lines (P = TC_SHM_REDUCE_PACKED_LINES), from line pr (the race's 6 lines
+     * lines (P = 64 entries x 16 B / 64 B), from line pr (the race's 6 lines
      * come before the extra inline lines, from 50): c = four control pages for
      * K = 3, R = 128, P = 16; rseq at line 17; contrib[0] after the queue at
      * c + 16 * 4096; region = contrib[0] + 2 * 8 * 32768; total = 4096 + 2 * region. */
     const size_t pr = 50 + 16 * (TC_SHM_BCAST_INLINE_LINES - 1) + 1 + TC_SHM_BCAST_RING;
-    const size_t c = (pr + 1 + TC_SHM_REDUCE_PACKED_LINES + 63) / 64 * 4096;
+    const size_t c = (pr + 1 + 16 + 63) / 64 * 4096;
     const size_t rd = c + 16 * 4096, rg = rd + 2 * 8 * 32768;
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 2, 16, 16, 4096, 8, 32768, 4096, 64), 0);
     CHECK_EQ("ctrl_size", l.ctrl_size, c);
@@ -104,12 +104,14 @@ int main(void)
              4096 + (17 + 4 + 15) * 64);
     CHECK_EQ("pring_off", l.pring_off, pr * 64);
     CHECK_EQ("pdone(1)", tc_shm_layout_pdone(&l, 1), 4096 + rg + pr * 64);
-    /* Entry c of the packed ring: line 1 + c / E of the ring, E = 64 / 16 = 4 a line. */
-    CHECK_EQ("packed per line", TC_SHM_PACKED_PER_LINE, 4);
+    /* Entry c of the packed ring: 16 c bytes after the line after pdone, so
+     * line 1 + c / 4 with 64 B lines; 128 B lines hold the ring in 8. */
+    CHECK_EQ("packed lines", tc_shm_layout_plines(64), 16);
+    CHECK_EQ("packed lines 128", tc_shm_layout_plines(128), 8);
     CHECK_EQ("pentry(0, 0)", tc_shm_layout_pentry(&l, 0, 0), 4096 + (pr + 1) * 64);
     CHECK_EQ("pentry(1, 6)", tc_shm_layout_pentry(&l, 1, 6), 4096 + rg + (pr + 2) * 64 + 2 * 16);
     CHECK_EQ("pentry(1, last)", tc_shm_layout_pentry(&l, 1, TC_SHM_PACKED_RING - 1),
-             4096 + rg + (pr + TC_SHM_REDUCE_PACKED_LINES) * 64 + 3 * 16);
+             4096 + rg + (pr + 16) * 64 + 3 * 16);
     CHECK_EQ("rcontrib(1, 3)", tc_shm_layout_rcontrib(&l, 1, 3), 4096 + rg + rd + 3 * 32768);
     CHECK_EQ("rresult(0, 7)", tc_shm_layout_rresult(&l, 0, 7), 4096 + rd + 15 * 32768);
     CHECK_EQ("rdepth fixed", l.rdepth, 8);
@@ -151,16 +153,14 @@ int main(void)
     CHECK_EQ("bctrl_off", l.bctrl_off, 61 * 64);
     CHECK_EQ("iline_off", l.iline_off, 112 * 64);
     CHECK_EQ("ctrl_size", l.ctrl_size,
-             (112 + 40 * (TC_SHM_BCAST_INLINE_LINES - 1) + 1 + TC_SHM_BCAST_RING + 1 +
-              TC_SHM_REDUCE_PACKED_LINES + 63) /
+             (112 + 40 * (TC_SHM_BCAST_INLINE_LINES - 1) + 1 + TC_SHM_BCAST_RING + 1 + 16 + 63) /
                  64 * 4096);
     /* 63 banks: 1 + 63 + 20 = 84 lines, + 4 + 4 barrier lines, sleepers, the race's
      * 6 lines, then 63 (K - 1) extra inline lines and the small broadcast's 1 + R
      * lines. */
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 3, 63, 63, 4096, 2, 1024, 4096, 64), 0);
     CHECK_EQ("ctrl_size", l.ctrl_size,
-             (99 + 63 * (TC_SHM_BCAST_INLINE_LINES - 1) + 1 + TC_SHM_BCAST_RING + 1 +
-              TC_SHM_REDUCE_PACKED_LINES + 63) /
+             (99 + 63 * (TC_SHM_BCAST_INLINE_LINES - 1) + 1 + TC_SHM_BCAST_RING + 1 + 16 + 63) /
                  64 * 4096);
     CHECK_EQ("region_size", l.region_size, l.ctrl_size + 63 * 4096 + 4096);
     /* Bad reduce areas: one slot, slot not a line multiple. */
@@ -168,7 +168,7 @@ int main(void)
              (unsigned long long)tc_err(TC_ERR_ARG));
     CHECK_EQ("rc", tc_shm_layout_compute_full(&l, 2, 2, 1, 4096, 4, 1000, 4096, 64),
              (unsigned long long)tc_err(TC_ERR_ARG));
-    checks += 30;
+    checks += 31;
 
     /* Every block page aligned, regions disjoint, lines distinct, for many shapes. */
     for (int p = 1; p <= 64; p++)
