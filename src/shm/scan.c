@@ -27,7 +27,8 @@
  * The chain's latency is p - 1 hops plus the fragments in flight: right for
  * the few processes of one node (a rank-ordered tree for many is later
  * work). Messages of at most TC_SHM_INLINE_MAX bytes travel in the inline
- * lines instead of the slots, the same chain.
+ * lines instead of the slots, the same chain, except where the writers
+ * choose their slots from a deeper ring (tc_scan_any).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -245,12 +246,11 @@ bool tc_shm_scan_rounds(const tc_shm_comm_t *s, size_t m)
 static __attribute__((noinline)) void tc_scan_long(tc_shm_comm_t *s, const char *own, char *out,
                                                    size_t nelem, size_t e, const tc_redop_t *op,
                                                    const tc_redop_loops_t *lp, bool exclusive,
-                                                   bool rounds)
+                                                   bool rounds, bool in_line)
 {
     const size_t nbytes = nelem * e;
     if (rounds) {
-        tc_scan_tree_any(s, own, out, nelem, nbytes, op, lp, exclusive,
-                         nbytes <= TC_SHM_INLINE_MAX);
+        tc_scan_tree_any(s, own, out, nelem, nbytes, op, lp, exclusive, in_line);
         return;
     }
     /* Paper 000's fragment rule, per message, in whole elements (reduce.c):
@@ -287,11 +287,21 @@ tc_scan_any(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem, 
             memcpy(out, own, nbytes);
         return TC_OK;
     }
-    if (nbytes > TC_SHM_INLINE_MAX)
+    /* One line's message travels in the inline lines, but where the writers
+     * choose their slots from a deeper ring (a node with more processes than
+     * CPUs: layout.rdepth < layout.rslots) it takes a slot like a larger one.
+     * A chain runs back to back only as far as process 0 may run ahead of
+     * the last, and when the processes take turns on the CPUs that is
+     * the ring's depth: 16 inline lines, against the deep ring's 128 slots
+     * at np 4 while contended. Measured at np 4 on 2 CPUs, Open MPI, 4 B:
+     * 67 -> 18 us a call beside two busy processes, 1.43 -> 0.83 us alone
+     * (docs/shm.md). The same on every process: the layout is the segment's. */
+    const bool in_line = nbytes <= TC_SHM_INLINE_MAX && s->layout.rdepth == s->layout.rslots;
+    if (!in_line)
         tc_red_call_begin(s, true); /* the slots' depth for this call (reduce_slots.c) */
     if (tc_scan_rounds(s, nbytes)) {
-        tc_scan_long(s, own, out, nelem, e, op, lp, exclusive, true);
-    } else if (nbytes <= TC_SHM_INLINE_MAX) {
+        tc_scan_long(s, own, out, nelem, e, op, lp, exclusive, true, in_line);
+    } else if (in_line) {
         tc_scan_step_any(s, s->red_inline, own, out, nelem, nbytes, op, lp, exclusive, true);
         s->red_inline++;
     } else if (nbytes <= TC_SHM_MIN_FRAGMENT && nbytes <= s->layout.rslot_bytes) {
@@ -300,7 +310,7 @@ tc_scan_any(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem, 
         tc_scan_step_any(s, s->red_frags, own, out, nelem, nbytes, op, lp, exclusive, false);
         s->red_frags++;
     } else {
-        tc_scan_long(s, own, out, nelem, e, op, lp, exclusive, false);
+        tc_scan_long(s, own, out, nelem, e, op, lp, exclusive, false, false);
     }
     return TC_OK;
 }
