@@ -42,6 +42,19 @@ double tc_race_estimate(const tc_race_t *r, tc_op_t op, int cls, tc_race_impl_t 
     return tc_median3(r->cls[op][cls].est[impl].ns_per_byte, r->cls[op][cls].est[impl].n);
 }
 
+/* The probe interval once the other was confirmed far slower, @p ratio
+ * times the one in use (race.h): TC_RACE_PROBE_FAR, doubled while a probe
+ * would cost more than 1/TC_RACE_PROBE_SHARE of the calls between two.
+ * A power of two times TC_RACE_PROBE_FAR, so a multiple of
+ * TC_RACE_MEASURE; the same on every process (the estimates are). */
+static unsigned tc_race_far_interval(double ratio)
+{
+    unsigned interval = TC_RACE_PROBE_FAR;
+    while (interval < TC_RACE_PROBE_MAX && ratio * TC_RACE_PROBE_SHARE > (double)interval)
+        interval *= 2;
+    return interval;
+}
+
 tc_race_impl_t tc_race_choose(tc_race_t *r, tc_op_t op, size_t nbytes, bool order_free,
                               tc_race_call_t *call)
 {
@@ -81,7 +94,8 @@ tc_race_impl_t tc_race_choose(tc_race_t *r, tc_op_t op, size_t nbytes, bool orde
                tc_stats_op_name(op), (size_t)1 << (TC_RACE_CLASS_LOG0 + call->cls), call->cls,
                best == TC_RACE_TC ? "the library's path" : "the MPI's own", mine, other);
     }
-    const unsigned probe = c->far >= TC_RACE_FAR_CONFIRM ? TC_RACE_PROBE_FAR : TC_RACE_PROBE;
+    const unsigned probe =
+        c->far >= TC_RACE_FAR_CONFIRM ? tc_race_far_interval(other / mine) : TC_RACE_PROBE;
     call->impl = best;
     call->measured = n % TC_RACE_MEASURE == 0;
     if (call->measured && (n % probe == 0 || c->reprobe)) {

@@ -18,7 +18,8 @@
  * its last TC_RACE_WINDOW times runs, every TC_RACE_MEASURE-th call is timed
  * (so a slowdown of the one in use is seen), and every TC_RACE_PROBE-th call
  * runs the other one, timed (TC_RACE_PROBE_FAR when the other was at least
- * TC_RACE_FAR_RATIO times slower: a probe then costs more than it can win).
+ * TC_RACE_FAR_RATIO times slower: a probe then costs more than it can win;
+ * longer still when it was much slower, tc_race_far_interval()).
  *
  * Every process must run the same implementation in the same call, so the
  * times are agreed, not local: a timed call's time is the maximum over all
@@ -99,6 +100,14 @@ struct tc_shm_comm;
 #define TC_RACE_PROBE     32
 #define TC_RACE_PROBE_FAR 256
 #define TC_RACE_FAR_RATIO 1.5
+/* ... and the far interval doubles, up to TC_RACE_PROBE_MAX, until the
+ * probes cost at most 1/TC_RACE_PROBE_SHARE of the time of the calls
+ * between them: (other / mine) / interval <= 1 / TC_RACE_PROBE_SHARE. A
+ * probe of an MPI's own 200x slower (MPICH's Allgatherv at np 4 on 2 CPUs
+ * beside busy processes: 1.6 s against the library's 7.6 ms) every 256th
+ * call would add 78% to the library's time; every 8192nd, 2.4%. */
+#define TC_RACE_PROBE_SHARE 32
+#define TC_RACE_PROBE_MAX   65536
 /* ... the far interval only once the decision and this many probes in a row
  * after it found the other that much slower (one probe taken while the
  * machine was busy must not hold a choice for 256 calls). */

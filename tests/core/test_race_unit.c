@@ -1,9 +1,9 @@
 /* Unit test of the race's decisions (src/core/race.h), on made-up times:
  * which implementation each call of a class runs, which calls are timed,
  * the warm-up, the alternation, the median, the probes (near and far, the
- * far interval only once confirmed, a probe as soon as the one in use grew
- * slower), a change of the machine's state, classes and operations kept apart, the
- * threshold, and calls whose result could depend on the algorithm. */
+ * far interval only once confirmed and longer the slower the other, a
+ * probe as soon as the one in use grew slower), a change of the machine's state, classes and
+ * operations kept apart, the threshold, and calls whose result could depend on the algorithm. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -82,6 +82,29 @@ static void test_phases(void)
     EXPECT(tc_runs == (TC_RACE_FAR_CONFIRM - 1) + (WARM + 512) / TC_RACE_PROBE_FAR,
            "far probes: TC ran %d times in 512 calls", tc_runs);
     EXPECT(timed == 512 / TC_RACE_MEASURE, "timed %d of 512", timed);
+}
+
+/* The other 100x slower: once confirmed, the far interval grows until the
+ * probes cost at most 1/TC_RACE_PROBE_SHARE of the time (100 x 32 = 3200
+ * calls: every 4096th). */
+static void test_far_scaled(void)
+{
+    tc_race_t r;
+    tc_race_init(&r, 64 * 1024);
+    const size_t n = 1 << 20;
+    for (int i = 0; i < WARM; i++)
+        run(&r, TC_OP_ALLGATHER, n, 50e3, 5000e3, NULL);
+    const unsigned calls = 3 * 4096, near_until = TC_RACE_PROBE * TC_RACE_FAR_CONFIRM;
+    int pmpi_runs = 0;
+    for (unsigned k = WARM; k < WARM + calls; k++) {
+        int m;
+        if (run(&r, TC_OP_ALLGATHER, n, 50e3, 5000e3, &m) == TC_RACE_PMPI) {
+            pmpi_runs++;
+            EXPECT(k % (k < near_until ? TC_RACE_PROBE : 4096) == 0 && m, "PMPI ran at call %u", k);
+        }
+    }
+    EXPECT(pmpi_runs == (int)((TC_RACE_FAR_CONFIRM - 1) + (WARM + calls) / 4096),
+           "scaled far probes: PMPI ran %d times in %u calls", pmpi_runs, calls);
 }
 
 /* A probe that finds the other no longer far slower keeps the near
@@ -226,6 +249,7 @@ int main(void)
     test_settling();
     test_flip();
     test_far_confirm();
+    test_far_scaled();
     test_grow();
     test_scope();
     if (failures) {
