@@ -293,9 +293,10 @@ tc_scan_any(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem, 
      * A chain runs back to back only as far as process 0 may run ahead of
      * the last, and when the processes take turns on the CPUs that is
      * the ring's depth: 16 inline lines, against the deep ring's 128 slots
-     * at np 4 while contended. Measured at np 4 on 2 CPUs, Open MPI, 4 B:
-     * 67 -> 18 us a call beside two busy processes, 1.43 -> 0.83 us alone
-     * (docs/shm.md). The same on every process: the layout is the segment's. */
+     * at np 4 while contended. Measured at np 4 on 2 CPUs, Open MPI, 4 B, 5
+     * runs: 56 -> 18 us a call beside two busy processes, 1.57 -> 0.84 us
+     * alone (docs/shm.md). The same on every process: the layout is the
+     * segment's. */
     const bool in_line = nbytes <= TC_SHM_INLINE_MAX && s->layout.rdepth == s->layout.rslots;
     if (!in_line)
         tc_red_call_begin(s, true); /* the slots' depth for this call (reduce_slots.c) */

@@ -2,8 +2,9 @@
  * which implementation each call of a class runs, which calls are timed,
  * the warm-up, the alternation, the median, the probes (near and far, the
  * far interval only once confirmed and longer the slower the other, a
- * probe as soon as the one in use grew slower), a change of the machine's state, classes and
- * operations kept apart, the threshold, and calls whose result could depend on the algorithm. */
+ * probe as soon as the one in use grew slower), a change of the machine's
+ * state, classes and operations kept apart, the threshold, and calls whose
+ * result could depend on the algorithm. */
 #include <stdio.h>
 #include <stdlib.h>
 
