@@ -28,6 +28,14 @@ static inline int tc_red_ring_pos(const tc_shm_comm_t *s, uint64_t k)
     const uint64_t n = (uint64_t)s->layout.rslots;
     return (int)((n & (n - 1)) == 0 ? k & (n - 1) : k % n);
 }
+/* Whether the segment's reduction ring is fixed (every node with at most
+ * as many of the communicator's processes as CPUs), rather than one whose
+ * writers choose their slots from a deeper ring (reduce_slots.c). The same
+ * on every process: it is the layout's. */
+static inline bool tc_red_fixed_ring(const tc_shm_comm_t *s)
+{
+    return s->layout.rdepth == s->layout.rslots;
+}
 /* The slot of process i's fragment k: its ring position on the fixed ring
  * (layout.rdepth == layout.rslots), else the slot i chose and wrote in its
  * slot_of[] before publishing (reduce_slots.c). Read only between i's
@@ -36,7 +44,7 @@ static inline int tc_red_ring_pos(const tc_shm_comm_t *s, uint64_t k)
 static inline int tc_red_slot(const tc_shm_comm_t *s, int i, uint64_t k)
 {
     const int pos = tc_red_ring_pos(s, k);
-    if (s->layout.rdepth == s->layout.rslots)
+    if (tc_red_fixed_ring(s))
         return pos;
     return (int)((const uint32_t *)(const void *)(s->base +
                                                   tc_shm_layout_rslot_of(&s->layout, i)))[pos];
@@ -107,7 +115,7 @@ extern uint64_t (*tc_red_test_depth)(const tc_shm_comm_t *s);
  * contended if @p may_deepen, else rdepth. Fixed ring: all of them. */
 static inline void tc_red_call_begin(tc_shm_comm_t *s, bool may_deepen)
 {
-    if (s->layout.rdepth != s->layout.rslots)
+    if (!tc_red_fixed_ring(s))
         tc_red_call_begin_slow(s, may_deepen);
 }
 
@@ -116,7 +124,7 @@ static inline void tc_red_call_begin(tc_shm_comm_t *s, bool may_deepen)
  * k - depth and before. */
 static inline char *tc_red_claim(tc_shm_comm_t *s, uint64_t k)
 {
-    if (s->layout.rdepth == s->layout.rslots) {
+    if (tc_red_fixed_ring(s)) {
         tc_red_wait_free(s, k, (uint64_t)s->layout.rslots, TC_SHM_RLINE_DONE, s->seen_rdone);
         return tc_red_contrib(s, s->rank, k);
     }

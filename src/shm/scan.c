@@ -289,7 +289,7 @@ tc_scan_any(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem, 
     }
     /* One line's message travels in the inline lines, but where the writers
      * choose their slots from a deeper ring (a node with more processes than
-     * CPUs: layout.rdepth < layout.rslots) it takes a slot like a larger one.
+     * CPUs: !tc_red_fixed_ring) it takes a slot like a larger one.
      * A chain runs back to back only as far as process 0 may run ahead of
      * the last, and when the processes take turns on the CPUs that is
      * the ring's depth: 16 inline lines, against the deep ring's 128 slots
@@ -297,7 +297,7 @@ tc_scan_any(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem, 
      * runs: 56 -> 18 us a call beside two busy processes, 1.57 -> 0.84 us
      * alone (docs/shm.md). The same on every process: the layout is the
      * segment's. */
-    const bool in_line = nbytes <= TC_SHM_INLINE_MAX && s->layout.rdepth == s->layout.rslots;
+    const bool in_line = nbytes <= TC_SHM_INLINE_MAX && tc_red_fixed_ring(s);
     if (!in_line)
         tc_red_call_begin(s, true); /* the slots' depth for this call (reduce_slots.c) */
     if (tc_scan_rounds(s, nbytes)) {

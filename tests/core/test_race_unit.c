@@ -42,6 +42,30 @@ static tc_race_impl_t run(tc_race_t *r, tc_op_t op, size_t nbytes, double t_tc, 
     return impl;
 }
 
+/* Calls WARM .. WARM + @p calls - 1 of a decided class whose times stay
+ * t_tc and t_pmpi: every 8th call must be timed (counted in *@p timed), and
+ * the slower one must run only as a timed probe, every TC_RACE_PROBE-th
+ * call until TC_RACE_FAR_CONFIRM of them found it far slower, then every
+ * @p far-th. Returns how often the slower one ran. */
+static int far_probes(tc_race_t *r, tc_op_t op, size_t n, double t_tc, double t_pmpi,
+                      unsigned calls, unsigned far, int *timed)
+{
+    const tc_race_impl_t slower = t_tc > t_pmpi ? TC_RACE_TC : TC_RACE_PMPI;
+    const unsigned near_until = TC_RACE_PROBE * TC_RACE_FAR_CONFIRM;
+    int runs = 0;
+    for (unsigned k = WARM; k < WARM + calls; k++) {
+        int m;
+        if (run(r, op, n, t_tc, t_pmpi, &m) == slower) {
+            runs++;
+            EXPECT(k % (k < near_until ? TC_RACE_PROBE : far) == 0 && m,
+                   "the slower ran at call %u (timed %d)", k, m);
+        }
+        *timed += m;
+        EXPECT(m == (k % TC_RACE_MEASURE == 0), "call %u timed=%d", k, m);
+    }
+    return runs;
+}
+
 /* Warm-up, alternation, then the faster with probes of the other. */
 static void test_phases(void)
 {
@@ -68,18 +92,9 @@ static void test_phases(void)
     /* Decided: PMPI is 2x faster -> "far", but TC keeps its probes every
      * TC_RACE_PROBE calls until TC_RACE_FAR_CONFIRM - 1 of them confirmed it;
      * then every TC_RACE_PROBE_FAR-th call only; every 8th call timed. */
-    int tc_runs = 0, timed = 0;
-    for (unsigned k = WARM; k < WARM + 512; k++) {
-        tc_race_impl_t impl = run(&r, TC_OP_ALLREDUCE, n, 100e3, 50e3, &m);
-        if (impl == TC_RACE_TC) {
-            tc_runs++;
-            const unsigned near_until = TC_RACE_PROBE * TC_RACE_FAR_CONFIRM;
-            EXPECT(k % (k < near_until ? TC_RACE_PROBE : TC_RACE_PROBE_FAR) == 0 && m,
-                   "TC ran at call %u (timed %d)", k, m);
-        }
-        timed += m;
-        EXPECT(m == (k % TC_RACE_MEASURE == 0), "call %u timed=%d", k, m);
-    }
+    int timed = 0;
+    const int tc_runs =
+        far_probes(&r, TC_OP_ALLREDUCE, n, 100e3, 50e3, 512, TC_RACE_PROBE_FAR, &timed);
     EXPECT(tc_runs == (TC_RACE_FAR_CONFIRM - 1) + (WARM + 512) / TC_RACE_PROBE_FAR,
            "far probes: TC ran %d times in 512 calls", tc_runs);
     EXPECT(timed == 512 / TC_RACE_MEASURE, "timed %d of 512", timed);
@@ -95,15 +110,9 @@ static void test_far_scaled(void)
     const size_t n = 1 << 20;
     for (int i = 0; i < WARM; i++)
         run(&r, TC_OP_ALLGATHER, n, 50e3, 5000e3, NULL);
-    const unsigned calls = 3 * 4096, near_until = TC_RACE_PROBE * TC_RACE_FAR_CONFIRM;
-    int pmpi_runs = 0;
-    for (unsigned k = WARM; k < WARM + calls; k++) {
-        int m;
-        if (run(&r, TC_OP_ALLGATHER, n, 50e3, 5000e3, &m) == TC_RACE_PMPI) {
-            pmpi_runs++;
-            EXPECT(k % (k < near_until ? TC_RACE_PROBE : 4096) == 0 && m, "PMPI ran at call %u", k);
-        }
-    }
+    const unsigned calls = 3 * 4096;
+    int timed = 0;
+    const int pmpi_runs = far_probes(&r, TC_OP_ALLGATHER, n, 50e3, 5000e3, calls, 4096, &timed);
     EXPECT(pmpi_runs == (int)((TC_RACE_FAR_CONFIRM - 1) + (WARM + calls) / 4096),
            "scaled far probes: PMPI ran %d times in %u calls", pmpi_runs, calls);
 }
