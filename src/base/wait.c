@@ -376,7 +376,7 @@ static int tc_wait_word_sleep(tc_wait_word_t *ww, tc_atomic_u32_t *word, tc_wait
 {
     /* R1, R2: seq_cst RMW then seq_cst load; pair with W1/W2 in
      * tc_wait_publish_u32(). */
-    atomic_fetch_add_explicit(ww->sleepers, 1, memory_order_seq_cst);
+    atomic_fetch_add_explicit(ww->sleepers, tc_wait_lane_one(word), memory_order_seq_cst);
     /* R1b: as in tc_wait_sleep(). */
     if (tc_wait_membarrier_supported())
         syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
@@ -385,7 +385,7 @@ static int tc_wait_word_sleep(tc_wait_word_t *ww, tc_atomic_u32_t *word, tc_wait
     if (slept)
         tc_wait_futex_wait(&ww->w, (uint32_t *)(void *)word, v);
     /* relaxed: a late decrement only costs a writer a needless FUTEX_WAKE. */
-    atomic_fetch_sub_explicit(ww->sleepers, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(ww->sleepers, tc_wait_lane_one(word), memory_order_relaxed);
     return slept;
 }
 

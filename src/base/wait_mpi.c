@@ -85,7 +85,7 @@ static void tc_wait_sleep(tc_waiter_t *w, tc_atomic_u64_t *word, uint64_t want,
 {
     /* R1, R2: seq_cst RMW then seq_cst load; pair with W1/W2 in
      * tc_wait_publish_u64() / tc_wait_fetch_add_publish_u64(). */
-    atomic_fetch_add_explicit(sleepers, 1, memory_order_seq_cst);
+    atomic_fetch_add_explicit(sleepers, tc_wait_lane_one(word), memory_order_seq_cst);
     /* R1b: a full barrier on every CPU running a registered writer, for the
      * writers that publish with a release store (wait.h, asymmetric variant). */
     if (tc_wait_membarrier_supported())
@@ -96,7 +96,7 @@ static void tc_wait_sleep(tc_waiter_t *w, tc_atomic_u64_t *word, uint64_t want,
         w->yields++; /* counts sleeps here; see tc_wait_ge_slow_u64() */
     }
     /* relaxed: a late decrement only costs a writer a needless FUTEX_WAKE. */
-    atomic_fetch_sub_explicit(sleepers, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(sleepers, tc_wait_lane_one(word), memory_order_relaxed);
 }
 
 uint64_t tc_wait_ge_slow_u64(tc_atomic_u64_t *word, uint64_t want, tc_atomic_u64_t *sleepers,

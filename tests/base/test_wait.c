@@ -7,7 +7,9 @@
  * a hold-off (1 ms at most), and inside one (CPU-bound processes beside us)
  * never yield: spin TC_SPIN_CONTENDED_US from the end of the polls or the
  * peer's last progress, then sleep; sleep at once with no contended spin or
- * no polls (the job's own ranks share the CPUs).
+ * no polls (the job's own ranks share the CPUs). The sleepers counter's
+ * lanes: a writer wakes only for a sleeper in its word's lane, and hand-overs
+ * whose two words share one counter lose no sleeper.
  *
  * How a lost wake-up is detected without timing anything: each sleep is
  * bounded by info.sleep_max_ns, set here to 20 s; a sleep that ends by that
@@ -31,12 +33,14 @@
 #include "tc_unit.h"
 
 /* Two words on their own lines, as in the segment: ping written by A, pong by
- * B; one sleepers line each (the region counters of the segment). */
+ * B; one sleepers line each (the region counters of the segment), or, with
+ * shared_sleepers, one for both (adjacent lines: two lanes of one counter). */
 typedef struct pingpong {
     _Alignas(TC_CACHELINE) tc_atomic_u64_t ping;
     _Alignas(TC_CACHELINE) tc_atomic_u64_t pong;
     _Alignas(TC_CACHELINE) tc_atomic_u64_t ping_sleepers;
     _Alignas(TC_CACHELINE) tc_atomic_u64_t pong_sleepers;
+    tc_atomic_u64_t *ping_sl, *pong_sl; /* the counters the hand-overs use */
     /* B's checks, reported to A (processes): mismatches seen, its stats */
     _Alignas(TC_CACHELINE) tc_atomic_u64_t b_bad;
     tc_atomic_u64_t b_sleeps, b_timeouts;
@@ -56,6 +60,15 @@ static long iterations = 5000;
 
 /* TC_SPIN_CONTENDED_US of the next info_for() (0: the struct's zero). */
 static double contended_spin_s;
+/* The next ping-pongs count their sleepers in one counter (pp_init()). */
+static bool shared_sleepers;
+
+static void pp_init(pingpong_t *pp)
+{
+    memset(pp, 0, sizeof *pp);
+    pp->ping_sl = &pp->ping_sleepers;
+    pp->pong_sl = shared_sleepers ? &pp->ping_sleepers : &pp->pong_sleepers;
+}
 
 static tc_wait_info_t info_for(int policy, uint32_t spin)
 {
@@ -77,9 +90,9 @@ static uint64_t side_a(pingpong_t *pp, const tc_wait_info_t *info)
     for (uint64_t i = 1; i <= (uint64_t)iterations; i++) {
         pp->payload_a = i * 3;
         /* release (seq_cst): pairs with B's acquire in tc_wait_ge_u64(ping) */
-        tc_wait_publish_u64(&pp->ping, i, &pp->ping_sleepers);
+        tc_wait_publish_u64(&pp->ping, i, pp->ping_sl);
         /* acquire: pairs with B's publication of pong */
-        uint64_t v = tc_wait_ge_u64(&pp->pong, i, &pp->pong_sleepers, info, "test: pong", 1);
+        uint64_t v = tc_wait_ge_u64(&pp->pong, i, pp->pong_sl, info, "test: pong", 1);
         if (v != i || pp->payload_b != i * 7)
             bad++;
     }
@@ -91,12 +104,12 @@ static uint64_t side_b(pingpong_t *pp, const tc_wait_info_t *info)
     uint64_t bad = 0;
     for (uint64_t i = 1; i <= (uint64_t)iterations; i++) {
         /* acquire: pairs with A's publication of ping */
-        uint64_t v = tc_wait_ge_u64(&pp->ping, i, &pp->ping_sleepers, info, "test: ping", 0);
+        uint64_t v = tc_wait_ge_u64(&pp->ping, i, pp->ping_sl, info, "test: ping", 0);
         if (v != i || pp->payload_a != i * 3)
             bad++;
         pp->payload_b = i * 7;
         /* release (seq_cst): pairs with A's acquire of pong */
-        tc_wait_publish_u64(&pp->pong, i, &pp->pong_sleepers);
+        tc_wait_publish_u64(&pp->pong, i, pp->pong_sl);
     }
     return bad;
 }
@@ -119,7 +132,7 @@ static const char *policy_name[] = {"auto", "spin", "yield", "futex"};
 static void test_threads(int policy, uint32_t spin)
 {
     pingpong_t *pp = aligned_alloc(TC_CACHELINE, sizeof *pp);
-    memset(pp, 0, sizeof *pp);
+    pp_init(pp);
     tc_wait_info_t info = info_for(policy, spin);
     tc_wait_stats_reset();
     thread_arg_t t = {pp, &info, 0};
@@ -209,6 +222,7 @@ static void test_processes(int policy, uint32_t spin)
         CHECK(0, "mmap");
         return;
     }
+    pp_init(pp);
     tc_wait_info_t info = info_for(policy, spin);
     tc_wait_stats_reset();
     pid_t pid = fork();
@@ -243,6 +257,78 @@ static void test_processes(int policy, uint32_t spin)
            policy_name[policy], spin, iterations, (unsigned long long)st.sleeps,
            (unsigned long long)atomic_load(&pp->b_sleeps), (unsigned long long)st.wakes);
     munmap(pp, sizeof *pp);
+}
+
+/* Lanes (wait.h): eight words on consecutive lines share one sleepers
+ * counter. While a thread sleeps on word 1, publications of the words in
+ * other lanes make no FUTEX_WAKE, one of word 5 (word 1's lane: four lines
+ * on) makes one and wakes nobody, and word 1's wakes the sleeper. */
+typedef struct {
+    _Alignas(TC_CACHELINE) tc_atomic_u64_t word[8][TC_CACHELINE / sizeof(tc_atomic_u64_t)];
+    _Alignas(TC_CACHELINE) tc_atomic_u64_t sleepers;
+    const tc_wait_info_t *info;
+    _Atomic uint64_t got; /* the value the sleeper's wait returned */
+} lanes_t;
+
+static void *lanes_sleeper(void *arg)
+{
+    lanes_t *l = arg;
+    /* acquire: pairs with the main thread's publication of word 1. */
+    atomic_store(&l->got,
+                 tc_wait_ge_u64(&l->word[1][0], 1, &l->sleepers, l->info, "test: lanes", 0));
+    return NULL;
+}
+
+static void test_lanes(void)
+{
+    lanes_t *l = aligned_alloc(TC_CACHELINE, sizeof *l);
+    memset(l, 0, sizeof *l);
+    tc_wait_info_t info = info_for(TC_WAIT_FUTEX, 0);
+    l->info = &info;
+    tc_wait_stats_reset();
+    pthread_t th;
+    if (pthread_create(&th, NULL, lanes_sleeper, l) != 0) {
+        CHECK(0, "pthread_create");
+        free(l);
+        return;
+    }
+    const uint64_t one = tc_wait_lane_one(&l->word[1][0]);
+    CHECK(tc_wait_lane_one(&l->word[5][0]) == one, "lanes: words 1 and 5 in different lanes");
+    /* The sleeper has announced itself (R1); it may not be in FUTEX_WAIT
+     * yet, which changes nothing below: the writers decide on the counter. */
+    while (atomic_load(&l->sleepers) != one)
+        sched_yield();
+    int other = 0;
+    for (int j = 0; j < 8; j++) {
+        if (tc_wait_lane_one(&l->word[j][0]) == one)
+            continue;
+        other++;
+        for (uint64_t v = 1; v <= 100; v++)
+            /* release: nobody reads these words. */
+            tc_wait_publish_u64(&l->word[j][0], v, &l->sleepers);
+    }
+    tc_wait_stats_t st;
+    tc_wait_stats_get(&st);
+    CHECK(other == 6, "lanes: %d words in other lanes than word 1's, 6 expected", other);
+    CHECK(st.wakes == 0, "lanes: %llu FUTEX_WAKEs for words nobody sleeps on",
+          (unsigned long long)st.wakes);
+    tc_wait_publish_u64(&l->word[5][0], 1, &l->sleepers);
+    tc_wait_stats_get(&st);
+    CHECK(st.wakes == 1, "lanes: %llu FUTEX_WAKEs for word 5 (word 1's lane), 1 expected",
+          (unsigned long long)st.wakes);
+    CHECK(atomic_load(&l->sleepers) == one && atomic_load(&l->got) == 0,
+          "lanes: the sleeper on word 1 left before its word was published");
+    /* release: pairs with the sleeper's acquire. */
+    tc_wait_publish_u64(&l->word[1][0], 1, &l->sleepers);
+    pthread_join(th, NULL);
+    tc_wait_stats_get(&st);
+    CHECK(atomic_load(&l->got) == 1 && atomic_load(&l->sleepers) == 0 && st.sleep_timeouts == 0,
+          "lanes: sleeper got %llu, counter %llu after it left, %llu sleeps timed out",
+          (unsigned long long)atomic_load(&l->got), (unsigned long long)atomic_load(&l->sleepers),
+          (unsigned long long)st.sleep_timeouts);
+    printf("lanes: %d other lanes x 100 publications, %llu wakes in all\n", other,
+           (unsigned long long)st.wakes);
+    free(l);
 }
 
 /* Timeout: the handler reports stage and peer through the shared page and
@@ -312,6 +398,13 @@ int main(int argc, char **argv)
     test_processes(TC_WAIT_YIELD, 0);
     test_auto_next();
     test_holdoff_handovers();
+    test_lanes();
+    /* The hand-overs' two words (adjacent lines) in two lanes of one
+     * counter, as a segment region's lines share theirs. */
+    shared_sleepers = true;
+    test_threads(TC_WAIT_FUTEX, 0);
+    test_processes(TC_WAIT_FUTEX, 0);
+    shared_sleepers = false;
     printf("writers' ordering: %s\n", atomic_load(&tc_wait_asym) == 1
                                           ? "release store, sleepers' membarrier (asymmetric)"
                                           : "seq_cst store");
