@@ -39,9 +39,10 @@
  * Each line has one fixed writer whatever the algorithm (counter and crelease
  * excepted, as said), so consecutive barriers may use different algorithms.
  * then the sleepers line (base/wait.h): how many processes sleep on a futex
- *   on some line of this block; written only by sleepers (an atomic add on
- *   going to sleep, a subtract on waking), read by every writer of a line of
- *   this block right after it publishes (one load, a syscall only if non-zero)
+ *   on some line of this block, in four lanes (a line's position modulo 4);
+ *   written only by sleepers (an atomic add on going to sleep, a subtract on
+ *   waking), read by every writer of a line of this block right after it
+ *   publishes (one load, a syscall only if the line's lane is non-zero)
  * then the race's lines (core/race.c), all written by i only:
  *   published    timed calls whose time i has written into its ring
  *   consumed     timed calls whose agreed time i has taken into its estimates
