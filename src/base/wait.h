@@ -199,7 +199,7 @@ static inline uint64_t tc_wait_lane_one(const volatile void *word)
 }
 static inline uint64_t tc_wait_lane_mask(const volatile void *word)
 {
-    return (((uint64_t)1 << TC_WAIT_LANE_BITS) - 1) << tc_wait_lane_shift(word);
+    return tc_wait_lane_one(word) * (((uint64_t)1 << TC_WAIT_LANE_BITS) - 1);
 }
 
 /* How writers order their store before their load of the sleepers word:
