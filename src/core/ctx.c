@@ -224,6 +224,8 @@ enum {
     TC_AGREE_RACE_MIN,
     TC_AGREE_SCAN_TREE_MIN,
     TC_AGREE_RSLOTS_CONTENDED,
+    TC_AGREE_RWIDE_BYTES,
+    TC_AGREE_RWIDE_MIN,
     TC_AGREE_LAST
 };
 static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
@@ -247,7 +249,9 @@ static const char *const tc_agree_names[TC_AGREE_LAST] = {"TC_SHM",
                                                           "TC_LOCK_SCHEME",
                                                           "TC_PMPI_RACE_MIN",
                                                           "TC_SHM_SCAN_TREE_MIN",
-                                                          "TC_SHM_REDUCE_SLOTS_CONTENDED"};
+                                                          "TC_SHM_REDUCE_SLOTS_CONTENDED",
+                                                          "TC_SHM_REDUCE_WIDE_BYTES",
+                                                          "TC_SHM_REDUCE_WIDE_MIN"};
 /* This process's machine: a hash of the kernel's boot id, which every
  * process under one kernel shares whatever hostname, container or UTS
  * namespace it runs in; the hostname where /proc does not say. */
@@ -334,6 +338,8 @@ static void tc_ctx_propose(const tc_ctx_t *ctx, const tc_shm_params_t *sp,
     v[TC_AGREE_RACE_MIN] = tc_config_int(&tc_core_config, TC_CORE_CFG_PMPI_RACE_MIN);
     v[TC_AGREE_SCAN_TREE_MIN] = sp->scan_tree_min;
     v[TC_AGREE_RSLOTS_CONTENDED] = sp->reduce_slots_contended;
+    v[TC_AGREE_RWIDE_BYTES] = (long long)sp->reduce_wide_bytes;
+    v[TC_AGREE_RWIDE_MIN] = (long long)sp->reduce_wide_min;
 }
 
 /* One allreduce gives each value's minimum and maximum (MAX over v and -v).
@@ -489,6 +495,8 @@ static tc_err_t tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
     sp->reduce_tree_arity = (int)v[TC_AGREE_RTREE_ARITY];
     sp->scan_tree_min = (int)v[TC_AGREE_SCAN_TREE_MIN];
     sp->reduce_slots_contended = (int)v[TC_AGREE_RSLOTS_CONTENDED];
+    sp->reduce_wide_bytes = (size_t)v[TC_AGREE_RWIDE_BYTES];
+    sp->reduce_wide_min = (size_t)v[TC_AGREE_RWIDE_MIN];
     sp->lock_scheme = (tc_lock_scheme_t)v[TC_AGREE_LOCK_SCHEME];
     tc_shm_params_settle(sp);
     bs = (tc_barrier_settings_t){.shm_override = (int)v[TC_AGREE_SHM_BARRIER],
@@ -533,6 +541,10 @@ static tc_err_t tc_ctx_create(MPI_Comm comm, tc_ctx_t **out)
             ctx->bcast_path = TC_PATH_PMPI_NO_SEGMENT;
         }
     }
+    /* The fragment race (race.h) needs the one segment's ring of times and
+     * its wide slots: agreed parameters, the same outcome everywhere. */
+    if (ctx->bcast_path == TC_PATH_SHM && ctx->shm)
+        ctx->race.wide_min = ctx->shm->reduce_wide_min;
     if (ctx->size > 1) {
         /* Rank 0's parameters, so every rank computes the same choices. */
         if ((rc = tc_select_logp_agree(ctx->priv, ctx->shm, ctx->shmcomm, &ctx->logp)) !=

@@ -114,7 +114,7 @@ static double tc_predict_shm_reduce(const tc_ctx_t *ctx, size_t m, double gamma)
     tc_predict_shm_params(ctx, &sp);
     const tc_model_shm_red_cfg_t cfg = {TC_SHM_INLINE_MAX, s->reduce_slice_min, s->reduce_tree_max,
                                         s->reduce_tree_arity};
-    const size_t f = tc_shm_params_fragment_for(m, s->tw_over_t, s->layout.rslot_bytes);
+    const size_t f = tc_shm_params_fragment_for(m, s->tw_over_t, s->rfrag_default);
     return tc_model_shm_reduce_cost(m, f, s->p, gamma, &cfg, &sp);
 }
 
@@ -162,8 +162,7 @@ static double tc_predict_shm_rs(const tc_ctx_t *ctx, size_t m, double gamma)
     if (!s || m == 0 || s->p <= 1)
         return 0.0;
     tc_predict_shm_params(ctx, &sp);
-    const size_t f =
-        tc_shm_params_fragment_for(m * (size_t)s->p, s->tw_over_t, s->layout.rslot_bytes);
+    const size_t f = tc_shm_params_fragment_for(m * (size_t)s->p, s->tw_over_t, s->rfrag_default);
     return tc_model_shm_reduce_scatter_cost(m, f, s->p, gamma, TC_SHM_INLINE_MAX, &sp);
 }
 

@@ -701,9 +701,8 @@ static double q_scan_shm_cost(const tc_ctx_t *ctx, const tc_shm_comm_t *s, size_
     const double gamma = ctx->hier ? ctx->hier->gamma : 0.0;
     if (tc_shm_scan_rounds(s, m))
         return tc_model_shm_scan_rounds_cost(m, s->p, gamma, &sp);
-    const size_t f = m <= TC_SHM_INLINE_MAX
-                         ? m
-                         : tc_shm_params_fragment_for(m, s->tw_over_t, s->layout.rslot_bytes);
+    const size_t f =
+        m <= TC_SHM_INLINE_MAX ? m : tc_shm_params_fragment_for(m, s->tw_over_t, s->rfrag_default);
     return tc_model_shm_scan_chain_cost(m, f, s->p, gamma, &sp);
 }
 

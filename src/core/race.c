@@ -24,9 +24,10 @@ void tc_race_init(tc_race_t *r, size_t min)
 {
     memset(r, 0, sizeof *r);
     r->min = min;
-    for (int op = 0; op < TC_OP_LAST; op++)
-        for (int c = 0; c < TC_RACE_CLASSES; c++)
-            r->cls[op][c].last_best = -1;
+    for (int k = 0; k < TC_RACE_KINDS; k++)
+        for (int op = 0; op < TC_OP_LAST; op++)
+            for (int c = 0; c < TC_RACE_CLASSES; c++)
+                r->cls[k][op][c].last_best = -1;
 }
 
 int tc_race_class(size_t nbytes)
@@ -37,10 +38,22 @@ int tc_race_class(size_t nbytes)
     return cls;
 }
 
+double tc_race_estimate_kind(const tc_race_t *r, tc_race_kind_t kind, tc_op_t op, int cls,
+                             tc_race_impl_t impl)
+{
+    const tc_race_est_t *e = &r->cls[kind][op][cls].est[impl];
+    return tc_median3(e->ns_per_byte, e->n);
+}
+
 double tc_race_estimate(const tc_race_t *r, tc_op_t op, int cls, tc_race_impl_t impl)
 {
-    return tc_median3(r->cls[op][cls].est[impl].ns_per_byte, r->cls[op][cls].est[impl].n);
+    return tc_race_estimate_kind(r, TC_RACE_KIND_PMPI, op, cls, impl);
 }
+
+/* The two implementations of a kind, for the logs. */
+static const char *const tc_race_impl_names[TC_RACE_KINDS][TC_RACE_IMPL_LAST] = {
+    {"the library's path", "the MPI's own"},
+    {"the library's default fragments", "its wide fragments"}};
 
 /* The probe interval once the other was confirmed far slower, @p ratio
  * times the one in use (race.h): TC_RACE_PROBE_FAR, doubled while a probe
@@ -55,15 +68,14 @@ static unsigned tc_race_far_interval(double ratio)
     return interval;
 }
 
-tc_race_impl_t tc_race_choose(tc_race_t *r, tc_op_t op, size_t nbytes, bool order_free,
-                              tc_race_call_t *call)
+/* A raced call of @p kind: the decision (race.h), both kinds alike. */
+static tc_race_impl_t tc_race_pick(tc_race_t *r, tc_race_kind_t kind, tc_op_t op, size_t nbytes,
+                                   tc_race_call_t *call)
 {
-    *call = (tc_race_call_t){.op = op, .impl = TC_RACE_TC, .nbytes = nbytes};
-    if (r->min == 0 || nbytes < r->min || !order_free)
-        return TC_RACE_TC;
+    *call = (tc_race_call_t){.kind = kind, .op = op, .impl = TC_RACE_TC, .nbytes = nbytes};
     call->raced = true;
     call->cls = tc_race_class(nbytes);
-    tc_race_class_t *c = &r->cls[op][call->cls];
+    tc_race_class_t *c = &r->cls[kind][op][call->cls];
     const unsigned n = c->calls++;
     const tc_race_est_t *e = c->est;
     if (n < TC_RACE_IMPL_LAST) {
@@ -92,7 +104,7 @@ tc_race_impl_t tc_race_choose(tc_race_t *r, tc_op_t op, size_t nbytes, bool orde
         c->reprobe = false;
         tc_log(TC_LOG_DEBUG, "race: %s of %zu bytes and up (class %d): %s (%.3g vs %.3g ns/B)",
                tc_stats_op_name(op), (size_t)1 << (TC_RACE_CLASS_LOG0 + call->cls), call->cls,
-               best == TC_RACE_TC ? "the library's path" : "the MPI's own", mine, other);
+               tc_race_impl_names[kind][best], mine, other);
     }
     const unsigned probe =
         c->far >= TC_RACE_FAR_CONFIRM ? tc_race_far_interval(other / mine) : TC_RACE_PROBE;
@@ -108,10 +120,36 @@ tc_race_impl_t tc_race_choose(tc_race_t *r, tc_op_t op, size_t nbytes, bool orde
     return call->impl;
 }
 
+tc_race_impl_t tc_race_choose(tc_race_t *r, tc_op_t op, size_t nbytes, bool order_free,
+                              tc_race_call_t *call)
+{
+    if (r->min == 0 || nbytes < r->min || !order_free) {
+        *call = (tc_race_call_t){.op = op, .impl = TC_RACE_TC, .nbytes = nbytes};
+        return TC_RACE_TC;
+    }
+    return tc_race_pick(r, TC_RACE_KIND_PMPI, op, nbytes, call);
+}
+
+tc_race_impl_t tc_race_choose_wide(tc_race_t *r, tc_op_t op, size_t nbytes, bool eligible,
+                                   tc_race_call_t *call)
+{
+    if (r->wide_min == 0 || nbytes < r->wide_min || !eligible) {
+        *call = (tc_race_call_t){.kind = TC_RACE_KIND_WIDE, .op = op, .nbytes = nbytes};
+        return TC_RACE_TC;
+    }
+    return tc_race_pick(r, TC_RACE_KIND_WIDE, op, nbytes, call);
+}
+
 void tc_race_record(tc_race_t *r, tc_op_t op, int cls, tc_race_impl_t impl, size_t nbytes,
                     double ns)
 {
-    tc_race_class_t *c = &r->cls[op][cls];
+    tc_race_record_kind(r, TC_RACE_KIND_PMPI, op, cls, impl, nbytes, ns);
+}
+
+void tc_race_record_kind(tc_race_t *r, tc_race_kind_t kind, tc_op_t op, int cls,
+                         tc_race_impl_t impl, size_t nbytes, double ns)
+{
+    tc_race_class_t *c = &r->cls[kind][op][cls];
     tc_race_est_t *e = &c->est[impl];
     e->ns_per_byte[e->n % TC_RACE_WINDOW] = ns / (double)(nbytes ? nbytes : 1);
     e->n++;
@@ -146,7 +184,8 @@ static int tc_race_agree(tc_race_t *r, MPI_Comm priv)
     const int rc = PMPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, priv);
     r->pending = false;
     if (rc == MPI_SUCCESS)
-        tc_race_record(r, r->pending_op, r->pending_cls, r->pending_impl, r->pending_bytes, all);
+        tc_race_record_kind(r, r->pending_kind, r->pending_op, r->pending_cls, r->pending_impl,
+                            r->pending_bytes, all);
     return rc;
 }
 
@@ -196,10 +235,10 @@ static void tc_race_take_in(tc_race_t *r, tc_shm_comm_t *s)
                 break;
         }
         if (all >= 0) {
-            tc_race_record(r, f->op, f->cls, f->impl, f->nbytes, all);
+            tc_race_record_kind(r, f->kind, f->op, f->cls, f->impl, f->nbytes, all);
         } else {
             /* Not a time: the exploration counts it no more. */
-            unsigned *issued = &r->cls[f->op][f->cls].issued[f->impl];
+            unsigned *issued = &r->cls[f->kind][f->op][f->cls].issued[f->impl];
             *issued -= *issued > 0;
         }
         r->applied = j + 1;
@@ -222,6 +261,30 @@ static void tc_race_publish(tc_shm_comm_t *s, unsigned long long j, double ns)
     tc_shm_publish(s, tc_race_line(s, s->rank, TC_SHM_RACE_PUBLISHED), s->rank, j + 1);
 }
 
+/* A raced call's choice is made: its place in the sequence, and its clock. */
+static void tc_race_started(tc_race_t *r, tc_shm_comm_t *shm, tc_race_call_t *call)
+{
+    if (shm) {
+        if (call->measured) {
+            call->board = shm;
+            call->timed = r->timed++;
+            r->inflight[call->timed % TC_RACE_LAG] =
+                (tc_race_inflight_t){.kind = call->kind,
+                                     .op = call->op,
+                                     .cls = call->cls,
+                                     .impl = call->impl,
+                                     .nbytes = call->nbytes,
+                                     .seq = r->seq,
+                                     .lag = tc_race_lag(shm, call->nbytes)};
+        }
+        r->seq++;
+    }
+    if (tc_race_test_chosen)
+        tc_race_test_chosen(call);
+    if (call->measured)
+        call->t0_ns = tc_race_now_ns();
+}
+
 int tc_race_begin_raced(tc_race_t *r, tc_shm_comm_t *shm, MPI_Comm priv, tc_op_t op, size_t nbytes,
                         bool order_free, tc_race_call_t *call, tc_race_impl_t *impl)
 {
@@ -235,27 +298,21 @@ int tc_race_begin_raced(tc_race_t *r, tc_shm_comm_t *shm, MPI_Comm priv, tc_op_t
     else if (races && r->pending)
         rc = tc_race_agree(r, priv);
     *impl = tc_race_choose(r, op, nbytes, order_free, call);
-    if (!call->raced)
-        return rc;
-    if (shm) {
-        if (call->measured) {
-            call->board = shm;
-            call->timed = r->timed++;
-            r->inflight[call->timed % TC_RACE_LAG] =
-                (tc_race_inflight_t){.op = op,
-                                     .cls = call->cls,
-                                     .impl = call->impl,
-                                     .nbytes = nbytes,
-                                     .seq = r->seq,
-                                     .lag = tc_race_lag(shm, nbytes)};
-        }
-        r->seq++;
-    }
-    if (tc_race_test_chosen)
-        tc_race_test_chosen(call);
-    if (call->measured)
-        call->t0_ns = tc_race_now_ns();
+    if (call->raced)
+        tc_race_started(r, shm, call);
     return rc;
+}
+
+void tc_race_begin_wide(tc_race_t *r, tc_shm_comm_t *shm, tc_op_t op, size_t nbytes, bool eligible,
+                        tc_race_call_t *call, bool *wide)
+{
+    /* As in tc_race_begin_raced(): agreed values decide whether it races. */
+    const bool races = shm && r->wide_min != 0 && nbytes >= r->wide_min && eligible;
+    if (races)
+        tc_race_take_in(r, shm);
+    *wide = tc_race_choose_wide(r, op, nbytes, races, call) == TC_RACE_WIDE;
+    if (call->raced)
+        tc_race_started(r, shm, call);
 }
 
 void tc_race_end_measured(tc_race_t *r, const tc_race_call_t *call)
@@ -268,6 +325,7 @@ void tc_race_end_measured(tc_race_t *r, const tc_race_call_t *call)
         return;
     }
     r->pending = true;
+    r->pending_kind = call->kind;
     r->pending_op = call->op;
     r->pending_cls = call->cls;
     r->pending_impl = call->impl;

@@ -133,6 +133,24 @@ struct tc_shm_comm;
 #define TC_RACE_LAG_LARGE 2
 
 typedef enum { TC_RACE_TC, TC_RACE_PMPI, TC_RACE_IMPL_LAST } tc_race_impl_t;
+/* In the fragment race (below) the alternative to the library's default
+ * fragments is its wide fragments, in the place of the MPI's own. */
+#define TC_RACE_WIDE TC_RACE_PMPI
+
+/* What a raced call's two implementations are: the library's path against
+ * the MPI's own, or the library's reduction with its default fragments
+ * against the same with the segment's wide ones (TC_SHM_REDUCE_WIDE_BYTES).
+ * The second races only where the first may not (a floating-point sum over
+ * more than two processes) and only where the fragment size cannot change
+ * the result's bits: the direct and slice folds combine every element in
+ * rank order whatever the fragment (shm/reduce_proto.h tc_red_fold), and a
+ * call raced so never takes the reduction tree (tc_race_begin_wide's
+ * caller checks). Beside CPU-bound processes wide fragments took 0.65-0.92x
+ * the time of every reduction at 1-16 MiB (np 4 on 2 CPUs); alone some
+ * took up to 1.66x (docs/measurements/lanes-np4-2026-11-28.md): the machine's
+ * state decides, as for the MPI's own. Each kind has its own estimates; both
+ * share the sequence of raced calls and the segment's ring of times. */
+typedef enum { TC_RACE_KIND_PMPI, TC_RACE_KIND_WIDE, TC_RACE_KINDS } tc_race_kind_t;
 
 typedef struct tc_race_est {
     double ns_per_byte[TC_RACE_WINDOW]; /* the last timed calls, a ring */
@@ -151,6 +169,7 @@ typedef struct tc_race_class {
 
 /* A timed call whose agreed time is not in the estimates yet (segment mode). */
 typedef struct tc_race_inflight {
+    tc_race_kind_t kind;
     tc_op_t op;
     int cls;
     tc_race_impl_t impl;
@@ -162,7 +181,10 @@ typedef struct tc_race_inflight {
 /* One communicator's race: identical on every process of it. */
 typedef struct tc_race {
     size_t min; /* agreed TC_PMPI_RACE_MIN: messages of at least this many bytes race; 0: off */
-    tc_race_class_t cls[TC_OP_LAST][TC_RACE_CLASSES];
+    /* agreed TC_SHM_REDUCE_WIDE_MIN where the segment has wide fragments:
+     * reductions of at least this many bytes race the fragment size; 0: off */
+    size_t wide_min;
+    tc_race_class_t cls[TC_RACE_KINDS][TC_OP_LAST][TC_RACE_CLASSES];
     /* Segment mode: raced calls, timed calls (numbers of the times in the
      * segment's rings), timed calls taken into the estimates; the timed
      * calls in flight, at their number % TC_RACE_LAG. */
@@ -171,6 +193,7 @@ typedef struct tc_race {
     /* Hierarchy: the last timed call, whose time is agreed at the next raced
      * call. */
     bool pending;
+    tc_race_kind_t pending_kind;
     tc_op_t pending_op;
     int pending_cls;
     tc_race_impl_t pending_impl;
@@ -182,6 +205,7 @@ typedef struct tc_race {
 typedef struct tc_race_call {
     bool raced;    /* large enough: tc_race_end() must be called */
     bool measured; /* this call's time goes into the estimates */
+    tc_race_kind_t kind;
     tc_op_t op;
     int cls;
     tc_race_impl_t impl;
@@ -197,7 +221,7 @@ extern double (*tc_race_test_time)(const tc_race_call_t *call, double ns);
 /* Test hook: when set, called with every raced call's choice. */
 extern void (*tc_race_test_chosen)(const tc_race_call_t *call);
 
-/* A fresh race with threshold @p min (0: off). */
+/* A fresh race with threshold @p min (0: off); the fragment race off. */
 void tc_race_init(tc_race_t *r, size_t min);
 
 /* Pure decision (no communication, no clock): the implementation for a call
@@ -206,13 +230,22 @@ void tc_race_init(tc_race_t *r, size_t min);
  * counted. Fills @p call (not timed: the caller sets t0_ns). */
 tc_race_impl_t tc_race_choose(tc_race_t *r, tc_op_t op, size_t nbytes, bool order_free,
                               tc_race_call_t *call);
+/* The same for the fragment race: @p eligible says whether the fragment
+ * size may race for this call (agreed values only); TC_RACE_WIDE: wide
+ * fragments. */
+tc_race_impl_t tc_race_choose_wide(tc_race_t *r, tc_op_t op, size_t nbytes, bool eligible,
+                                   tc_race_call_t *call);
 /* Pure: the agreed time @p ns of a timed call into the estimates. */
 void tc_race_record(tc_race_t *r, tc_op_t op, int cls, tc_race_impl_t impl, size_t nbytes,
                     double ns);
+void tc_race_record_kind(tc_race_t *r, tc_race_kind_t kind, tc_op_t op, int cls,
+                         tc_race_impl_t impl, size_t nbytes, double ns);
 /* The current estimate (median of the last times, ns per byte) of @p impl
  * for (op, class), or a negative value before its first time. For tests and
  * logs. */
 double tc_race_estimate(const tc_race_t *r, tc_op_t op, int cls, tc_race_impl_t impl);
+double tc_race_estimate_kind(const tc_race_t *r, tc_race_kind_t kind, tc_op_t op, int cls,
+                             tc_race_impl_t impl);
 /* The class of a message of @p nbytes bytes. */
 int tc_race_class(size_t nbytes);
 
@@ -240,6 +273,13 @@ static inline int tc_race_begin(tc_race_t *r, struct tc_shm_comm *shm, MPI_Comm 
     }
     return tc_race_begin_raced(r, shm, priv, op, nbytes, order_free, call, impl);
 }
+/* The fragment race's tc_race_begin_raced(), segment mode only (@p shm
+ * spans the communicator): sets *wide when this call is to use the
+ * segment's wide fragments. @p eligible as for tc_race_choose_wide(). A
+ * call that races must end with tc_race_end() or tc_race_skip(). */
+void tc_race_begin_wide(tc_race_t *r, struct tc_shm_comm *shm, tc_op_t op, size_t nbytes,
+                        bool eligible, tc_race_call_t *call, bool *wide);
+
 /* After the call: a timed call's time is kept for the agreement (local), or
  * written into the segment (may wait for a peer to have read an older time,
  * see above). */

@@ -303,7 +303,8 @@ static inline void tc_rs_release(tc_redop_t *r, tc_redop_t *rr, bool own)
 static inline bool tc_rs_direct(const tc_ctx_t *ctx, const tc_redop_t *r, MPI_Datatype dt)
 {
     return ctx->bcast_path == TC_PATH_SHM && r->nbytes > 0 && ctx->size > 1 &&
-           (ctx->race.min == 0 || r->nbytes < ctx->race.min) && tc_rs_count_free(r, dt);
+           (ctx->race.min == 0 || r->nbytes < ctx->race.min) &&
+           (ctx->race.wide_min == 0 || r->nbytes < ctx->race.wide_min) && tc_rs_count_free(r, dt);
 }
 
 /* Both operations after the checks, but for tc_rs_direct()'s calls: @p rp is
@@ -375,9 +376,19 @@ tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, tc_redop_t *rp, bool r_ok, const vo
             tc_rs_release(&r, &rr, rr_own);
             return rc;
         }
+        /* Not raced against the MPI's own: the fragment size may race
+         * instead (race.h; Reduce_scatter folds every element in rank order
+         * whatever the fragment). */
+        bool wide = false;
+        if (!race.raced && path == TC_PATH_SHM)
+            tc_race_begin_wide(&ctx->race, ctx->shm, which, r.nbytes, true, &race, &wide);
+        if (wide)
+            ctx->shm->rfrag_call = ctx->shm->layout.rslot_bytes;
         const size_t scale = r.nelem / (size_t)total;
         rc = tc_rs_staged(ctx, path == TC_PATH_HIER, &r, &rr, sendbuf, recvbuf, counts, stride,
                           scale, (size_t)before * scale);
+        if (wide)
+            ctx->shm->rfrag_call = ctx->shm->rfrag_default;
         /* Only the single segment refuses before anything moves; from the
          * hierarchy, TC_ERR_NOTSUP is an error (MPI_ERR_INTERN). */
         if (tc_err_kind(rc) != TC_ERR_NOTSUP || path == TC_PATH_HIER) {

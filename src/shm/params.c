@@ -112,13 +112,24 @@ void tc_shm_params_local(tc_shm_params_t *p, int oversubscribed, int node_procs)
     /* Slots are cache-line multiples so no two processes' slots share a line. */
     p->reduce_slot_bytes =
         (size_t)tc_config_int(c, TC_SHM_CFG_REDUCE_SLOT_BYTES) / TC_CACHELINE * TC_CACHELINE;
+    /* Wide fragments (core/race.h): auto, only where the node's CPUs are
+     * shared by the communicator's own processes, where a peer is often
+     * off its CPU and every fragment's hand-over may wait for it. */
+    p->reduce_wide_bytes =
+        (size_t)tc_config_int(c, TC_SHM_CFG_REDUCE_WIDE_BYTES) / TC_CACHELINE * TC_CACHELINE;
+    if (tc_config_int(c, TC_SHM_CFG_REDUCE_WIDE_BYTES) == 0)
+        p->reduce_wide_bytes = oversubscribed ? TC_SHM_REDUCE_WIDE_AUTO : 0;
+    if (p->reduce_wide_bytes <= p->reduce_slot_bytes)
+        p->reduce_wide_bytes = 0;
+    p->reduce_wide_min = (size_t)tc_config_int(c, TC_SHM_CFG_REDUCE_WIDE_MIN);
+    /* The rings below count slots of the size they have. */
+    const size_t rslot_bytes = tc_shm_params_rslot_bytes(p);
     p->reduce_slots = (int)tc_config_int(c, TC_SHM_CFG_REDUCE_SLOTS);
     if (p->reduce_slots == 0) {
         /* auto: a ring of up to 1 MiB per process, so a 1 MiB contribution
          * goes in without waiting for the readers (docs/shm.md), within 16 MiB
          * of rings per node; never fewer than 8 slots. */
-        p->reduce_slots =
-            tc_shm_params_ring_slots((size_t)1 << 20, node_procs, p->reduce_slot_bytes, 8);
+        p->reduce_slots = tc_shm_params_ring_slots((size_t)1 << 20, node_procs, rslot_bytes, 8);
     }
     /* The ring a contended writer may run ahead through (reduce_slots.c):
      * auto, only where the node's CPUs are shared by the communicator's own
@@ -127,9 +138,8 @@ void tc_shm_params_local(tc_shm_params_t *p, int oversubscribed, int node_procs)
     p->reduce_slots_contended = (int)tc_config_int(c, TC_SHM_CFG_REDUCE_SLOTS_CONTENDED);
     if (p->reduce_slots_contended == 0) {
         p->reduce_slots_contended =
-            oversubscribed
-                ? tc_shm_params_ring_slots((size_t)4 << 20, node_procs, p->reduce_slot_bytes, 0)
-                : 0;
+            oversubscribed ? tc_shm_params_ring_slots((size_t)4 << 20, node_procs, rslot_bytes, 0)
+                           : 0;
     }
     if (p->reduce_slots_contended < p->reduce_slots)
         p->reduce_slots_contended = p->reduce_slots;
@@ -152,6 +162,13 @@ void tc_shm_params_local(tc_shm_params_t *p, int oversubscribed, int node_procs)
     p->reduce_copy = (int)tc_config_int(c, TC_SHM_CFG_REDUCE_COPY);
     p->bcast_copy = (int)tc_config_int(c, TC_SHM_CFG_BCAST_COPY);
     p->lock_scheme = (tc_lock_scheme_t)tc_config_int(&tc_locks_config, TC_LOCKS_CFG_SCHEME);
+}
+
+size_t tc_shm_params_rslot_bytes(const tc_shm_params_t *p)
+{
+    return p->reduce_wide_bytes > p->reduce_slot_bytes && p->reduce_wide_min > 0
+               ? p->reduce_wide_bytes
+               : p->reduce_slot_bytes;
 }
 
 void tc_shm_params_settle(tc_shm_params_t *p)

@@ -25,7 +25,11 @@ size_t tc_shm_params_fragment(size_t design_bytes, double tw_over_t, size_t page
 
 /* Fragment size for one message of @p m bytes: f* = sqrt(m t_w / t) rounded
  * up to a cache line, at least TC_SHM_MIN_FRAGMENT, at most @p slot. */
-#define TC_SHM_MIN_FRAGMENT        1024
+#define TC_SHM_MIN_FRAGMENT 1024
+/* TC_SHM_REDUCE_WIDE_BYTES=auto where the node is oversubscribed: beside
+ * busy processes 128 KiB slots took 0.65-0.92x the time of 32 KiB ones at
+ * 1-16 MiB, 64 KiB ones less (docs/measurements/lanes-np4-2026-11-28.md). */
+#define TC_SHM_REDUCE_WIDE_AUTO    ((size_t)128 << 10)
 #define TC_SHM_STREAM_MIN_FRAGMENT 8192
 size_t tc_shm_params_fragment_for(size_t m, double tw_over_t, size_t slot);
 
@@ -68,6 +72,11 @@ struct tc_shm_policy;
  * stay local. */
 /* @p node_procs: the communicator's processes on this node (TC_SHM_REDUCE_SLOTS=auto). */
 void tc_shm_params_local(struct tc_shm_params *p, int oversubscribed, int node_procs);
+
+/* The reduction slots' size: TC_SHM_REDUCE_WIDE_BYTES where wide fragments
+ * are on (larger than TC_SHM_REDUCE_SLOT_BYTES, TC_SHM_REDUCE_WIDE_MIN not
+ * 0), else TC_SHM_REDUCE_SLOT_BYTES. */
+size_t tc_shm_params_rslot_bytes(const struct tc_shm_params *p);
 
 /* After agreement: q <= S and S a multiple of q. */
 void tc_shm_params_settle(struct tc_shm_params *p);

@@ -372,13 +372,24 @@ static void tc_red_inline(tc_shm_comm_t *s, const char *mine, char *recvbuf, siz
     }
 }
 
+bool tc_shm_reduce_wide_same(const tc_shm_comm_t *s, size_t nbytes, size_t elem)
+{
+    if (s->p <= 2 || s->reduce_tree_max == 0 || elem == 0 || nbytes <= TC_SHM_INLINE_MAX)
+        return true; /* no tree, or the inline paths: no fragments */
+    size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->rfrag_default) / elem * elem;
+    if (f == 0)
+        f = elem;
+    /* tc_shm_reduce()'s choice of the tree for its default fragments. */
+    return f >= s->reduce_slice_min || tc_red_min(f, nbytes) > s->reduce_tree_max;
+}
+
 tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
                        const tc_redop_t *op, int root)
 {
     const size_t e = op->elem, nbytes = nelem * e;
     const int p = s->p, me = s->rank;
     const bool receives = root < 0 || me == root;
-    if (s->layout.rslots == 0 || e == 0 || e > s->layout.rslot_bytes)
+    if (s->layout.rslots == 0 || e == 0 || e > s->rfrag_default)
         return tc_err(TC_ERR_NOTSUP);
     if (nelem == 0)
         return TC_OK;
@@ -406,7 +417,7 @@ tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, siz
      * there). On the fixed ring all three are the ring. */
     tc_red_call_begin(s, true);
     const uint64_t slots = (uint64_t)s->layout.rdepth, depth = s->rdepth_call;
-    size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
+    size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->rfrag_call) / e * e;
     if (f == 0)
         f = e;
     const uint64_t nfrag = (nbytes + f - 1) / f;

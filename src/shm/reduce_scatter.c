@@ -120,7 +120,7 @@ tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recv
 {
     const size_t e = op->elem;
     const int p = s->p, me = s->rank;
-    if (s->layout.rslots == 0 || e == 0 || e > s->layout.rslot_bytes)
+    if (s->layout.rslots == 0 || e == 0 || e > s->rfrag_default)
         return tc_err(TC_ERR_NOTSUP);
     const size_t hi = lo + n, nbytes = total * e;
     if (total == 0)
@@ -141,7 +141,7 @@ tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recv
     const uint64_t base = s->red_frags;
     tc_shm_copy_choice_t copy;
     tc_shm_copy_begin(&copy, s->reduce_copy, TC_SHM_COPY_USE_REDUCE, nbytes);
-    if (nbytes <= TC_SHM_MIN_FRAGMENT && nbytes <= s->layout.rslot_bytes) {
+    if (nbytes <= TC_SHM_MIN_FRAGMENT && nbytes <= s->rfrag_default) {
         /* One fragment (the rule below never cuts less than the smaller of
          * TC_SHM_MIN_FRAGMENT and a slot): the loop's steps for nfrag = 1,
          * without its bookkeeping. */
@@ -156,7 +156,7 @@ tc_err_t tc_shm_reduce_scatter(tc_shm_comm_t *s, const void *sendbuf, void *recv
 
     /* Paper 000's fragment rule, per message, in whole elements (reduce.c). */
     const uint64_t slots = s->rdepth_call; /* the ring, or this call's part of it */
-    size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
+    size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->rfrag_call) / e * e;
     if (f == 0)
         f = e;
     const uint64_t nfrag = (nbytes + f - 1) / f;

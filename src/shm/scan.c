@@ -216,7 +216,7 @@ static __attribute__((noinline)) bool tc_scan_rounds_model(const tc_shm_comm_t *
     int rounds = 0;
     while ((1 << rounds) < s->p)
         rounds++;
-    const size_t f = tc_shm_params_fragment_for(m, s->tw_over_t, s->layout.rslot_bytes);
+    const size_t f = tc_shm_params_fragment_for(m, s->tw_over_t, s->rfrag_default);
     const double tw = s->tw_over_t, md = (double)m, x = (double)(f < m ? f : m),
                  nfrag = (double)((m + f - 1) / f);
     /* In units of t, gamma taken as t: m t + R (t_w + m (2t + gamma))
@@ -229,7 +229,7 @@ static __attribute__((noinline)) bool tc_scan_rounds_model(const tc_shm_comm_t *
 /* tc_shm_scan_rounds(), its common answers inline. */
 static inline bool tc_scan_rounds(const tc_shm_comm_t *s, size_t m)
 {
-    if (s->scan_tree_min <= 0 || s->p < s->scan_tree_min || s->p < 2 || m > s->layout.rslot_bytes)
+    if (s->scan_tree_min <= 0 || s->p < s->scan_tree_min || s->p < 2 || m > s->rfrag_default)
         return false;
     if (m <= TC_SHM_INLINE_MAX)
         return true;
@@ -256,7 +256,7 @@ static __attribute__((noinline)) void tc_scan_long(tc_shm_comm_t *s, const char 
     /* Paper 000's fragment rule, per message, in whole elements (reduce.c):
      * the chain fills in p - 1 fragment times, so smaller fragments than a
      * slot pay off. */
-    size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->layout.rslot_bytes) / e * e;
+    size_t f = tc_shm_params_fragment_for(nbytes, s->tw_over_t, s->rfrag_default) / e * e;
     if (f == 0)
         f = e;
     const uint64_t nfrag = (nbytes + f - 1) / f, base = s->red_frags;
@@ -276,7 +276,7 @@ tc_scan_any(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem, 
             const tc_redop_t *op, const tc_redop_loops_t *lp, bool exclusive)
 {
     const size_t nbytes = nelem * e;
-    if (s->layout.rslots == 0 || e == 0 || e > s->layout.rslot_bytes)
+    if (s->layout.rslots == 0 || e == 0 || e > s->rfrag_default)
         return tc_err(TC_ERR_NOTSUP);
     if (nelem == 0)
         return TC_OK;
@@ -305,7 +305,7 @@ tc_scan_any(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem, 
     } else if (in_line) {
         tc_scan_step_any(s, s->red_inline, own, out, nelem, nbytes, op, lp, exclusive, true);
         s->red_inline++;
-    } else if (nbytes <= TC_SHM_MIN_FRAGMENT && nbytes <= s->layout.rslot_bytes) {
+    } else if (nbytes <= TC_SHM_MIN_FRAGMENT && nbytes <= s->rfrag_default) {
         /* One fragment whatever the fragment rule says (its fragment is at
          * least TC_SHM_MIN_FRAGMENT or the slot): no sqrt, no loop. */
         tc_scan_step_any(s, s->red_frags, own, out, nelem, nbytes, op, lp, exclusive, false);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "params.h"
 #include "store.h"
 
 /* Header line 0, written once by the creator before anyone else opens. */
@@ -537,6 +538,9 @@ tc_err_t tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_sh
         s->stream_bytes = params->stream_bytes;
         s->numa_node = tc_shm_numa_node_self();
         s->reduce_slice_min = params->reduce_slice_min;
+        s->rfrag_default = s->rfrag_call = params->reduce_slot_bytes / TC_CACHELINE * TC_CACHELINE;
+        s->reduce_wide_min =
+            params->reduce_wide_bytes > params->reduce_slot_bytes ? params->reduce_wide_min : 0;
         s->reduce_tree_max = params->reduce_tree_max;
         s->reduce_tree_arity = params->reduce_tree_arity;
         s->scan_tree_min = params->scan_tree_min;
@@ -547,7 +551,7 @@ tc_err_t tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_sh
                  params->reduce_slots_contended > params->reduce_slots
                      ? params->reduce_slots_contended
                      : params->reduce_slots,
-                 params->reduce_slot_bytes / TC_CACHELINE * TC_CACHELINE,
+                 tc_shm_params_rslot_bytes(params) / TC_CACHELINE * TC_CACHELINE,
                  (size_t)sysconf(_SC_PAGESIZE), TC_CACHELINE)) != TC_OK ||
             (params->reduce_slots_contended > params->reduce_slots &&
              (err = tc_shm_layout_set_rdepth(&s->layout, params->reduce_slots)) != TC_OK) ||

@@ -58,6 +58,10 @@ typedef struct tc_shm_params {
     size_t reduce_slot_bytes;   /* TC_SHM_REDUCE_SLOT_BYTES: bytes per slot (cache-line multiple) */
     int reduce_slots_contended; /* TC_SHM_REDUCE_SLOTS_CONTENDED: slots per process a writer
                                    may use while contended (>= reduce_slots; reduce_slots.c) */
+    size_t reduce_wide_bytes;   /* TC_SHM_REDUCE_WIDE_BYTES: 0 (off) or more than
+                                   reduce_slot_bytes: the slots' size, wide fragments' cap */
+    size_t reduce_wide_min;     /* TC_SHM_REDUCE_WIDE_MIN: reductions of at least this many
+                                   bytes race the two fragment sizes (core/race.h); 0: never */
     size_t reduce_slice_min;    /* TC_SHM_REDUCE_SLICE_MIN: fragments of at least this many bytes
                                    are combined slice by slice by all processes (p > 2) */
     size_t reduce_tree_max;     /* TC_SHM_REDUCE_TREE_MAX: fragments of at most this many bytes
@@ -108,6 +112,13 @@ typedef struct tc_shm_comm {
     uint64_t red_inline;     /* inline fragments so far */
     uint64_t red_packed;     /* packed calls (small Reduces to a root) so far */
     uint64_t *seen_rdone;    /* [3p]: last rdone / rdone_inline / pdone of each process read */
+    size_t rfrag_default;    /* a reduction fragment's cap: TC_SHM_REDUCE_SLOT_BYTES, <= the
+                                slots (layout.rslot_bytes, which wide fragments fill) */
+    size_t rfrag_call;       /* the cap of Reduce/Allreduce/Reduce_scatter's fragments:
+                                rfrag_default, but layout.rslot_bytes during a call the
+                                fragment race gave wide ones (core/race.h: its dispatcher
+                                sets it and sets it back); the same on every process */
+    size_t reduce_wide_min;  /* the fragment race's threshold (0: no wide fragments) */
     size_t reduce_slice_min; /* slice-combine fragments of at least this (p > 2) */
     size_t reduce_tree_max;  /* tree-combine fragments of at most this (p > 2); 0: never */
     int reduce_tree_arity;   /* children per process in the reduction tree */
@@ -298,6 +309,15 @@ void tc_shm_bcast_pipelined(tc_shm_comm_t *s, void *buf, size_t nbytes, int root
  * slot: the caller then uses another algorithm. */
 tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, size_t nelem,
                        const tc_redop_t *op, int root);
+
+/* Whether a tc_shm_reduce() of @p nbytes bytes in elements of @p elem bytes
+ * gives the same bits with fragments of up to layout.rslot_bytes as of up to
+ * rfrag_default (s->rfrag_call): true unless the default fragments would go
+ * up the tree (the direct and slice folds combine each element in rank order
+ * whatever the fragment; a wider fragment takes the tree only where the
+ * default one does). The same on every process. Reduce_scatter has no tree:
+ * always the same bits. */
+bool tc_shm_reduce_wide_same(const tc_shm_comm_t *s, size_t nbytes, size_t elem);
 
 /* Barrier lines (layout.h: who writes each). */
 static inline tc_atomic_u64_t *tc_shm_bar_line(const tc_shm_comm_t *s, int i, int which)

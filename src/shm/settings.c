@@ -95,6 +95,19 @@ static const tc_cfg_desc_t tc_shm_cfg_table[] = {
          "node with more of the communicator's processes than CPUs, 4 MiB of slots per "
          "process within 16 MiB per node; elsewhere TC_SHM_REDUCE_SLOTS (no extra slots). "
          "Values below TC_SHM_REDUCE_SLOTS mean TC_SHM_REDUCE_SLOTS."},
+    [TC_SHM_CFG_REDUCE_WIDE_BYTES] =
+        {"TC_SHM_REDUCE_WIDE_BYTES", TC_CFG_TYPE_SIZE, "auto", NULL, 1024, 16 * MiB,
+         "Wide reduction fragments: the reduction slots are this large, and a Reduce, "
+         "Allreduce or Reduce_scatter of at least TC_SHM_REDUCE_WIDE_MIN bytes on one node "
+         "races fragments of up to TC_SHM_REDUCE_SLOT_BYTES against fragments of up to this "
+         "many bytes, timed on its own calls, where the fragment size cannot change the "
+         "result (beside CPU-bound processes larger fragments need fewer hand-overs; alone "
+         "smaller ones stay in cache). auto: 128K on a node with more of the communicator's "
+         "processes than CPUs, elsewhere off; values up to TC_SHM_REDUCE_SLOT_BYTES are off."},
+    [TC_SHM_CFG_REDUCE_WIDE_MIN] =
+        {"TC_SHM_REDUCE_WIDE_MIN", TC_CFG_TYPE_SIZE, "1M", NULL, 0, GiB,
+         "Reductions of at least this many bytes race the two fragment sizes where "
+         "TC_SHM_REDUCE_WIDE_BYTES is on; 0: never (always the default fragments)."},
     [TC_SHM_CFG_REDUCE_SLICE_MIN] =
         {"TC_SHM_REDUCE_SLICE_MIN", TC_CFG_TYPE_SIZE, "16K", NULL, 0, 16 * MiB,
          "On more than two processes, a Reduce/Allreduce fragment of "

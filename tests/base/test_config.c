@@ -256,6 +256,8 @@ static void test_table(void)
                  {"TC_SHM_REDUCE_SLOTS", "TC_SHM_REDUCE_SLOTS"},
                  {"TC_SHM_REDUCE_SLOT_BYTES", "TC_SHM_REDUCE_SLOT_BYTES"},
                  {"TC_SHM_REDUCE_SLOTS_CONTENDED", "TC_SHM_REDUCE_SLOTS_CONTENDED"},
+                 {"TC_SHM_REDUCE_WIDE_BYTES", "TC_SHM_REDUCE_WIDE_BYTES"},
+                 {"TC_SHM_REDUCE_WIDE_MIN", "TC_SHM_REDUCE_WIDE_MIN"},
                  {"TC_SHM_REDUCE_SLICE_MIN", "TC_SHM_REDUCE_SLICE_MIN"},
                  {"TC_SHM_REDUCE_TREE_MAX", "TC_SHM_REDUCE_TREE_MAX"},
                  {"TC_SHM_REDUCE_TREE_ARITY", "TC_SHM_REDUCE_TREE_ARITY"},
@@ -330,6 +332,8 @@ static void test_defaults(void)
                 {"TC_SHM_REDUCE_SLOTS", 0},
                 {"TC_SHM_REDUCE_SLOT_BYTES", 32 * 1024},
                 {"TC_SHM_REDUCE_SLOTS_CONTENDED", 0},
+                {"TC_SHM_REDUCE_WIDE_BYTES", 0},
+                {"TC_SHM_REDUCE_WIDE_MIN", 1024 * 1024},
                 {"TC_SHM_REDUCE_SLICE_MIN", 16 * 1024},
                 {"TC_HIER", 1},
                 {"TC_HIER_SHM_LEVEL", TC_HIER_SHM_LEVEL_AUTO},
@@ -595,6 +599,11 @@ static void test_hier_enums(void)
     expect_int("TC_SHM_REDUCE_SLOTS_CONTENDED", "auto", 0);
     expect_int("TC_SHM_REDUCE_SLOTS_CONTENDED", "128", 128);
     expect_bad("TC_SHM_REDUCE_SLOTS_CONTENDED", "1", "an integer in 2..1024");
+    expect_int("TC_SHM_REDUCE_WIDE_BYTES", "auto", 0);
+    expect_int("TC_SHM_REDUCE_WIDE_BYTES", "256K", 256 * 1024);
+    expect_bad("TC_SHM_REDUCE_WIDE_BYTES", "1000", "1024..16M");
+    expect_int("TC_SHM_REDUCE_WIDE_MIN", "0", 0);
+    expect_int("TC_SHM_REDUCE_WIDE_MIN", "4M", 4 * 1024 * 1024);
     expect_int("TC_HIER_LARGE", "0", 0);
     expect_int("TC_HIER_SEGMENT", "4K", 4096);
     /* Barrier choices: 0 = auto, then the algorithms in tc_barrier_alg_t order + 1. */

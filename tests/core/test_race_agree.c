@@ -19,6 +19,13 @@
  * runs ahead), Bcast (every root), Allgather, Gather and Scatter (every
  * root), on MPI_COMM_WORLD and on a copy with the ranks reversed; no timing
  * is asserted.
+ *
+ * --wide (more than two processes, wide fragments on: ctest sets
+ * TC_SHM_REDUCE_WIDE_BYTES and _MIN): the fragment race as well, on double
+ * sums (Allreduce, Reduce at every root, Reduce_scatter_block), whose bits
+ * would change with the algorithm: each result must equal, bit for bit, the
+ * rank-order fold each process computes itself, x0 + (x1 + (... + x(p-1))),
+ * whichever fragments the call took; and both fragment sizes must run.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -34,7 +41,7 @@ static int rank, size;
 
 #define LOG_MAX 65536
 static unsigned char chosen_log[LOG_MAX];
-static long chosen_n, chosen_pmpi;
+static long chosen_n, chosen_pmpi, chosen_wide, chosen_default;
 static long timed_n;
 
 static uint64_t mix(uint64_t x)
@@ -61,9 +68,15 @@ static void log_choice(const tc_race_call_t *call)
 {
     if (chosen_n < LOG_MAX)
         chosen_log[chosen_n] =
-            (unsigned char)((int)call->impl | (call->measured ? 2 : 0) | ((int)call->op << 2));
+            (unsigned char)((int)call->impl | (call->measured ? 2 : 0) | ((int)call->op << 2) |
+                            (call->kind == TC_RACE_KIND_WIDE ? 128 : 0));
     chosen_n++;
-    chosen_pmpi += call->impl == TC_RACE_PMPI;
+    if (call->kind == TC_RACE_KIND_WIDE) {
+        chosen_wide += call->impl == TC_RACE_WIDE;
+        chosen_default += call->impl == TC_RACE_TC;
+    } else {
+        chosen_pmpi += call->impl == TC_RACE_PMPI;
+    }
 }
 
 /* Skew: short sleeps on a pattern of each process's own, and now and then
@@ -98,8 +111,54 @@ static unsigned char bval(int r, size_t i, long call)
     return (unsigned char)(i * 31u + (size_t)r * 7u + (size_t)call * 13u);
 }
 
+/* Process r's double operand at element i of call @p call: sums of these
+ * round differently in different orders. */
+static double dval(int r, size_t i, long call)
+{
+    return 1.0 / (r + 3) + (double)((i + (size_t)call) % 1013) * 1e-3 / (r + 1) +
+           1e-9 * (double)(i % 7);
+}
+
+/* Double sums (kinds 6 Allreduce, 7 Reduce, 8 Reduce_scatter_block): the
+ * result must be the rank-order fold, bit for bit. */
+static void double_call(MPI_Comm comm, int kind, size_t bytes, long call)
+{
+    int me, np;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &np);
+    const int root = (int)(call % np);
+    const size_t blk = bytes / sizeof(double) / (size_t)np, n = blk * (size_t)np;
+    double *s = malloc(n * sizeof *s), *r = malloc(n * sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        s[i] = dval(me, i, call);
+    size_t lo = 0, cnt = n;
+    if (kind == 6) {
+        tc_ok(TC_Allreduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, comm), "TC_Allreduce");
+    } else if (kind == 7) {
+        tc_ok(TC_Reduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, root, comm), "TC_Reduce");
+        cnt = me == root ? n : 0;
+    } else {
+        tc_ok(TC_Reduce_scatter_block(s, r, (int)blk, MPI_DOUBLE, MPI_SUM, comm),
+              "TC_Reduce_scatter_block");
+        lo = (size_t)me * blk;
+        cnt = blk;
+    }
+    size_t bad = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        double want = dval(np - 1, lo + i, call);
+        for (int q = np - 2; q >= 0; q--)
+            want = dval(q, lo + i, call) + want;
+        bad += memcmp(&want, &r[i], sizeof want) != 0;
+    }
+    CHECK(bad == 0, "double sum kind %d n=%zu call %ld: %zu not the rank-order fold's bits", kind,
+          n, call, bad);
+    free(s);
+    free(r);
+}
+
 /* One call of kind @p kind (0 Allreduce, 1 Reduce, 2 Bcast, 3 Allgather,
- * 4 Gather, 5 Scatter) of about @p bytes on @p comm, checked. */
+ * 4 Gather, 5 Scatter; 6-8 double_call's) of about @p bytes on @p comm,
+ * checked. */
 static void one_call(MPI_Comm comm, int kind, size_t bytes, long call)
 {
     int me, np;
@@ -107,6 +166,10 @@ static void one_call(MPI_Comm comm, int kind, size_t bytes, long call)
     MPI_Comm_size(comm, &np);
     const int root = (int)(call % np);
     const size_t n = bytes / sizeof(int);
+    if (kind >= 6) {
+        double_call(comm, kind, bytes, call);
+        return;
+    }
     if (kind <= 1) {
         int *s = malloc(n * sizeof *s), *r = malloc(n * sizeof *r);
         for (size_t i = 0; i < n; i++)
@@ -178,10 +241,13 @@ static void one_call(MPI_Comm comm, int kind, size_t bytes, long call)
 
 int main(int argc, char **argv)
 {
-    int iters = 200;
-    for (int a = 1; a < argc; a++)
+    int iters = 200, wide = 0;
+    for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--iters") && a + 1 < argc)
             iters = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--wide"))
+            wide = 1;
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -195,7 +261,7 @@ int main(int argc, char **argv)
      * exploration into probes and flips. */
     const size_t sizes[] = {6000, 20000};
     long call = 0;
-    for (int kind = 0; kind < 6; kind++)
+    for (int kind = 0; kind < (wide ? 9 : 6); kind++)
         for (int it = 0; it < iters; it++, call++) {
             skew(call);
             one_call(it % 3 == 2 ? rev : MPI_COMM_WORLD, kind, sizes[it % 2], call);
@@ -217,13 +283,17 @@ int main(int argc, char **argv)
     /* Not vacuous: calls raced, both implementations ran, times were taken. */
     CHECK(chosen_n > 0 && chosen_pmpi > 0 && chosen_pmpi < chosen_n && timed_n > 0,
           "raced %ld, PMPI %ld, timed %ld", chosen_n, chosen_pmpi, timed_n);
+    if (wide)
+        CHECK(chosen_wide > 0 && chosen_default > 0,
+              "fragment race: %ld calls with wide fragments, %ld with the default ones",
+              chosen_wide, chosen_default);
     MPI_Comm_free(&rev);
     int failures = (int)tt_failures(), all_failures = 0;
     PMPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("tc_mpitest_race_agree: np=%d: %ld raced calls (%ld MPI's, %ld timed), %d "
-               "failures\n",
-               size, chosen_n, chosen_pmpi, timed_n, all_failures);
+        printf("tc_mpitest_race_agree: np=%d: %ld raced calls (%ld MPI's, %ld wide, %ld "
+               "timed), %d failures\n",
+               size, chosen_n, chosen_pmpi, chosen_wide, timed_n, all_failures);
     MPI_Finalize();
     return all_failures == 0 ? 0 : 1;
 }

@@ -64,16 +64,44 @@ static void test_local(void)
     check("local lock", p.lock_scheme, TC_LOCK_SCHEME_N_MCS);
     check("enabled", tc_shm_params_enabled(), 1);
     check("local contended slots", p.reduce_slots_contended, 8); /* = slots: off */
+    check("local wide off", (double)p.reduce_wide_bytes, 0);
+    check("local slots' size", (double)tc_shm_params_rslot_bytes(&p), 32768);
     tc_shm_params_local(&p, 1, 2); /* oversubscribed: no reduction tree unless set */
     check("local tree max oversubscribed", (double)p.reduce_tree_max, 0);
-    /* Oversubscribed: 4 MiB of slots per process within 16 MiB per node. */
-    check("contended slots np 2", p.reduce_slots_contended, 128);
+    /* Oversubscribed: wide fragments, so slots of 128 KiB; 1 MiB of them
+     * per process, and 4 MiB contended within 16 MiB per node. */
+    check("wide auto oversubscribed", (double)p.reduce_wide_bytes, 128 * 1024);
+    check("wide min", (double)p.reduce_wide_min, 1024 * 1024);
+    check("wide slots' size", (double)tc_shm_params_rslot_bytes(&p), 128 * 1024);
+    check("default fragments stay", (double)p.reduce_slot_bytes, 32768);
+    check("wide slots np 2", p.reduce_slots, 8);
+    check("contended slots np 2", p.reduce_slots_contended, 32);
     tc_shm_params_local(&p, 1, 8);
-    check("contended slots np 8", p.reduce_slots_contended, 64);
+    check("contended slots np 8", p.reduce_slots_contended, 16);
     tc_shm_params_local(&p, 1, 64);
     check("contended slots np 64 (at least slots)", p.reduce_slots_contended, p.reduce_slots);
     tc_shm_params_local(&p, 0, 8);
     check("not oversubscribed", p.reduce_slots_contended, p.reduce_slots);
+    /* Wide fragments off (no race): the slots are the default fragments'. */
+    setenv("TC_SHM_REDUCE_WIDE_MIN", "0", 1);
+    tc_config_reset();
+    tc_shm_params_local(&p, 1, 2);
+    check("wide min 0: slots' size", (double)tc_shm_params_rslot_bytes(&p), 32768);
+    check("wide min 0: contended slots np 2", p.reduce_slots_contended, 128);
+    unsetenv("TC_SHM_REDUCE_WIDE_MIN");
+    /* Wide no larger than the default fragments: off. */
+    setenv("TC_SHM_REDUCE_WIDE_BYTES", "32K", 1);
+    tc_config_reset();
+    tc_shm_params_local(&p, 1, 2);
+    check("wide = slot: off", (double)p.reduce_wide_bytes, 0);
+    setenv("TC_SHM_REDUCE_WIDE_BYTES", "256K", 1);
+    tc_config_reset();
+    tc_shm_params_local(&p, 0, 2);
+    check("wide set, not oversubscribed", (double)p.reduce_wide_bytes, 256 * 1024);
+    check("wide set: slots' size", (double)tc_shm_params_rslot_bytes(&p), 256 * 1024);
+    check("wide set: 1 MiB of slots", p.reduce_slots, 8);
+    unsetenv("TC_SHM_REDUCE_WIDE_BYTES");
+    tc_config_reset();
     tc_shm_params_policy(&pol);
     check("policy placement", pol.placement, TC_PLACEMENT_TOUCH);
     check("policy max segment", (double)pol.max_segment, 256.0 * 1024 * 1024);
@@ -88,6 +116,7 @@ static void test_local(void)
     setenv("TC_SHM", "0", 1);
     setenv("TC_SHM_MECHANISM", "named", 1);
     setenv("TC_SHM_REDUCE_SLOTS", "5", 1);
+    setenv("TC_SHM_REDUCE_WIDE_MIN", "0", 1); /* the slots are the small ones */
     tc_config_reset();
     tc_shm_params_local(&p, 1, 2);
     check("set slots", p.reduce_slots, 5);
@@ -125,6 +154,7 @@ static void test_local(void)
     unsetenv("TC_SHM_QUEUE_LENGTH");
     unsetenv("TC_SHM_BANKS");
     unsetenv("TC_SHM_REDUCE_SLOT_BYTES");
+    unsetenv("TC_SHM_REDUCE_WIDE_MIN");
     unsetenv("TC_SHM_REDUCE_TREE_MAX");
     unsetenv("TC_SHM");
     unsetenv("TC_SHM_MECHANISM");
