@@ -3,8 +3,9 @@
  * the warm-up, the alternation, the median, the probes (near and far, the
  * far interval only once confirmed and longer the slower the other, a
  * probe as soon as the one in use grew slower), a change of the machine's
- * state, classes and operations kept apart, the threshold, and calls whose
- * result could depend on the algorithm. */
+ * state, classes and operations kept apart, the threshold, calls whose
+ * result could depend on the algorithm, and the fragment race's own
+ * threshold and estimates beside it. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -231,6 +232,59 @@ static void test_scope(void)
                "race off but raced");
 }
 
+/* The fragment race (TC_RACE_KIND_WIDE): its own threshold and estimates,
+ * apart from the race against the MPI's own for the same operation and
+ * class; off until a threshold is set, and where not eligible. */
+static void test_wide(void)
+{
+    tc_race_t r;
+    tc_race_init(&r, 64 * 1024);
+    const size_t n = 4 << 20;
+    tc_race_call_t c;
+    EXPECT(tc_race_choose_wide(&r, TC_OP_ALLREDUCE, n, true, &c) == TC_RACE_TC && !c.raced,
+           "fragment race off (no threshold) but raced");
+    r.wide_min = 1 << 20;
+    EXPECT(tc_race_choose_wide(&r, TC_OP_ALLREDUCE, (1 << 20) - 1, true, &c) == TC_RACE_TC &&
+               !c.raced,
+           "below the fragment race's threshold raced");
+    EXPECT(tc_race_choose_wide(&r, TC_OP_ALLREDUCE, n, false, &c) == TC_RACE_TC && !c.raced,
+           "not eligible but raced");
+    /* The race against the MPI's own decides for the MPI's own... */
+    for (int i = 0; i < WARM; i++)
+        run(&r, TC_OP_ALLREDUCE, n, 100e3, 10e3, NULL);
+    EXPECT(run(&r, TC_OP_ALLREDUCE, n, 100e3, 10e3, NULL) == TC_RACE_PMPI, "MPI's own decided");
+    /* ... while the fragment race starts afresh: warm-up of each, then wide
+     * fragments measured faster are chosen. */
+    int wide_calls = 0, default_calls = 0;
+    for (int i = 0; i < WARM + 8; i++) {
+        const tc_race_impl_t impl = tc_race_choose_wide(&r, TC_OP_ALLREDUCE, n, true, &c);
+        EXPECT(c.raced && c.kind == TC_RACE_KIND_WIDE && c.impl == impl, "call %d: not raced", i);
+        if (i < TC_RACE_IMPL_LAST)
+            EXPECT(impl == (tc_race_impl_t)i && !c.measured, "warm-up call %d", i);
+        wide_calls += impl == TC_RACE_WIDE;
+        default_calls += impl == TC_RACE_TC;
+        if (c.measured)
+            tc_race_record_kind(&r, c.kind, c.op, c.cls, c.impl, c.nbytes,
+                                impl == TC_RACE_WIDE ? 20e3 : 60e3);
+    }
+    EXPECT(wide_calls >= 1 + TC_RACE_EXPLORE && default_calls >= 1 + TC_RACE_EXPLORE,
+           "exploration: %d wide, %d default", wide_calls, default_calls);
+    EXPECT(tc_race_choose_wide(&r, TC_OP_ALLREDUCE, n, true, &c) == TC_RACE_WIDE ||
+               (c.measured && c.impl == TC_RACE_TC),
+           "wide fragments not chosen");
+    const int cls = tc_race_class(n);
+    EXPECT(tc_race_estimate_kind(&r, TC_RACE_KIND_WIDE, TC_OP_ALLREDUCE, cls, TC_RACE_TC) ==
+                   60e3 / (double)n &&
+               tc_race_estimate_kind(&r, TC_RACE_KIND_WIDE, TC_OP_ALLREDUCE, cls, TC_RACE_WIDE) ==
+                   20e3 / (double)n &&
+               tc_race_estimate(&r, TC_OP_ALLREDUCE, cls, TC_RACE_TC) == 100e3 / (double)n,
+           "the kinds' estimates mixed");
+    /* ... and the race against the MPI's own kept its choice. */
+    EXPECT(run(&r, TC_OP_ALLREDUCE, n, 100e3, 10e3, NULL) == TC_RACE_PMPI ||
+               tc_race_choose(&r, TC_OP_ALLREDUCE, n, true, &c) == TC_RACE_PMPI,
+           "the fragment race changed the MPI's race");
+}
+
 /* The library's first timed calls of a size are slow (its own copy choice
  * still trying the slower copy), the later ones fast: only the later ones
  * may decide. */
@@ -262,6 +316,7 @@ int main(void)
     test_far_scaled();
     test_grow();
     test_scope();
+    test_wide();
     if (failures) {
         fprintf(stderr, "test_race: %d failures\n", failures);
         return 1;
