@@ -140,16 +140,18 @@ typedef enum { TC_RACE_TC, TC_RACE_PMPI, TC_RACE_IMPL_LAST } tc_race_impl_t;
 /* What a raced call's two implementations are: the library's path against
  * the MPI's own, or the library's reduction with its default fragments
  * against the same with the segment's wide ones (TC_SHM_REDUCE_WIDE_BYTES).
- * The second races only where the first may not (a floating-point sum over
- * more than two processes) and only where the fragment size cannot change
- * the result's bits: the direct and slice folds combine every element in
- * rank order whatever the fragment (shm/reduce_proto.h tc_red_fold), and a
- * call raced so never takes the reduction tree (tc_race_begin_wide's
- * caller checks). Beside CPU-bound processes wide fragments took 0.65-0.92x
+ * The second races only where the first does not (a floating-point sum
+ * over more than two processes, or the first switched off) and only where
+ * the fragment size cannot change the result's bits: the direct and slice
+ * folds combine every element in rank order whatever the fragment
+ * (shm/reduce_proto.h tc_red_fold), and a call whose default fragments would
+ * go up the reduction tree does not race (tc_shm_reduce_wide_same(), checked
+ * by the caller). Beside CPU-bound processes wide fragments took 0.65-0.92x
  * the time of every reduction at 1-16 MiB (np 4 on 2 CPUs); alone some
  * took up to 1.66x (docs/measurements/lanes-np4-2026-11-28.md): the machine's
- * state decides, as for the MPI's own. Each kind has its own estimates; both
- * share the sequence of raced calls and the segment's ring of times. */
+ * state decides, as for the MPI's own (raced: wide-fragments-2026-11-28.md).
+ * Each kind has its own estimates; both share the sequence of raced calls
+ * and the segment's ring of times. */
 typedef enum { TC_RACE_KIND_PMPI, TC_RACE_KIND_WIDE, TC_RACE_KINDS } tc_race_kind_t;
 
 typedef struct tc_race_est {
