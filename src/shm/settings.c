@@ -86,7 +86,9 @@ static const tc_cfg_desc_t tc_shm_cfg_table[] = {
     [TC_SHM_CFG_REDUCE_SLOT_BYTES] = {"TC_SHM_REDUCE_SLOT_BYTES", TC_CFG_TYPE_SIZE, "32K", NULL,
                                       1024, 16 * MiB,
                                       "Bytes per Reduce/Allreduce fragment slot (rounded down to a "
-                                      "multiple of 64, a cache line)."},
+                                      "multiple of 64, a cache line); where "
+                                      "TC_SHM_REDUCE_WIDE_BYTES is on, the slots are that large "
+                                      "and this is the default fragments' largest size."},
     [TC_SHM_CFG_REDUCE_SLOTS_CONTENDED] =
         {"TC_SHM_REDUCE_SLOTS_CONTENDED", TC_CFG_TYPE_INT, "auto", NULL, 2, 1024,
          "Reduction slots a process may run ahead through while its waits meet CPU-bound "
