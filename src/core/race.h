@@ -281,6 +281,13 @@ static inline int tc_race_begin(tc_race_t *r, struct tc_shm_comm *shm, MPI_Comm 
  * call that races must end with tc_race_end() or tc_race_skip(). */
 void tc_race_begin_wide(tc_race_t *r, struct tc_shm_comm *shm, tc_op_t op, size_t nbytes,
                         bool eligible, tc_race_call_t *call, bool *wide);
+/* Whether a call of @p nbytes is large enough for the fragment race: inline,
+ * so that a reduction below the threshold pays a compare, not the
+ * eligibility test and a call out of line. */
+static inline bool tc_race_wide_due(const tc_race_t *r, size_t nbytes)
+{
+    return r->wide_min != 0 && nbytes >= r->wide_min;
+}
 
 /* After the call: a timed call's time is kept for the agreement (local), or
  * written into the segment (may wait for a peer to have read an older time,

@@ -224,14 +224,14 @@ static __attribute__((noinline)) int tc_reduce_dispatch(tc_ctx_t *ctx, tc_op_t w
          * than two processes): the fragment size may race instead, where it
          * cannot change the bits (race.h). */
         bool wide = false;
-        if (!race.raced && ctx->bcast_path == TC_PATH_SHM)
+        if (!race.raced && ctx->bcast_path == TC_PATH_SHM && tc_race_wide_due(&ctx->race, r.nbytes))
             tc_race_begin_wide(&ctx->race, ctx->shm, which, r.nbytes,
                                tc_shm_reduce_wide_same(ctx->shm, r.nbytes, r.elem), &race, &wide);
         if (wide)
-            ctx->shm->rfrag_call = ctx->shm->layout.rslot_bytes;
+            tc_shm_reduce_set_wide(ctx->shm, true);
         rc = tc_reduce_staged(ctx, &r, sendbuf, recvbuf, root);
         if (wide)
-            ctx->shm->rfrag_call = ctx->shm->rfrag_default;
+            tc_shm_reduce_set_wide(ctx->shm, false);
         /* Only the single segment refuses before anything moves; from the
          * hierarchy, TC_ERR_NOTSUP is an error (MPI_ERR_INTERN). */
         if (tc_err_kind(rc) != TC_ERR_NOTSUP || ctx->bcast_path != TC_PATH_SHM) {

@@ -304,7 +304,7 @@ static inline bool tc_rs_direct(const tc_ctx_t *ctx, const tc_redop_t *r, MPI_Da
 {
     return ctx->bcast_path == TC_PATH_SHM && r->nbytes > 0 && ctx->size > 1 &&
            (ctx->race.min == 0 || r->nbytes < ctx->race.min) &&
-           (ctx->race.wide_min == 0 || r->nbytes < ctx->race.wide_min) && tc_rs_count_free(r, dt);
+           !tc_race_wide_due(&ctx->race, r->nbytes) && tc_rs_count_free(r, dt);
 }
 
 /* Both operations after the checks, but for tc_rs_direct()'s calls: @p rp is
@@ -380,15 +380,15 @@ tc_rs_dispatch(tc_ctx_t *ctx, tc_op_t which, tc_redop_t *rp, bool r_ok, const vo
          * instead (race.h; Reduce_scatter folds every element in rank order
          * whatever the fragment). */
         bool wide = false;
-        if (!race.raced && path == TC_PATH_SHM)
+        if (!race.raced && path == TC_PATH_SHM && tc_race_wide_due(&ctx->race, r.nbytes))
             tc_race_begin_wide(&ctx->race, ctx->shm, which, r.nbytes, true, &race, &wide);
         if (wide)
-            ctx->shm->rfrag_call = ctx->shm->layout.rslot_bytes;
+            tc_shm_reduce_set_wide(ctx->shm, true);
         const size_t scale = r.nelem / (size_t)total;
         rc = tc_rs_staged(ctx, path == TC_PATH_HIER, &r, &rr, sendbuf, recvbuf, counts, stride,
                           scale, (size_t)before * scale);
         if (wide)
-            ctx->shm->rfrag_call = ctx->shm->rfrag_default;
+            tc_shm_reduce_set_wide(ctx->shm, false);
         /* Only the single segment refuses before anything moves; from the
          * hierarchy, TC_ERR_NOTSUP is an error (MPI_ERR_INTERN). */
         if (tc_err_kind(rc) != TC_ERR_NOTSUP || path == TC_PATH_HIER) {

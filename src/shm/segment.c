@@ -539,8 +539,10 @@ tc_err_t tc_shm_comm_create(tc_shm_comm_t **out, MPI_Comm node_comm, const tc_sh
         s->numa_node = tc_shm_numa_node_self();
         s->reduce_slice_min = params->reduce_slice_min;
         s->rfrag_default = s->rfrag_call = params->reduce_slot_bytes / TC_CACHELINE * TC_CACHELINE;
-        s->reduce_wide_min =
-            params->reduce_wide_bytes > params->reduce_slot_bytes ? params->reduce_wide_min : 0;
+        /* Wide slots (params.h) or none: the fragment race's threshold. */
+        s->reduce_wide_min = tc_shm_params_rslot_bytes(params) > params->reduce_slot_bytes
+                                 ? params->reduce_wide_min
+                                 : 0;
         s->reduce_tree_max = params->reduce_tree_max;
         s->reduce_tree_arity = params->reduce_tree_arity;
         s->scan_tree_min = params->scan_tree_min;

@@ -319,6 +319,13 @@ tc_err_t tc_shm_reduce(tc_shm_comm_t *s, const void *sendbuf, void *recvbuf, siz
  * always the same bits. */
 bool tc_shm_reduce_wide_same(const tc_shm_comm_t *s, size_t nbytes, size_t elem);
 
+/* The cap of the next reductions' fragments: the slots' size when @p wide
+ * (the fragment race chose wide fragments), else the default. */
+static inline void tc_shm_reduce_set_wide(tc_shm_comm_t *s, bool wide)
+{
+    s->rfrag_call = wide ? s->layout.rslot_bytes : s->rfrag_default;
+}
+
 /* Barrier lines (layout.h: who writes each). */
 static inline tc_atomic_u64_t *tc_shm_bar_line(const tc_shm_comm_t *s, int i, int which)
 {
