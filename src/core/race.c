@@ -176,16 +176,19 @@ static double tc_race_now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* Hierarchy: the pending time as the maximum over all processes (the call
- * is over for the communicator when its last process leaves it). */
+/* Hierarchy: the pending time as the mean over all processes (race.h),
+ * summed in whole nanoseconds so that every process gets the same bits. */
 static int tc_race_agree(tc_race_t *r, MPI_Comm priv)
 {
-    double mine = r->pending_ns, all = mine;
-    const int rc = PMPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, priv);
+    long long mine = (long long)r->pending_ns, sum = mine;
+    int p = 1;
+    int rc = PMPI_Comm_size(priv, &p);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allreduce(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, priv);
     r->pending = false;
     if (rc == MPI_SUCCESS)
         tc_race_record_kind(r, r->pending_kind, r->pending_op, r->pending_cls, r->pending_impl,
-                            r->pending_bytes, all);
+                            r->pending_bytes, (double)sum / p);
     return rc;
 }
 
@@ -213,7 +216,8 @@ static unsigned tc_race_lag(const tc_shm_comm_t *s, size_t nbytes)
 /* Segment mode: at the start of raced call r->seq, the timed calls made
  * their lag ago or earlier enter the estimates, in the order they were made
  * (a call with the short lag waits behind an older one with the long lag),
- * with the maximum of every process's time (waiting for a peer that has not
+ * with the mean of every process's time (race.h), summed in rank order so
+ * that every process gets the same bits (waiting for a peer that has not
  * written it yet: race.h says why that ends). At most TC_RACE_LAG timed
  * calls are in flight: the oldest is taken in TC_RACE_LAG raced calls after
  * it was made at the latest. */
@@ -224,18 +228,18 @@ static void tc_race_take_in(tc_race_t *r, tc_shm_comm_t *s)
                r->seq) {
         const unsigned long long j = r->applied;
         const tc_race_inflight_t *f = &r->inflight[j % TC_RACE_LAG];
-        double all = 0;
-        for (int q = 0; q < s->p; q++) {
+        double sum = 0;
+        bool timed = true;
+        for (int q = 0; q < s->p && timed; q++) {
             if (q != s->rank)
                 tc_shm_wait_ge(s, tc_race_line(s, q, TC_SHM_RACE_PUBLISHED), q, j + 1,
                                "race: wait for a peer's time of a timed call", q);
             const double t = tc_race_ring(s, q)[j % TC_SHM_RACE_RING];
-            all = t > all || t < 0 ? t : all; /* < 0: nothing timed (tc_race_skip) */
-            if (t < 0)
-                break;
+            timed = t >= 0; /* < 0: nothing timed (tc_race_skip) */
+            sum += t;
         }
-        if (all >= 0) {
-            tc_race_record_kind(r, f->kind, f->op, f->cls, f->impl, f->nbytes, all);
+        if (timed) {
+            tc_race_record_kind(r, f->kind, f->op, f->cls, f->impl, f->nbytes, sum / s->p);
         } else {
             /* Not a time: the exploration counts it no more. */
             unsigned *issued = &r->cls[f->kind][f->op][f->cls].issued[f->impl];

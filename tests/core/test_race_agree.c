@@ -26,6 +26,13 @@
  * would change with the algorithm: each result must equal, bit for bit, the
  * rank-order fold each process computes itself, x0 + (x1 + (... + x(p-1))),
  * whichever fragments the call took; and both fragment sizes must run.
+ *
+ * --mean: the agreed time is the mean of the processes' times, not the
+ * longest (race.h). Made-up times without noise, where the two disagree:
+ * the library's path takes 60 us on rank 0 and 10 us elsewhere (mean at most
+ * 35, longest 60), the MPI's 40 us everywhere. After the exploration the
+ * library's path must run every call but the probes; with the longest it
+ * would be the MPI's.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -64,8 +71,24 @@ static double fake_time(const tc_race_call_t *call, double ns)
     return base * (1.0 + (double)(mix((uint64_t)j * 131 + (uint64_t)rank) % 2000) / 1000.0);
 }
 
+/* --mean's times: the mean picks the library's path, the longest the MPI's. */
+static double mean_time(const tc_race_call_t *call, double ns)
+{
+    (void)ns;
+    timed_n++;
+    if (call->impl == TC_RACE_PMPI)
+        return 40e3;
+    return rank == 0 ? 60e3 : 10e3;
+}
+
+static long untimed_tc, untimed_pmpi;
+
 static void log_choice(const tc_race_call_t *call)
 {
+    if (!call->measured) {
+        untimed_tc += call->impl == TC_RACE_TC;
+        untimed_pmpi += call->impl == TC_RACE_PMPI;
+    }
     if (chosen_n < LOG_MAX)
         chosen_log[chosen_n] =
             (unsigned char)((int)call->impl | (call->measured ? 2 : 0) | ((int)call->op << 2) |
@@ -241,31 +264,42 @@ static void one_call(MPI_Comm comm, int kind, size_t bytes, long call)
 
 int main(int argc, char **argv)
 {
-    int iters = 200, wide = 0;
+    int iters = 200, wide = 0, mean = 0;
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--iters") && a + 1 < argc)
             iters = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--wide"))
             wide = 1;
+        else if (!strcmp(argv[a], "--mean"))
+            mean = 1;
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     tt_check_np("tc_mpitest_race_agree");
-    tc_race_test_time = fake_time;
+    tc_race_test_time = mean ? mean_time : fake_time;
     tc_race_test_chosen = log_choice;
     MPI_Comm rev;
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
     /* Two classes per operation (TC_PMPI_RACE_MIN=4K), interleaved, and one
      * operation at a time for a stretch long enough to get past the
-     * exploration into probes and flips. */
+     * exploration into probes and flips. --mean: one class of Allreduce. */
     const size_t sizes[] = {6000, 20000};
     long call = 0;
-    for (int kind = 0; kind < (wide ? 9 : 6); kind++)
+    for (int kind = 0; kind < (mean ? 1 : wide ? 9 : 6); kind++)
         for (int it = 0; it < iters; it++, call++) {
             skew(call);
-            one_call(it % 3 == 2 ? rev : MPI_COMM_WORLD, kind, sizes[it % 2], call);
+            one_call(mean || it % 3 != 2 ? MPI_COMM_WORLD : rev, kind, sizes[mean ? 0 : it % 2],
+                     call);
         }
+    if (mean) {
+        /* The one warm-up call of the MPI's is its only untimed call; the
+         * library's path runs every other call but the timed ones. */
+        CHECK(untimed_pmpi == 1 && untimed_tc >= iters / 2,
+              "rank %d, times whose mean favours the library's path: %ld untimed calls of the "
+              "MPI's own (want 1), %ld of the library's (want >= %d)",
+              rank, untimed_pmpi, untimed_tc, iters / 2);
+    }
     /* Every process's log equals rank 0's. */
     long n0 = chosen_n;
     PMPI_Bcast(&n0, 1, MPI_LONG, 0, MPI_COMM_WORLD);
