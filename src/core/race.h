@@ -33,9 +33,9 @@
  * calls, is the loop's time, whichever call a process's wait falls in. The
  * longest per call exceeds it by how much the processes' times vary from
  * call to call, which differs between implementations: Open MPI's 16 MiB
- * Scatter at np 4 on 2 CPUs beside two busy processes took 16-37 ms a call
- * by its longest process and 10-23 by the mean, the library's 33-41 and
- * 28-31; with the longest, the race kept the library's path in 2 of 5 runs,
+ * Scatter at np 4 on 2 CPUs beside two busy processes took 16-38 ms a call
+ * by its longest process and 10-29 by the mean, the library's 29-41 and
+ * 24-31; with the longest, the race kept the library's path in 2 of 10 runs,
  * 1.38 and 1.57x the MPI's own, with the mean in none (issue 13).
  *
  * Where one segment spans the communicator the agreement costs no
